@@ -1,0 +1,106 @@
+#pragma once
+/// The experiment config: a TOML file, strictly validated. Every key is documented in
+/// configs/README.md. Errors name file:line, the key path, and what to do.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "search/space.h"
+#include "search/types.h"
+
+namespace ranktune::io {
+
+/// A config that cannot be used. what() is one line: "FILE:LINE: KEY: problem. hint".
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, int line, std::string key, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string key_;
+};
+
+/// `[trainable]`: what runs a trial.
+struct TrainableSpec {
+  std::string kind = "synthetic";  ///< "synthetic" or "command"
+  // synthetic
+  std::string function = "branin";  ///< see train/synthetic.h for the list
+  double seconds_per_step = 0.0;    ///< sleep per step, to emulate work
+  double noise = 0.0;               ///< std-dev of seeded Gaussian noise added to each report
+  // command
+  std::vector<std::string> command;           ///< argv; argv[0] relative to config dir if it has a '/'
+  std::string workdir;                        ///< absolute after loading ("" = config dir)
+  std::map<std::string, std::string> env;     ///< extra environment variables
+  double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
+  /// Metrics recorded as columns of /results. The experiment metric is always first.
+  /// For synthetic trainables this is filled from the function's metrics.
+  std::vector<std::string> metrics;
+};
+
+/// A fully resolved experiment: every default filled in, every path absolute.
+struct ExperimentConfig {
+  std::string path;  ///< the config file, absolute ("" when parsed from text)
+  std::string text;  ///< the file's text as read (overrides are recorded separately)
+  std::vector<std::string> overrides;  ///< the --set key=value strings applied
+
+  // [experiment]
+  std::string name;
+  std::string metric;
+  search::Mode mode = search::Mode::Max;
+  std::uint64_t seed = 0;
+  std::int64_t num_samples = 1;
+  std::string results;           ///< results file, absolute; default "<cwd>/<name>.h5"
+  int max_failures = 0;
+  std::string non_finite = "error";  ///< "error" or "worst"
+  double flush_interval_ms = 200;
+  double status_interval_s = 10;
+
+  // [search]
+  std::string algorithm = "random";  ///< "random" or "grid"
+  search::Space space;
+
+  // [scheduler]
+  std::string scheduler = "fifo";
+
+  // [trainable]
+  TrainableSpec trainable;
+
+  // [stop]
+  std::int64_t max_t = 1;
+  double time_budget_s = 0;  ///< 0: no budget
+  std::optional<double> target;
+
+  // [resources]
+  int ranks_per_trial = 1;
+
+  /// Line of each key path that appeared in the file ("experiment.metric" -> 4), so later
+  /// checks (e.g. by the trainable) can point at the right line.
+  std::map<std::string, int> lines;
+
+  /// Throws ConfigError pointing at `key` (its line if known, else the file).
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+};
+
+/// Reads and validates a config file, then applies `overrides` ("experiment.seed=3"; the
+/// value is TOML). Throws ConfigError.
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+/// As load_config, from text. `path` is used for messages and relative paths.
+ExperimentConfig parse_config(const std::string& text, const std::string& path,
+                              const std::vector<std::string>& overrides = {});
+
+/// The resolved config as TOML, with defaults filled in (`ranktune check`).
+std::string render_config(const ExperimentConfig& cfg);
+
+/// The closest of `candidates` to `word` by edit distance, or "" when none is close.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace ranktune::io

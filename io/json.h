@@ -1,0 +1,26 @@
+#pragma once
+/// JSON forms of configs and metrics: the command trainable's RANKTUNE_CONFIG, the JSON
+/// lines it reports, and config text on the wire.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "search/types.h"
+
+namespace ranktune::io {
+
+nlohmann::json to_json(const search::Value& v);
+nlohmann::json to_json(const search::Config& config);
+
+/// Inverse of to_json(Config): numbers that are integral JSON become Int, other numbers
+/// Float, strings String. Throws std::invalid_argument on other JSON types.
+search::Config config_from_json(const nlohmann::json& j);
+
+/// Parses one reported JSON line into metrics. Accepts an object whose values are numbers
+/// (or null / "nan" / "inf" / "-inf", which become non-finite doubles); other keys'
+/// values (strings, bools, nested objects) are ignored. Throws std::invalid_argument with
+/// a short reason when the line is not a JSON object.
+search::Metrics metrics_from_json_line(const std::string& line);
+
+}  // namespace ranktune::io

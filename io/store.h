@@ -1,0 +1,155 @@
+#pragma once
+/// The results file (HDF5, schema v1): one writer on rank 0, readers anywhere.
+///
+/// Layout (every dataset and attribute is created before SWMR writing starts, and every
+/// string is fixed-length, so h5py `swmr=True` readers see a consistent file):
+///   /            attrs: schema_version, ranktune_version, experiment, metric, mode,
+///                       config (TOML text), overrides, command_line, created
+///   /stack       attrs: one string per stack entry (hosts, cpu_model, mpi_library, ...)
+///   /trials      one row per trial, updated in place: trial_id, status, attempt,
+///                iterations, best, best_iteration, last, start_time, end_time, workers,
+///                error, log_tail, then one column per hyperparameter
+///   /results     one row per reported iteration: trial_id, attempt, iteration, time,
+///                then one float64 column per declared metric (NaN when not reported)
+///   /events      lifecycle log: time, trial_id, worker, kind, message
+///   /workers     one row per worker rank: rank, host, local_index, device, device_name
+/// Times are seconds since the experiment started; `created` is ISO-8601 UTC.
+/// A root text (config, overrides, command_line) longer than kMaxTextAttribute bytes is
+/// stored as a scalar fixed-string dataset of the same name (/config) instead of an
+/// attribute; the reader accepts both. /trials rows never written (ids skipped so far)
+/// read as trial_id 0 and are skipped by the reader.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "search/space.h"
+#include "search/trial.h"
+#include "search/types.h"
+
+namespace ranktune::io {
+
+inline constexpr int kSchemaVersion = 1;
+
+/// A results file that cannot be read or written. what() is one line naming the file.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Fixed-length string widths of the schema, in bytes (longer strings are truncated).
+inline constexpr std::size_t kStatusLen = 12;
+inline constexpr std::size_t kWorkersLen = 64;
+inline constexpr std::size_t kErrorLen = 256;
+inline constexpr std::size_t kLogTailLen = 2048;
+inline constexpr std::size_t kEventKindLen = 16;
+inline constexpr std::size_t kEventMessageLen = 256;
+inline constexpr std::size_t kHostLen = 64;
+inline constexpr std::size_t kDeviceLen = 16;
+inline constexpr std::size_t kDeviceNameLen = 128;
+/// Root texts longer than this many bytes become datasets (HDF5 attributes stay small).
+inline constexpr std::size_t kMaxTextAttribute = 48 * 1024;
+
+/// Experiment-level metadata written as attributes.
+struct StoreMeta {
+  std::string experiment;
+  std::string metric;
+  search::Mode mode = search::Mode::Max;
+  std::string config_text;
+  std::string overrides;     ///< the --set strings, one per line
+  std::string command_line;
+  std::string created;       ///< ISO-8601 UTC; filled by create() when empty
+  std::map<std::string, std::string> stack;
+  std::string ranktune_version;  ///< filled by the reader; the writer uses RANKTUNE_VERSION
+  int schema_version = kSchemaVersion;  ///< filled by the reader
+};
+
+/// One hyperparameter column of /trials. A trial whose config lacks the parameter stores
+/// NaN (Float), INT64_MIN (Int) or "" (String), and reads back without the key.
+struct ParamColumn {
+  std::string name;
+  search::ValueType type = search::ValueType::Float;
+  std::size_t length = 0;  ///< String columns: fixed width in bytes (longest value, min 8)
+};
+
+/// The columns that depend on the experiment.
+struct StoreSchema {
+  std::vector<ParamColumn> params;   ///< one trials column per parameter, declared order
+  std::vector<std::string> metrics;  ///< one results column per metric, in this order
+
+  /// Columns for `space`; string widths come from the longest listed value.
+  static StoreSchema from(const search::Space& space, std::vector<std::string> metrics);
+};
+
+/// One worker rank as recorded in /workers.
+struct WorkerInfo {
+  int rank = 0;
+  std::string host;
+  int local_index = 0;   ///< index among the workers on its node
+  std::string device;    ///< "cpu" or "cuda:N"
+  std::string device_name;
+};
+
+struct EventRow {
+  double time = 0;
+  search::TrialId trial = -1;  ///< -1 when not about one trial
+  int worker = -1;
+  std::string kind;
+  std::string message;
+};
+
+struct ResultRow {
+  search::TrialId trial = 0;
+  int attempt = 0;
+  std::int64_t iteration = 0;
+  double time = 0;
+  std::vector<double> values;  ///< one per schema metric, NaN when missing
+};
+
+/// The single writer. Rows are buffered and written by flush() (group commit); flush()
+/// also calls H5Fflush so a reader or a recovery after kill -9 sees every flushed row.
+class ResultsWriter {
+ public:
+  /// Creates `path` (refuses to overwrite an existing file), writes all metadata and
+  /// creates every dataset, then starts SWMR writing. Throws StoreError.
+  ResultsWriter(const std::string& path, const StoreMeta& meta, const StoreSchema& schema,
+                const std::vector<WorkerInfo>& workers);
+  ~ResultsWriter();  // flushes; never throws
+  ResultsWriter(const ResultsWriter&) = delete;
+  ResultsWriter& operator=(const ResultsWriter&) = delete;
+
+  /// Inserts or overwrites the row of `trial` (row index = id - 1).
+  void write_trial(const search::Trial& trial);
+  /// Buffers one result. Metrics not in the schema are ignored (the caller warns).
+  void append_result(search::TrialId trial, int attempt, std::int64_t iteration, double time,
+                     const search::Metrics& metrics);
+  void append_event(const EventRow& event);
+  /// Writes every buffered row and calls H5Fflush.
+  void flush();
+  /// Rows buffered and not yet flushed.
+  std::size_t pending() const;
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A results file read whole, after checking that it is one. Throws StoreError with a
+/// one-line message for a missing, foreign, truncated or corrupted file, or a wrong schema.
+struct ResultsFile {
+  std::string path;
+  StoreMeta meta;
+  StoreSchema schema;
+  std::vector<search::Trial> trials;
+  std::vector<ResultRow> results;
+  std::vector<EventRow> events;
+  std::vector<WorkerInfo> workers;
+
+  static ResultsFile read(const std::string& path);
+};
+
+}  // namespace ranktune::io

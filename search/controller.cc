@@ -1,0 +1,256 @@
+#include "search/controller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace ranktune::search {
+
+Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> searcher,
+                       std::unique_ptr<Scheduler> scheduler, ControllerObserver* observer)
+    : options_(std::move(options)),
+      searcher_(std::move(searcher)),
+      scheduler_(std::move(scheduler)),
+      observer_(observer) {}
+
+const Trial* Controller::find(TrialId id) const {
+  if (id < 1 || id > static_cast<TrialId>(trials_.size())) return nullptr;
+  return &trials_[static_cast<std::size_t>(id - 1)];
+}
+
+Trial* Controller::running(TrialId id, int attempt) {
+  auto* t = const_cast<Trial*>(find(id));
+  if (t == nullptr || t->status != TrialStatus::Running || t->attempt != attempt) return nullptr;
+  return t;
+}
+
+const Trial* Controller::best() const {
+  const Trial* b = nullptr;
+  for (const auto& t : trials_) {
+    if (!std::isnan(t.best) && (b == nullptr || better(t.best, b->best, options_.mode))) b = &t;
+  }
+  return b;
+}
+
+std::array<std::int64_t, 5> Controller::counts() const {
+  std::array<std::int64_t, 5> c{};
+  for (const auto& t : trials_) ++c[static_cast<std::size_t>(t.status)];
+  return c;
+}
+
+bool Controller::finished() const {
+  for (const auto& t : trials_) {
+    if (t.status == TrialStatus::Running) return false;
+    if (accepting() && (t.status == TrialStatus::Pending || t.status == TrialStatus::Paused)) {
+      return false;
+    }
+  }
+  return !accepting() || searcher_finished_;
+}
+
+void Controller::changed(const Trial& t) {
+  if (observer_ != nullptr) observer_->on_trial_changed(t);
+}
+
+void Controller::event(double now, const Trial* t, const std::string& kind,
+                       const std::string& msg) {
+  if (observer_ == nullptr) return;
+  const int worker = (t != nullptr && !t->workers.empty()) ? t->workers.front() : -1;
+  observer_->on_event(now, t != nullptr ? t->id : -1, worker, kind, msg);
+}
+
+std::vector<Command> Controller::on_worker_free(int worker, double now) {
+  idle_workers_.push_back(worker);
+  std::vector<Command> out;
+  dispatch(now, out);
+  return out;
+}
+
+void Controller::dispatch(double now, std::vector<Command>& out) {
+  while (accepting() && !idle_workers_.empty()) {
+    auto choice = scheduler_->choose_trial_to_run(trials_);
+    if (!choice && !searcher_finished_) {
+      const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
+      Suggestion s = searcher_->suggest(id);
+      if (s.kind == Suggestion::Kind::Finished) {
+        searcher_finished_ = true;
+      } else if (s.kind == Suggestion::Kind::Config) {
+        Trial& t = trials_.emplace_back();
+        t.id = id;
+        t.config = std::move(s.config);
+        scheduler_->on_trial_add(t);
+        changed(t);
+        choice = scheduler_->choose_trial_to_run(trials_);
+      }
+    }
+    if (!choice) return;
+    Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
+    const int worker = idle_workers_.front();
+    idle_workers_.pop_front();
+    t.status = TrialStatus::Running;
+    t.workers = {worker};
+    t.iterations = 0;
+    t.reported = false;
+    if (std::isnan(t.start_time)) t.start_time = now;
+    changed(t);
+    event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
+    out.push_back({Command::Kind::Start, t.id, worker, t.attempt, t.config});
+  }
+}
+
+void Controller::release(Trial& t) {
+  for (int w : t.workers) idle_workers_.push_back(w);
+  t.workers.clear();
+}
+
+void Controller::finish(Trial& t, TrialStatus s, double now) {
+  t.status = s;
+  t.end_time = now;
+  if (s == TrialStatus::Error) {
+    scheduler_->on_trial_error(t);
+  } else {
+    scheduler_->on_trial_complete(t);
+  }
+  searcher_->on_trial_complete(t.id, t.last_metrics, s == TrialStatus::Error);
+}
+
+void Controller::stop_trial(Trial& t, TrialStatus final_status, double now,
+                            std::vector<Command>& out) {
+  for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+  release(t);
+  if (final_status == TrialStatus::Pending) {
+    t.status = TrialStatus::Pending;  // interrupted: it will start over
+  } else {
+    finish(t, final_status, now);
+  }
+  changed(t);
+}
+
+void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
+  t.error = reason;
+  event(now, &t, "error", reason);
+  release(t);
+  if (t.attempt < options_.max_failures) {
+    ++t.attempt;
+    t.status = TrialStatus::Pending;
+    event(now, &t, "retry", "attempt " + std::to_string(t.attempt) + " of " +
+                                std::to_string(options_.max_failures + 1));
+  } else {
+    finish(t, TrialStatus::Error, now);
+  }
+  changed(t);
+}
+
+std::vector<Command> Controller::on_result(TrialId id, int attempt, const Metrics& metrics,
+                                           double now) {
+  std::vector<Command> out;
+  Trial* tp = running(id, attempt);
+  if (tp == nullptr) return out;
+  Trial& t = *tp;
+  ++t.iterations;
+  t.last_metrics = metrics;
+  if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
+
+  const auto it = metrics.find(options_.metric);
+  if (it != metrics.end()) {
+    t.reported = true;
+    const double v = it->second;
+    if (!std::isfinite(v) && options_.non_finite == NonFinitePolicy::Error) {
+      std::ostringstream why;
+      why << "metric '" << options_.metric << "' is " << v << " at iteration " << t.iterations
+          << " (non_finite = \"error\")";
+      for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+      fail_attempt(t, why.str(), now);
+      dispatch(now, out);
+      return out;
+    }
+    if (std::isfinite(v)) {
+      t.last = v;
+      if (better(v, t.best, options_.mode)) {
+        t.best = v;
+        t.best_iteration = t.iterations;
+      }
+    }
+  }
+  searcher_->on_trial_result(t.id, metrics);
+
+  if (options_.target && it != metrics.end() && std::isfinite(it->second) &&
+      sign(options_.mode) * it->second >= sign(options_.mode) * *options_.target) {
+    std::ostringstream msg;
+    msg << "trial " << t.id << " reached " << options_.metric << " = " << it->second;
+    event(now, &t, "target", msg.str());
+    return end_experiment(EndReason::TargetReached, TrialStatus::Terminated, now);
+  }
+
+  Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
+  switch (d) {
+    case Decision::Continue:
+      changed(t);
+      out.push_back({Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}});
+      return out;
+    case Decision::Pause:
+      // Pausing needs checkpoints to resume from; no scheduler can ask for it before
+      // checkpoint support exists, so reaching this is a programming error.
+      throw std::logic_error("scheduler asked to pause, which needs checkpoint support");
+    case Decision::Stop:
+      if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
+      stop_trial(t, TrialStatus::Terminated, now, out);
+      dispatch(now, out);
+      return out;
+  }
+  return out;
+}
+
+std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now) {
+  std::vector<Command> out;
+  Trial* t = running(id, attempt);
+  if (t == nullptr) return out;
+  if (!t->reported) {
+    fail_attempt(*t, "ended without reporting metric '" + options_.metric + "'", now);
+  } else {
+    release(*t);
+    finish(*t, TrialStatus::Terminated, now);
+    changed(*t);
+  }
+  dispatch(now, out);
+  return out;
+}
+
+std::vector<Command> Controller::on_trial_failed(TrialId id, int attempt,
+                                                 const std::string& reason,
+                                                 const std::string& log_tail, double now) {
+  std::vector<Command> out;
+  Trial* t = running(id, attempt);
+  if (t == nullptr) return out;
+  t->log_tail = log_tail;
+  fail_attempt(*t, reason, now);
+  dispatch(now, out);
+  return out;
+}
+
+std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final_status,
+                                                double now) {
+  std::vector<Command> out;
+  if (!accepting()) return out;
+  end_reason_ = why;
+  event(now, nullptr, "end", to_string(why));
+  for (auto& t : trials_) {
+    if (t.status == TrialStatus::Running) stop_trial(t, final_status, now, out);
+  }
+  return out;
+}
+
+std::vector<Command> Controller::on_tick(double now) {
+  std::vector<Command> out;
+  if (accepting() && options_.time_budget_s > 0 && now >= options_.time_budget_s) {
+    return end_experiment(EndReason::TimeBudget, TrialStatus::Terminated, now);
+  }
+  if (accepting() && finished()) end_reason_ = EndReason::Completed;
+  return out;
+}
+
+std::vector<Command> Controller::request_stop(double now) {
+  return end_experiment(EndReason::Interrupted, TrialStatus::Pending, now);
+}
+
+}  // namespace ranktune::search

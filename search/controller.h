@@ -1,0 +1,133 @@
+#pragma once
+/// The transport-free experiment controller. It owns the trial table and the lifecycle
+/// rules. It consumes events (a worker is free, a result, a trial ended or failed, a clock
+/// tick, a stop request) and returns commands for the transport to carry out. The MPI
+/// driver and the virtual-time simulator drive the same code, so every rule is testable
+/// without MPI.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/scheduler.h"
+#include "search/searcher.h"
+#include "search/trial.h"
+
+namespace ranktune::search {
+
+/// What to do when the metric is NaN or infinite.
+enum class NonFinitePolicy {
+  Error,  ///< the attempt fails (and may be retried); the default
+  Worst,  ///< the value is recorded but never counts as best, and the trial goes on
+};
+
+struct ControllerOptions {
+  std::string metric;
+  Mode mode = Mode::Max;
+  std::int64_t max_t = 1;          ///< iterations per trial; the trial is stopped at it
+  double time_budget_s = 0;        ///< 0: no budget. Past it, running trials are stopped.
+  std::optional<double> target;    ///< stop the experiment once any trial reaches it
+  int max_failures = 0;            ///< retries allowed per trial after failed attempts
+  NonFinitePolicy non_finite = NonFinitePolicy::Error;
+};
+
+/// An instruction for the transport.
+struct Command {
+  enum class Kind {
+    Start,     ///< start `trial` (`config`, `attempt`) on `worker`
+    Continue,  ///< the trial on `worker` runs its next iteration
+    Stop,      ///< the trial on `worker` stops now; the worker is free afterwards
+  };
+  Kind kind;
+  TrialId trial = 0;
+  int worker = -1;
+  int attempt = 0;
+  Config config;
+};
+
+/// Receives every change worth recording. The driver writes them to the results file.
+class ControllerObserver {
+ public:
+  virtual ~ControllerObserver() = default;
+  virtual void on_trial_changed(const Trial& trial) {}
+  /// `iteration` counts from 1 within `trial.attempt`.
+  virtual void on_result(const Trial& trial, std::int64_t iteration, double time,
+                         const Metrics& metrics) {}
+  /// A lifecycle event: kind is a short word ("start", "error", "retry", ...).
+  virtual void on_event(double time, TrialId trial, int worker, const std::string& kind,
+                        const std::string& message) {}
+};
+
+/// Why the experiment ended.
+enum class EndReason { None, Completed, TargetReached, TimeBudget, Interrupted };
+const char* to_string(EndReason r);
+
+class Controller {
+ public:
+  Controller(ControllerOptions options, std::unique_ptr<Searcher> searcher,
+             std::unique_ptr<Scheduler> scheduler, ControllerObserver* observer = nullptr);
+
+  /// Worker `worker` is idle. Returns a Start if there is work for it.
+  std::vector<Command> on_worker_free(int worker, double now);
+  /// Attempt `attempt` of `trial` reported a result. Returns Continue or Stop for it, and
+  /// when a Stop frees the worker, possibly a Start for its next trial. A worker is free
+  /// as soon as a Stop is sent to it: it carries out its messages in order.
+  ///
+  /// Messages about an attempt that is no longer running (a result that crossed a Stop on
+  /// the wire) are stale: these three methods ignore them and return nothing.
+  std::vector<Command> on_result(TrialId trial, int attempt, const Metrics& metrics, double now);
+  /// The trainable ended by itself (a command that exited 0). Its worker is free.
+  std::vector<Command> on_trial_done(TrialId trial, int attempt, double now);
+  /// The attempt failed. It is retried while attempts remain. Its worker is free.
+  std::vector<Command> on_trial_failed(TrialId trial, int attempt, const std::string& reason,
+                                       const std::string& log_tail, double now);
+  /// Clock tick: enforces the time budget.
+  std::vector<Command> on_tick(double now);
+  /// Graceful stop (signal): running trials are stopped, nothing new starts.
+  std::vector<Command> request_stop(double now);
+
+  /// True when no trial runs and none will start.
+  bool finished() const;
+  EndReason end_reason() const { return end_reason_; }
+  const std::vector<Trial>& trials() const { return trials_; }
+  const Trial* find(TrialId id) const;
+  /// Best trial so far (Terminated or not), nullptr if none has a finite best.
+  const Trial* best() const;
+  /// Trial counts indexed by TrialStatus.
+  std::array<std::int64_t, 5> counts() const;
+  /// Total trials the searcher will create, or -1 when unknown.
+  std::int64_t expected_trials() const { return searcher_->total(); }
+  const ControllerOptions& options() const { return options_; }
+
+ private:
+  Trial* running(TrialId id, int attempt);
+  /// Gives work to idle workers while there is some; appends the Starts to `out`.
+  void dispatch(double now, std::vector<Command>& out);
+  /// Returns the trial's workers to the idle queue.
+  void release(Trial& t);
+  /// Stops a running trial: a Stop to each of its workers, then `final_status`.
+  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out);
+  /// Ends every running trial with `final_status` and stops accepting work.
+  std::vector<Command> end_experiment(EndReason why, TrialStatus final_status, double now);
+  /// Records an attempt's failure; retries it or ends it as Error.
+  void fail_attempt(Trial& t, const std::string& reason, double now);
+  void finish(Trial& t, TrialStatus s, double now);
+  void changed(const Trial& t);
+  void event(double now, const Trial* t, const std::string& kind, const std::string& msg);
+  bool accepting() const { return end_reason_ == EndReason::None; }
+
+  ControllerOptions options_;
+  std::unique_ptr<Searcher> searcher_;
+  std::unique_ptr<Scheduler> scheduler_;
+  ControllerObserver* observer_;
+  std::vector<Trial> trials_;           // index = id - 1
+  std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
+  bool searcher_finished_ = false;
+  EndReason end_reason_ = EndReason::None;
+};
+
+}  // namespace ranktune::search

@@ -1,0 +1,18 @@
+#include "search/scheduler.h"
+
+#include <stdexcept>
+
+#include "search/fifo_scheduler.h"
+
+namespace ranktune::search {
+
+std::vector<std::string> scheduler_names() { return {"fifo"}; }
+
+std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx) {
+  if (name == "fifo") return std::make_unique<FifoScheduler>();
+  std::string valid;
+  for (const auto& n : scheduler_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + valid);
+}
+
+}  // namespace ranktune::search

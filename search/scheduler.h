@@ -1,0 +1,47 @@
+#pragma once
+/// The Scheduler interface (Tune's narrow waist): it decides, result by result, whether a
+/// trial goes on, and which pending trial runs next. It never proposes configs.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/trial.h"
+
+namespace ranktune::search {
+
+/// What a scheduler says after a result.
+enum class Decision { Continue, Pause, Stop };
+
+const char* to_string(Decision d);
+
+/// What a scheduler needs to know about the experiment.
+struct SchedulerContext {
+  std::string metric;
+  Mode mode = Mode::Max;
+  std::int64_t max_t = 0;  ///< iterations per trial (the controller stops trials at it)
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual void on_trial_add(const Trial& trial) {}
+  /// `trial` already includes this result (iterations, last, best, last_metrics).
+  virtual Decision on_trial_result(const Trial& trial) = 0;
+  virtual void on_trial_complete(const Trial& trial) {}
+  virtual void on_trial_error(const Trial& trial) {}
+  /// Picks the next Pending or Paused trial to run, or nullopt. Must be idempotent: asking
+  /// twice without an intervening event gives the same answer.
+  virtual std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) = 0;
+  virtual std::string save() const = 0;
+  virtual void restore(const std::string& state) = 0;
+};
+
+/// Names accepted by make_scheduler.
+std::vector<std::string> scheduler_names();
+
+/// Builds a scheduler by name. Throws std::invalid_argument listing the valid names.
+std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx);
+
+}  // namespace ranktune::search

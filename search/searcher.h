@@ -1,0 +1,54 @@
+#pragma once
+/// The Searcher interface (Tune's narrow waist): it proposes configs; it never runs them.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "search/space.h"
+#include "search/types.h"
+
+namespace ranktune::search {
+
+/// What a searcher answers when asked for a new trial.
+struct Suggestion {
+  enum class Kind {
+    Config,    ///< `config` holds a new trial's hyperparameters
+    NotNow,    ///< nothing now, ask again after the next result (e.g. concurrency limit)
+    Finished,  ///< the searcher will never suggest again
+  };
+  Kind kind = Kind::Finished;
+  Config config;
+};
+
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  /// Proposes the config of trial `id`. Called once per new trial id.
+  virtual Suggestion suggest(TrialId id) = 0;
+  /// A trial reported an intermediate result.
+  virtual void on_trial_result(TrialId id, const Metrics& metrics) {}
+  /// A trial finished; `error` tells whether it failed for good.
+  virtual void on_trial_complete(TrialId id, const Metrics& last, bool error) {}
+  /// Total number of trials this searcher will propose, or -1 when not known in advance.
+  virtual std::int64_t total() const { return -1; }
+  /// Serializes the searcher's state (for resume).
+  virtual std::string save() const = 0;
+  /// Restores a state that save() produced. Throws std::invalid_argument on a bad state.
+  virtual void restore(const std::string& state) = 0;
+};
+
+/// Options common to the built-in searchers.
+struct SearcherOptions {
+  std::uint64_t seed = 0;
+  std::int64_t num_samples = 1;  ///< trials per grid point (or trials, without a grid)
+};
+
+/// Names accepted by make_searcher.
+std::vector<std::string> searcher_names();
+
+/// Builds a searcher by name. Throws std::invalid_argument listing the valid names.
+std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
+                                        const SearcherOptions& options);
+
+}  // namespace ranktune::search

@@ -1,0 +1,127 @@
+#include "search/space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace ranktune::search {
+
+ValueType Domain::type() const {
+  switch (kind) {
+    case DomainKind::Uniform:
+    case DomainKind::LogUniform:
+    case DomainKind::QUniform: return ValueType::Float;
+    case DomainKind::RandInt: return ValueType::Int;
+    case DomainKind::Choice:
+    case DomainKind::Grid: break;
+  }
+  // Listed values are homogeneous (check_domain), except that ints mixed with floats
+  // widen to Float.
+  ValueType t = ValueType::Int;
+  for (const auto& v : values) {
+    if (std::holds_alternative<std::string>(v)) return ValueType::String;
+    if (std::holds_alternative<double>(v)) t = ValueType::Float;
+  }
+  return t;
+}
+
+const Param* Space::find(const std::string& name) const {
+  for (const auto& p : params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::size_t Space::grid_size() const {
+  std::size_t n = 1;
+  for (const auto& p : params) {
+    if (p.domain.kind == DomainKind::Grid) n *= p.domain.values.size();
+  }
+  return n;
+}
+
+std::string check_domain(const Domain& d) {
+  std::ostringstream why;
+  switch (d.kind) {
+    case DomainKind::Uniform:
+    case DomainKind::QUniform:
+    case DomainKind::RandInt:
+    case DomainKind::LogUniform:
+      if (!std::isfinite(d.low) || !std::isfinite(d.high)) {
+        why << "bounds must be finite numbers";
+      } else if (!(d.low < d.high)) {
+        why << "low must be < high (got [" << d.low << ", " << d.high << "])";
+      } else if (d.kind == DomainKind::LogUniform && d.low <= 0) {
+        why << "loguniform bounds must be > 0 (got [" << d.low << ", " << d.high << "])";
+      } else if (d.kind == DomainKind::QUniform && !(d.q > 0 && std::isfinite(d.q))) {
+        why << "quniform step q must be > 0 (got " << d.q << ")";
+      } else if (d.kind == DomainKind::QUniform && std::ceil(d.low / d.q) * d.q > d.high) {
+        why << "no multiple of q = " << d.q << " lies in [" << d.low << ", " << d.high << "]";
+      } else if (d.kind == DomainKind::RandInt &&
+                 (d.low != std::floor(d.low) || d.high != std::floor(d.high))) {
+        why << "randint bounds must be integers";
+      }
+      break;
+    case DomainKind::Choice:
+    case DomainKind::Grid: {
+      if (d.values.empty()) {
+        why << to_string(d.kind) << " needs at least one value";
+        break;
+      }
+      const bool first_is_string = std::holds_alternative<std::string>(d.values.front());
+      for (const auto& v : d.values) {
+        if (std::holds_alternative<std::string>(v) != first_is_string) {
+          why << to_string(d.kind) << " values must be all numbers or all strings";
+          break;
+        }
+      }
+      break;
+    }
+  }
+  return why.str();
+}
+
+Value sample(const Domain& d, Rng& rng) {
+  switch (d.kind) {
+    case DomainKind::Uniform:
+      return std::uniform_real_distribution<double>(d.low, d.high)(rng);
+    case DomainKind::LogUniform:
+      return std::exp(std::uniform_real_distribution<double>(std::log(d.low), std::log(d.high))(rng));
+    case DomainKind::QUniform: {
+      const double x = std::uniform_real_distribution<double>(d.low, d.high)(rng);
+      // Rounding can step outside [low, high] when the bounds are not multiples of q;
+      // step back inside so values stay both multiples of q and within bounds.
+      double r = std::round(x / d.q) * d.q;
+      if (r > d.high) r -= d.q;
+      if (r < d.low) r += d.q;
+      return r;
+    }
+    case DomainKind::RandInt:
+      return std::uniform_int_distribution<std::int64_t>(static_cast<std::int64_t>(d.low),
+                                                         static_cast<std::int64_t>(d.high) - 1)(rng);
+    case DomainKind::Choice:
+    case DomainKind::Grid: {
+      const auto i = std::uniform_int_distribution<std::size_t>(0, d.values.size() - 1)(rng);
+      const Value& v = d.values[i];
+      // A numeric list with any float yields floats, so the column type is stable.
+      if (d.type() == ValueType::Float) return to_double(v);
+      return v;
+    }
+  }
+  return 0.0;
+}
+
+Config grid_point(const Space& space, std::size_t index) {
+  Config point;
+  // Walk the axes last-to-first so the first declared axis varies slowest.
+  for (auto it = space.params.rbegin(); it != space.params.rend(); ++it) {
+    const Domain& d = it->domain;
+    if (d.kind != DomainKind::Grid) continue;
+    const Value& v = d.values[index % d.values.size()];
+    point[it->name] = d.type() == ValueType::Float ? Value(to_double(v)) : v;
+    index /= d.values.size();
+  }
+  return point;
+}
+
+}  // namespace ranktune::search

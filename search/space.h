@@ -1,0 +1,65 @@
+#pragma once
+/// Search spaces: the domain of each hyperparameter and how to draw from it.
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "search/types.h"
+
+namespace ranktune::search {
+
+/// The random engine every search algorithm takes by injection, so runs are reproducible.
+using Rng = std::mt19937_64;
+
+enum class DomainKind { Uniform, LogUniform, QUniform, RandInt, Choice, Grid };
+
+const char* to_string(DomainKind k);
+
+/// One parameter's domain. Invariants (enforced by make_* and by config validation):
+/// - Uniform, QUniform: low < high; QUniform also q > 0. Values are doubles in [low, high].
+/// - LogUniform: 0 < low < high; drawn uniformly in log space.
+/// - RandInt: integers in [low, high), so low < high. (Python's randrange convention.)
+/// - Choice, Grid: a non-empty list of values of one type (numbers, or strings).
+///   Choice is sampled uniformly; Grid axes are enumerated and crossed with each other.
+struct Domain {
+  DomainKind kind = DomainKind::Uniform;
+  double low = 0.0;
+  double high = 0.0;
+  double q = 0.0;
+  std::vector<Value> values;
+
+  /// The type of the values this domain produces.
+  ValueType type() const;
+  /// True for Choice and Grid, whose values are listed.
+  bool is_listed() const { return kind == DomainKind::Choice || kind == DomainKind::Grid; }
+};
+
+/// A named parameter.
+struct Param {
+  std::string name;
+  Domain domain;
+};
+
+/// The search space: parameters in the order they were declared.
+struct Space {
+  std::vector<Param> params;
+
+  const Param* find(const std::string& name) const;
+  /// Number of points of the grid axes crossed (1 when there is no Grid domain).
+  std::size_t grid_size() const;
+};
+
+/// Returns an empty string when `d` satisfies its invariants, else a sentence saying why not.
+std::string check_domain(const Domain& d);
+
+/// Draws one value from a non-grid domain. For a Grid domain it draws uniformly from its
+/// values (callers that enumerate grids never ask).
+Value sample(const Domain& d, Rng& rng);
+
+/// The `index`-th point of the crossed grid axes of `space`, as a partial config with one
+/// value per Grid parameter. The first declared axis varies slowest. `index < grid_size()`.
+Config grid_point(const Space& space, std::size_t index);
+
+}  // namespace ranktune::search

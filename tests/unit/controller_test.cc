@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "search/controller.h"
+
+using namespace ranktune::search;
+
+namespace {
+
+struct Recorder : ControllerObserver {
+  std::vector<std::string> events;
+  std::int64_t results = 0;
+  void on_result(const Trial&, std::int64_t, double, const Metrics&) override { ++results; }
+  void on_event(double, TrialId t, int, const std::string& kind, const std::string&) override {
+    events.push_back(kind + ":" + std::to_string(t));
+  }
+};
+
+Space one_param() {
+  Space s;
+  Domain d;
+  d.kind = DomainKind::Uniform;
+  d.low = 0;
+  d.high = 1;
+  s.params = {{"x", d}};
+  return s;
+}
+
+Controller make(ControllerOptions o, std::int64_t n, Recorder* rec) {
+  return Controller(std::move(o), make_searcher("random", one_param(), {1, n}),
+                    make_scheduler("fifo", {}), rec);
+}
+
+ControllerOptions opts(std::int64_t max_t) {
+  ControllerOptions o;
+  o.metric = "loss";
+  o.mode = Mode::Min;
+  o.max_t = max_t;
+  return o;
+}
+
+}  // namespace
+
+TEST(Controller, FifoRunsEveryTrialToMaxTAndReusesFreedWorkers) {
+  Recorder rec;
+  Controller c = make(opts(3), 5, &rec);
+  std::vector<Command> pending;
+  for (int w : {1, 2}) {
+    auto cmds = c.on_worker_free(w, 0);
+    pending.insert(pending.end(), cmds.begin(), cmds.end());
+  }
+  ASSERT_EQ(pending.size(), 2u);
+  int steps = 0;
+  while (!pending.empty()) {
+    Command cmd = pending.front();
+    pending.erase(pending.begin());
+    if (cmd.kind == Command::Kind::Stop) continue;
+    ++steps;
+    // Trial k reports loss = k at every iteration.
+    auto next = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, steps);
+    pending.insert(pending.end(), next.begin(), next.end());
+  }
+  EXPECT_TRUE(c.finished());
+  EXPECT_EQ(steps, 15);
+  EXPECT_EQ(rec.results, 15);
+  ASSERT_EQ(c.trials().size(), 5u);
+  for (const auto& t : c.trials()) {
+    EXPECT_EQ(t.status, TrialStatus::Terminated);
+    EXPECT_EQ(t.iterations, 3);
+  }
+  EXPECT_EQ(c.best()->id, 1);
+  c.on_tick(100);
+  EXPECT_EQ(c.end_reason(), EndReason::Completed);
+}
+
+TEST(Controller, FailedAttemptIsRetriedThenEndsAsError) {
+  Recorder rec;
+  auto o = opts(2);
+  o.max_failures = 1;
+  Controller c = make(o, 1, &rec);
+  auto cmds = c.on_worker_free(1, 0);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].attempt, 0);
+  cmds = c.on_trial_failed(1, 0, "exited with code 1", "tail", 1);
+  // The retry starts at once on the freed worker, as attempt 1.
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Start);
+  EXPECT_EQ(cmds[0].attempt, 1);
+  // A stale message about attempt 0 is ignored.
+  EXPECT_TRUE(c.on_result(1, 0, {{"loss", 1}}, 2).empty());
+  EXPECT_EQ(c.trials()[0].iterations, 0);
+  cmds = c.on_trial_failed(1, 1, "killed by signal SIGSEGV (11)", "", 3);
+  EXPECT_TRUE(cmds.empty());
+  EXPECT_EQ(c.trials()[0].status, TrialStatus::Error);
+  EXPECT_EQ(c.trials()[0].error, "killed by signal SIGSEGV (11)");
+  EXPECT_TRUE(c.finished());
+  EXPECT_EQ(rec.events, (std::vector<std::string>{"start:1", "error:1", "retry:1", "start:1",
+                                                   "error:1"}));
+}
+
+TEST(Controller, NonFiniteMetricFailsUnderErrorPolicyAndIsWorstOtherwise) {
+  Controller strict = make(opts(5), 1, nullptr);
+  strict.on_worker_free(1, 0);
+  auto cmds = strict.on_result(1, 0, {{"loss", NAN}}, 1);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
+  EXPECT_EQ(strict.trials()[0].status, TrialStatus::Error);
+  EXPECT_NE(strict.trials()[0].error.find("nan"), std::string::npos);
+
+  auto o = opts(2);
+  o.non_finite = NonFinitePolicy::Worst;
+  Controller lax = make(o, 1, nullptr);
+  lax.on_worker_free(1, 0);
+  EXPECT_EQ(lax.on_result(1, 0, {{"loss", INFINITY}}, 1)[0].kind, Command::Kind::Continue);
+  lax.on_result(1, 0, {{"loss", 0.5}}, 2);
+  EXPECT_EQ(lax.trials()[0].status, TrialStatus::Terminated);
+  EXPECT_EQ(lax.trials()[0].best, 0.5);
+  EXPECT_EQ(lax.trials()[0].best_iteration, 2);
+}
+
+TEST(Controller, TrialThatNeverReportsTheMetricIsAnError) {
+  Controller c = make(opts(5), 1, nullptr);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"accuracy", 0.3}}, 1);
+  c.on_trial_done(1, 0, 2);
+  EXPECT_EQ(c.trials()[0].status, TrialStatus::Error);
+  EXPECT_NE(c.trials()[0].error.find("without reporting metric 'loss'"), std::string::npos);
+}
+
+TEST(Controller, TargetStopsEveryRunningTrial) {
+  auto o = opts(100);
+  o.target = 0.1;
+  Controller c = make(o, 10, nullptr);
+  c.on_worker_free(1, 0);
+  c.on_worker_free(2, 0);
+  EXPECT_EQ(c.on_result(1, 0, {{"loss", 0.5}}, 1)[0].kind, Command::Kind::Continue);
+  auto cmds = c.on_result(2, 0, {{"loss", 0.05}}, 2);
+  ASSERT_EQ(cmds.size(), 2u);
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
+  EXPECT_EQ(cmds[1].kind, Command::Kind::Stop);
+  EXPECT_EQ(c.end_reason(), EndReason::TargetReached);
+  EXPECT_TRUE(c.finished());
+  EXPECT_TRUE(c.on_worker_free(1, 3).empty());
+  EXPECT_EQ(c.trials().size(), 2u);
+}
+
+TEST(Controller, TimeBudgetStopsRunningTrialsAndStartsNoMore) {
+  auto o = opts(100);
+  o.time_budget_s = 10;
+  Controller c = make(o, 10, nullptr);
+  c.on_worker_free(1, 0);
+  EXPECT_TRUE(c.on_tick(9.9).empty());
+  auto cmds = c.on_tick(10.0);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
+  EXPECT_EQ(c.end_reason(), EndReason::TimeBudget);
+  EXPECT_TRUE(c.finished());
+}
+
+TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
+  Controller c = make(opts(100), 3, nullptr);
+  c.on_worker_free(1, 0);
+  auto cmds = c.request_stop(1);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(c.trials()[0].status, TrialStatus::Pending);
+  EXPECT_EQ(c.end_reason(), EndReason::Interrupted);
+  EXPECT_TRUE(c.finished());
+}

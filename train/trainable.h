@@ -1,0 +1,69 @@
+#pragma once
+/// The Trainable interface (Tune's narrow waist): what a worker runs for one trial.
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "search/types.h"
+
+namespace ranktune::train {
+
+/// Where and as what a trial runs.
+struct Context {
+  search::TrialId trial_id = 0;
+  int attempt = 0;
+  int rank = 0;              ///< MPI world rank of the worker
+  int local_index = 0;       ///< worker index on its node (GPU binding)
+  std::string device = "cpu";  ///< "cpu" or "cuda:N"
+  std::uint64_t seed = 0;    ///< experiment seed; trainables derive their own streams from it
+  std::string log_dir;       ///< where trial output files go (created by the caller)
+  std::string config_dir;    ///< folder of the experiment config, for relative paths
+};
+
+/// One iteration's outcome.
+struct StepResult {
+  search::Metrics metrics;  ///< empty only when `done`
+  bool done = false;        ///< the trainable finished by itself; no further step
+};
+
+/// A failed attempt: what went wrong and the last lines the trainable printed.
+class TrialFailure : public std::runtime_error {
+ public:
+  TrialFailure(const std::string& reason, std::string log_tail = {})
+      : std::runtime_error(reason), log_tail_(std::move(log_tail)) {}
+  const std::string& log_tail() const { return log_tail_; }
+
+ private:
+  std::string log_tail_;
+};
+
+class Trainable {
+ public:
+  virtual ~Trainable() = default;
+  /// Prepares the trial. Throws TrialFailure.
+  virtual void setup(const search::Config& config, const Context& context) = 0;
+  /// Runs one iteration. Throws TrialFailure.
+  virtual StepResult step() = 0;
+  /// Ends the trial early (the scheduler stopped it). Never throws.
+  virtual void stop() {}
+  /// Last lines of the trial's output, if it has any.
+  virtual std::string log_tail() const { return {}; }
+};
+
+/// Builds the trainable that `spec` describes.
+std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec);
+
+/// Metrics the trainable is known to report (synthetic: its function's metrics;
+/// command: the declared `metrics`, which may be just the experiment metric).
+std::vector<std::string> reported_metrics(const io::TrainableSpec& spec);
+
+/// Checks what only the trainable layer knows: a synthetic function exists, its
+/// parameters are in the space, the experiment metric is one it reports, the command's
+/// program exists. Fills cfg.trainable.metrics. Throws io::ConfigError.
+void validate(io::ExperimentConfig& cfg);
+
+}  // namespace ranktune::train
