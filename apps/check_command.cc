@@ -1,0 +1,29 @@
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "search/space.h"
+#include "train/trainable.h"
+
+namespace ranktune::apps {
+
+io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
+                                     const std::string& results) {
+  if (!results.empty()) sets.push_back("experiment.results=" + nlohmann::json(results).dump());
+  io::ExperimentConfig cfg = io::load_config(path, sets);
+  train::validate(cfg);
+  return cfg;
+}
+
+int run_check(const CheckOptions& o) {
+  const io::ExperimentConfig cfg = load_experiment(o.config, o.sets);
+  std::fputs(io::render_config(cfg).c_str(), stdout);
+  const auto grid = cfg.space.grid_size();
+  std::fprintf(stderr, "%s: OK: %lld trials (%zu grid point%s x num_samples %lld), %lld iterations each at most\n",
+               cfg.path.c_str(), static_cast<long long>(grid * cfg.num_samples), grid, grid == 1 ? "" : "s",
+               static_cast<long long>(cfg.num_samples), static_cast<long long>(cfg.max_t));
+  return 0;
+}
+
+}  // namespace ranktune::apps

@@ -1,0 +1,39 @@
+#pragma once
+/// The `ranktune` subcommands: each is an options struct filled by CLI11 in main.cc and a
+/// run_xxx() that returns the process exit code (see mpi::ExitCode).
+
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+
+namespace ranktune::apps {
+
+struct RunOptions {
+  std::string config;
+  int np = 0;                     ///< workers; 0 = default_worker_count()
+  std::string results;            ///< overrides [experiment] results
+  std::vector<std::string> sets;  ///< --set key=value
+  std::vector<std::string> argv;  ///< this process's arguments, for self-launch and the record
+};
+int run_run(const RunOptions& o, int argc, char** argv);
+
+struct CheckOptions {
+  std::string config;
+  std::vector<std::string> sets;
+};
+int run_check(const CheckOptions& o);
+
+struct ReportOptions {
+  std::string results;
+  std::size_t top = 10;
+  std::string format = "table";
+};
+int run_report(const ReportOptions& o);
+
+/// Loads and fully validates an experiment (config layer, then trainable layer), with
+/// `results` (if not empty) overriding [experiment] results.
+io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
+                                     const std::string& results = "");
+
+}  // namespace ranktune::apps

@@ -1,0 +1,68 @@
+// ranktune: turn an MPI allocation into a hyperparameter-search farm. main() only parses
+// arguments and maps errors to the documented exit codes.
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/commands.h"
+#include "io/store.h"
+#include "mpi/driver.h"
+#include "mpi/errors.h"
+#include "mpi/gpu.h"
+#include "ranktune/config.h"
+
+using namespace ranktune;
+
+int main(int argc, char** argv) {
+  CLI::App app{"ranktune: hyperparameter search and training over MPI, recorded in one HDF5 file"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ranktune ") + RANKTUNE_VERSION + " (git " +
+                                        RANKTUNE_GIT_SHA + ", CUDA " + (RANKTUNE_WITH_CUDA ? "on" : "off") +
+                                        ", NCCL " + (RANKTUNE_WITH_NCCL ? "on" : "off") + ")");
+
+  apps::RunOptions run;
+  run.argv.assign(argv, argv + argc);
+  auto* run_cmd = app.add_subcommand("run", "Run an experiment (self-launches under mpirun when started plainly)");
+  run_cmd->add_option("config", run.config, "Experiment TOML file")->required();
+  run_cmd->add_option("--np", run.np, "Workers to start when self-launching (default: one per GPU, else per core, min 2)");
+  run_cmd->add_option("--results", run.results, "Results file (overrides [experiment] results)");
+  run_cmd->add_option("--set", run.sets, "Override a config key: --set experiment.num_samples=8 (value is TOML)");
+
+  apps::CheckOptions check;
+  auto* check_cmd = app.add_subcommand("check", "Validate a config and print it resolved, with defaults");
+  check_cmd->add_option("config", check.config, "Experiment TOML file")->required();
+  check_cmd->add_option("--set", check.sets, "Override a config key (value is TOML)");
+
+  apps::ReportOptions report;
+  auto* report_cmd = app.add_subcommand("report", "Print the leaderboard of a results file");
+  report_cmd->add_option("results", report.results, "Results file (.h5)")->required();
+  report_cmd->add_option("--top", report.top, "Rows to show (0 = all)")->capture_default_str();
+  report_cmd->add_option("--format", report.format, "table, csv, json or markdown")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : mpi::kExitUsage;
+  }
+
+  try {
+    if (*run_cmd) return apps::run_run(run, argc, argv);
+    if (*check_cmd) return apps::run_check(check);
+    if (*report_cmd) return apps::run_report(report);
+  } catch (const io::ConfigError& e) {
+    std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
+    return mpi::kExitUsage;
+  } catch (const io::StoreError& e) {
+    std::fprintf(stderr, "ranktune: %s\n", e.what());
+    return mpi::kExitBadFile;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ranktune: %s\n", e.what());
+    return mpi::kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ranktune: error: %s\n", e.what());
+    return mpi::kExitInternal;
+  }
+  return mpi::kExitUsage;
+}

@@ -1,0 +1,65 @@
+#include <cstdio>
+#include <filesystem>
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
+
+#include "apps/commands.h"
+#include "mpi/driver.h"
+#include "mpi/launch.h"
+#include "mpi/worker.h"
+
+namespace ranktune::apps {
+namespace {
+
+void refuse_existing_results(const io::ExperimentConfig& cfg) {
+  if (std::filesystem::exists(cfg.results)) {
+    cfg.fail("experiment.results",
+             "results file " + cfg.results +
+                 " already exists. Move it away, or write elsewhere with --results PATH");
+  }
+}
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+}  // namespace
+
+int run_run(const RunOptions& o, int argc, char** argv) {
+  if (!mpi::under_mpi_launcher()) {
+    // Validate before launching anything, so a bad config costs no mpirun start-up.
+    refuse_existing_results(load_experiment(o.config, o.sets, o.results));
+    if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
+    const int workers = o.np > 0 ? o.np : mpi::default_worker_count();
+    std::string error;
+    mpi::exec_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()), error);
+    std::fprintf(stderr, "ranktune: %s\n", error.c_str());
+    return mpi::kExitInternal;
+  }
+
+  boost::mpi::environment env(argc, argv, /*abort_on_exception=*/false);
+  boost::mpi::communicator world;
+  if (world.size() < 2) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr, "ranktune: run needs at least 2 MPI ranks (a driver and a worker); got %d. "
+                           "Use mpirun -np 3 or more, or run without mpirun to self-launch.\n", world.size());
+    }
+    return mpi::kExitUsage;
+  }
+  if (world.rank() != 0) return mpi::run_worker(world);
+
+  io::ExperimentConfig cfg;
+  try {
+    cfg = load_experiment(o.config, o.sets, o.results);
+    refuse_existing_results(cfg);
+  } catch (...) {
+    mpi::abort_setup(world);
+    throw;
+  }
+  return mpi::run_driver(world, cfg, {joined(o.argv)});
+}
+
+}  // namespace ranktune::apps

@@ -1,0 +1,28 @@
+#pragma once
+/// Sleeping backoff for polling loops. Open MPI has no blocking wait that yields the CPU,
+/// and 17 spinning ranks on 2 cores starve the trials, so idle ranks poll with a nap that
+/// doubles from `min` up to `max` and drops back to `min` as soon as work arrives.
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace ranktune::mpi {
+
+class Backoff {
+ public:
+  Backoff(std::chrono::microseconds min, std::chrono::microseconds max)
+      : min_(min), max_(max), next_(min) {}
+  /// Sleeps for the current nap and lengthens the next one.
+  void wait() {
+    std::this_thread::sleep_for(next_);
+    next_ = std::min(next_ * 2, max_);
+  }
+  /// Work arrived: the next nap is the shortest again.
+  void reset() { next_ = min_; }
+
+ private:
+  std::chrono::microseconds min_, max_, next_;
+};
+
+}  // namespace ranktune::mpi

@@ -1,0 +1,292 @@
+#include "mpi/driver.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <set>
+
+#include <boost/mpi/collectives/broadcast.hpp>
+
+#include "io/json.h"
+#include "io/store.h"
+#include "mpi/backoff.h"
+#include "mpi/errors.h"
+#include "mpi/placement.h"
+#include "mpi/stack.h"
+#include "mpi/status_board.h"
+#include "mpi/wire.h"
+#include "search/controller.h"
+
+namespace ranktune::mpi {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<int> g_signal{0};
+
+extern "C" void on_signal(int sig) {
+  // A second SIGINT means "now": fall back to the default action. Every row flushed so far
+  // is in the file; only the current group-commit batch is lost.
+  if (g_signal.exchange(sig) != 0 && sig == SIGINT) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &sa, nullptr);
+}
+
+/// Writes everything the controller reports into the results file.
+class Recorder final : public search::ControllerObserver {
+ public:
+  Recorder(io::ResultsWriter& writer, const std::vector<std::string>& metrics)
+      : writer_(writer), declared_(metrics.begin(), metrics.end()) {}
+
+  void on_trial_changed(const search::Trial& t) override {
+    writer_.write_trial(t);
+    lifecycle_ = true;
+  }
+  void on_result(const search::Trial& t, std::int64_t iteration, double time,
+                 const search::Metrics& metrics) override {
+    writer_.append_result(t.id, t.attempt, iteration, time, metrics);
+    for (const auto& [name, value] : metrics) {
+      if (declared_.count(name) == 0 && warned_.insert(name).second) {
+        on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning",
+                 "metric '" + name + "' is not declared in [trainable] metrics, so it is not recorded");
+      }
+    }
+  }
+  void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+                const std::string& message) override {
+    writer_.append_event({time, trial, worker, kind, message});
+    lifecycle_ = true;
+  }
+  /// True once since the last call if a lifecycle change happened.
+  bool take_lifecycle() { return std::exchange(lifecycle_, false); }
+
+ private:
+  io::ResultsWriter& writer_;
+  std::set<std::string> declared_;
+  std::set<std::string> warned_;
+  bool lifecycle_ = false;
+};
+
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
+  search::ControllerOptions o;
+  o.metric = cfg.metric;
+  o.mode = cfg.mode;
+  o.max_t = cfg.max_t;
+  o.time_budget_s = cfg.time_budget_s;
+  o.target = cfg.target;
+  o.max_failures = cfg.max_failures;
+  o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
+  return o;
+}
+
+std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world) {
+  std::vector<io::WorkerInfo> workers(static_cast<std::size_t>(world.size() - 1));
+  Backoff backoff(10us, 1ms);
+  for (int received = 0; received < world.size() - 1;) {
+    auto in = try_receive(world);
+    if (!in) {
+      backoff.wait();
+      continue;
+    }
+    if (in->tag != kTagHello) throw MpiError("driver: expected Hello, got tag " + std::to_string(in->tag));
+    const auto h = unpack<Hello>(world, *in);
+    if (h.wire_version != kWireVersion) {
+      throw MpiError("worker " + std::to_string(in->source) + " speaks wire version " +
+                     std::to_string(h.wire_version) + ", driver " + std::to_string(kWireVersion));
+    }
+    workers[static_cast<std::size_t>(in->source - 1)] =
+        io::WorkerInfo{in->source, h.host, h.local_index, h.device, h.device_name};
+    ++received;
+  }
+  return workers;
+}
+
+class Driver {
+ public:
+  Driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+         io::ResultsWriter& writer)
+      : world_(world),
+        cfg_(cfg),
+        writer_(writer),
+        recorder_(writer, cfg.trainable.metrics),
+        controller_(controller_options(cfg),
+                    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples}),
+                    search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}), &recorder_),
+        board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s) {}
+
+  int run() {
+    for (int w = 1; w < world_.size(); ++w) carry_out(controller_.on_worker_free(w, now()));
+    Backoff backoff(5us, 1ms);
+    double last_flush = 0;
+    bool interrupted = false;
+    while (true) {
+      int handled = 0;
+      // Drain a bounded batch so ticks, flushes and the board still run under a flood.
+      while (handled < 512) {
+        auto in = try_receive(world_);
+        if (!in) break;
+        handle(*in);
+        ++handled;
+      }
+      const double t = now();
+      if (g_signal.load() != 0 && !interrupted) {
+        interrupted = true;
+        std::fprintf(stderr, "ranktune: signal %d received: stopping trials, flushing %s\n",
+                     g_signal.load(), cfg_.results.c_str());
+        carry_out(controller_.request_stop(t));
+      }
+      carry_out(controller_.on_tick(t));
+      const bool done = controller_.finished();
+      if (done || recorder_.take_lifecycle() || (t - last_flush) * 1e3 >= cfg_.flush_interval_ms) {
+        writer_.flush();
+        last_flush = t;
+      }
+      if (done) break;
+      board_.update(controller_, t);
+      if (handled == 0) {
+        backoff.wait();
+      } else {
+        backoff.reset();
+      }
+    }
+    shutdown_workers();
+    writer_.flush();
+    board_.final(controller_, now());
+
+    const auto counts = controller_.counts();
+    if (controller_.end_reason() == search::EndReason::Interrupted) return kExitInterrupted;
+    if (counts[static_cast<std::size_t>(search::TrialStatus::Terminated)] == 0) return kExitFailed;
+    return kExitOk;
+  }
+
+  /// Tells every worker to stop; used on the way out, including after an error.
+  void shutdown_workers() {
+    if (shut_down_) return;
+    shut_down_ = true;
+    for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
+    // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
+    // results that cross the shutdown are dropped.
+    Backoff backoff(10us, 1ms);
+    for (int byes = 0; byes < world_.size() - 1;) {
+      auto in = try_receive(world_);
+      if (!in) {
+        backoff.wait();
+        continue;
+      }
+      if (in->tag == kTagBye) ++byes;
+    }
+  }
+
+ private:
+  double now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  void handle(const Incoming& in) {
+    const double t = now();
+    switch (in.tag) {
+      case kTagResult: {
+        const auto r = unpack<Result>(world_, in);
+        carry_out(controller_.on_result(r.trial, r.attempt, r.metrics, t));
+        break;
+      }
+      case kTagEnded: {
+        const auto e = unpack<Ended>(world_, in);
+        carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
+                           : controller_.on_trial_done(e.trial, e.attempt, t));
+        break;
+      }
+      default:
+        throw MpiError("driver: unexpected message tag " + std::to_string(in.tag) + " from rank " +
+                       std::to_string(in.source));
+    }
+  }
+
+  void carry_out(const std::vector<search::Command>& commands) {
+    for (const auto& c : commands) {
+      switch (c.kind) {
+        case search::Command::Kind::Start:
+          send(world_, c.worker, kTagStart, Start{c.trial, c.attempt, io::to_json(c.config).dump()});
+          break;
+        case search::Command::Kind::Continue:
+          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue});
+          break;
+        case search::Command::Kind::Stop:
+          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop});
+          break;
+      }
+    }
+  }
+
+  const boost::mpi::communicator& world_;
+  const io::ExperimentConfig& cfg_;
+  io::ResultsWriter& writer_;
+  Recorder recorder_;
+  search::Controller controller_;
+  StatusBoard board_;
+  Clock::time_point start_ = Clock::now();
+  bool shut_down_ = false;
+};
+
+std::string log_dir_for(const std::string& results) { return results + ".logs"; }
+
+}  // namespace
+
+void abort_setup(const boost::mpi::communicator& world) {
+  Setup empty;  // an empty config tells the workers to exit quietly
+  boost::mpi::broadcast(world, empty, 0);
+}
+
+int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+               const DriverOptions& options) {
+  Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
+  boost::mpi::broadcast(world, setup, 0);
+  place(world);
+  const auto workers = gather_hellos(world);
+
+  io::StoreMeta meta;
+  meta.experiment = cfg.name;
+  meta.metric = cfg.metric;
+  meta.mode = cfg.mode;
+  meta.config_text = cfg.text;
+  for (const auto& o : cfg.overrides) meta.overrides += o + "\n";
+  meta.command_line = options.command_line;
+  meta.stack = collect_stack(workers, world.size());
+
+  std::printf("ranktune: experiment '%s' on %d workers (%s mode); results: %s\n", cfg.name.c_str(),
+              world.size() - 1, meta.stack["device_mode"].c_str(), cfg.results.c_str());
+  std::fflush(stdout);
+  install_signal_handlers();
+
+  std::unique_ptr<io::ResultsWriter> writer;
+  try {
+    writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
+                                                 io::StoreSchema::from(cfg.space, cfg.trainable.metrics),
+                                                 workers);
+  } catch (...) {
+    // The workers are waiting for work: release them before reporting the error.
+    for (int w = 1; w < world.size(); ++w) send(world, w, kTagShutdown, Empty{});
+    throw;
+  }
+  Driver driver(world, cfg, *writer);
+  int code = kExitInternal;
+  try {
+    code = driver.run();
+  } catch (...) {
+    driver.shutdown_workers();
+    throw;
+  }
+  writer.reset();
+  std::printf("ranktune: results: %s\n", cfg.results.c_str());
+  return code;
+}
+
+}  // namespace ranktune::mpi

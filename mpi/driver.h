@@ -1,0 +1,34 @@
+#pragma once
+/// The driver loop on rank 0: it runs the controller against the workers over MPI and is
+/// the single writer of the results file.
+
+#include <string>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "io/config.h"
+
+namespace ranktune::mpi {
+
+/// Exit codes of `ranktune` (documented in the README).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,     ///< a bug or an environment failure (MPI, HDF5)
+  kExitUsage = 2,        ///< bad command line or bad config: nothing ran
+  kExitFailed = 3,       ///< the experiment ran but no trial finished without error
+  kExitInterrupted = 4,  ///< stopped by a signal (SIGINT, SIGTERM, SIGUSR1)
+  kExitBadFile = 5,      ///< a results file that cannot be read
+};
+
+struct DriverOptions {
+  std::string command_line;
+};
+
+/// Rank 0 when the config was refused: tells the workers to exit without running.
+void abort_setup(const boost::mpi::communicator& world);
+
+/// Runs the experiment to its end. Workers must be in run_worker. Returns an ExitCode.
+int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+               const DriverOptions& options);
+
+}  // namespace ranktune::mpi

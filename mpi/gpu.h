@@ -1,0 +1,21 @@
+#pragma once
+/// GPU discovery and binding. Without CUDA in the build, or without a usable device at run
+/// time (cudaGetDeviceCount returns an error on a machine with no GPU), everything reports
+/// zero devices and callers run in CPU mode.
+
+#include <string>
+
+namespace ranktune::mpi {
+
+/// Visible CUDA devices; 0 when CUDA is not built in or no device answers.
+int cuda_device_count();
+/// The device's name, "" if unavailable.
+std::string cuda_device_name(int device);
+/// Makes `device` current for this process. False if that failed.
+bool cuda_bind(int device);
+/// "runtime X.Y, driver X.Y" or "not built".
+std::string cuda_versions();
+/// "X.Y.Z" or "not built".
+std::string nccl_version();
+
+}  // namespace ranktune::mpi

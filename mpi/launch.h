@@ -1,0 +1,26 @@
+#pragma once
+/// Self-launch: `ranktune run` started by hand (no MPI launcher in the environment)
+/// re-executes itself under `mpirun`, so the same command works on a laptop and in a job.
+
+#include <string>
+#include <vector>
+
+namespace ranktune::mpi {
+
+/// True when this process was started by mpirun/mpiexec (Open MPI, MPICH/Hydra) or by a
+/// PMI/PMIx launcher such as `srun --mpi=pmix`.
+bool under_mpi_launcher();
+
+/// One worker per visible GPU, else one per core; at least 2.
+int default_worker_count();
+
+/// The mpirun argv that runs `args` (the ranktune arguments after the program name) on
+/// `workers` workers plus the driver: oversubscribed when the ranks outnumber the cores,
+/// unbound (trials start their own threads and processes).
+std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args);
+
+/// Replaces this process with mpirun running `args`. Sets Open MPI's run-as-root variables
+/// when running as root. Returns only on failure, with a message in `error`.
+void exec_under_mpirun(int workers, const std::vector<std::string>& args, std::string& error);
+
+}  // namespace ranktune::mpi

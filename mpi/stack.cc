@@ -1,0 +1,90 @@
+#include "mpi/stack.h"
+
+#include <mpi.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include <boost/version.hpp>
+#include <hdf5.h>
+
+#include "mpi/errors.h"
+#include "mpi/gpu.h"
+#include "mpi/placement.h"
+#include "ranktune/config.h"
+
+namespace ranktune::mpi {
+namespace {
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+}  // namespace
+
+std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInfo>& workers,
+                                                 int world_size) {
+  std::map<std::string, std::string> s;
+  std::set<std::string> hosts{host_name()};
+  std::set<std::string> devices;
+  int gpu_workers = 0;
+  for (const auto& w : workers) {
+    hosts.insert(w.host);
+    if (w.device != "cpu") {
+      ++gpu_workers;
+      devices.insert(w.device_name);
+    }
+  }
+  s["hosts"] = join(hosts);
+  s["driver_host"] = host_name();
+  s["world_size"] = std::to_string(world_size);
+  s["workers"] = std::to_string(workers.size());
+  s["cpu_model"] = cpu_model();
+  s["cpu_count"] = std::to_string(std::thread::hardware_concurrency());
+  s["device_mode"] = gpu_workers == 0 ? "cpu" : (gpu_workers == static_cast<int>(workers.size()) ? "gpu" : "mixed");
+  s["gpus"] = devices.empty() ? "none (CPU mode)" : join(devices);
+
+  char mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(mpi_lib, &len);
+  std::string lib(mpi_lib, static_cast<std::size_t>(len));
+  while (!lib.empty() && (lib.back() == '\n' || lib.back() == '\0')) lib.pop_back();
+  s["mpi_library"] = lib;
+  int major = 0, minor = 0;
+  MPI_Get_version(&major, &minor);
+  s["mpi_standard"] = std::to_string(major) + "." + std::to_string(minor);
+
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  s["hdf5"] = std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel);
+  s["boost"] = std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000);
+  s["cuda"] = cuda_versions();
+  s["nccl"] = nccl_version();
+  s["compiler"] = RANKTUNE_COMPILER;
+  s["build_type"] = RANKTUNE_BUILD_TYPE;
+  s["ranktune_version"] = RANKTUNE_VERSION;
+  s["git_sha"] = RANKTUNE_GIT_SHA[0] != '\0' ? RANKTUNE_GIT_SHA : "unknown";
+
+  utsname u{};
+  if (uname(&u) == 0) s["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  for (const char* v : {"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_RESTART_COUNT"}) {
+    if (const auto value = env_or_empty(v); !value.empty()) {
+      std::string key = v;
+      for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      s[key] = value;
+    }
+  }
+  return s;
+}
+
+}  // namespace ranktune::mpi

@@ -1,0 +1,130 @@
+#pragma once
+/// Every message that crosses MPI between the driver (rank 0) and the workers, in one
+/// place. Messages are Boost.Serialization types packed with Boost.MPI's packed archives
+/// and sent as one MPI_PACKED message, so the receiver can use a matched probe
+/// (MPI_Improbe + MPI_Mrecv) on any source without a second size message.
+///
+/// Protocol (wire version kWireVersion; the handshake refuses a mismatch):
+///   driver -> all : Setup (broadcast)           worker -> driver : Hello
+///   driver -> w   : Start                        w -> driver      : Result (then waits)
+///   driver -> w   : Decision (Continue | Stop)   w -> driver      : Ended (done | failed)
+///   driver -> w   : Shutdown                     w -> driver      : Bye
+/// After a Result the worker waits for the Decision about it. A worker is free as soon as
+/// the driver sends it a Stop; it carries out its messages in order.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/map.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
+namespace ranktune::mpi {
+
+inline constexpr int kWireVersion = 1;
+
+enum Tag : int {
+  kTagHello = 1,
+  kTagStart = 2,
+  kTagDecision = 3,
+  kTagResult = 4,
+  kTagEnded = 5,
+  kTagShutdown = 6,
+  kTagBye = 7,
+};
+
+/// Broadcast once by the driver: the experiment as the driver read it.
+struct Setup {
+  int wire_version = kWireVersion;
+  std::string config_text;
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::string log_dir;  ///< where command trials write their output
+
+  template <class Ar> void serialize(Ar& ar, unsigned) {
+    ar & wire_version & config_text & config_path & overrides & log_dir;
+  }
+};
+
+/// A worker introduces itself: where it runs and what device it bound.
+struct Hello {
+  int wire_version = kWireVersion;
+  std::string host;
+  int local_index = 0;
+  std::string device;       ///< "cpu" or "cuda:N"
+  std::string device_name;  ///< GPU name, or the CPU model
+
+  template <class Ar> void serialize(Ar& ar, unsigned) {
+    ar & wire_version & host & local_index & device & device_name;
+  }
+};
+
+struct Start {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::string config_json;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & config_json; }
+};
+
+struct Decision {
+  enum Kind : int { Continue = 0, Stop = 1 };
+  std::int64_t trial = 0;
+  int attempt = 0;
+  int kind = Continue;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind; }
+};
+
+struct Result {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::map<std::string, double> metrics;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & metrics; }
+};
+
+/// The trial's attempt ended without being stopped: it finished by itself, or it failed.
+struct Ended {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  bool failed = false;
+  std::string reason;
+  std::string log_tail;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) {
+    ar & trial & attempt & failed & reason & log_tail;
+  }
+};
+
+/// Shutdown and Bye carry nothing.
+struct Empty {
+  template <class Ar> void serialize(Ar&, unsigned) {}
+};
+
+/// Packs `msg` and sends it to `dest` with `tag` (a standard-mode send: the messages are
+/// small and the receiver always drains them, so eager delivery applies).
+template <class T>
+void send(const boost::mpi::communicator& comm, int dest, Tag tag, const T& msg);
+
+/// A received, still packed message.
+struct Incoming {
+  int source = -1;
+  int tag = -1;
+  std::vector<char> bytes;
+};
+
+/// Receives one message if any is waiting (MPI_Improbe + MPI_Mrecv); never blocks.
+std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source = MPI_ANY_SOURCE);
+
+/// Unpacks a message received by try_receive.
+template <class T>
+T unpack(const boost::mpi::communicator& comm, const Incoming& in);
+
+}  // namespace ranktune::mpi

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every dependency from Debian (as root), builds ranktune in Release into build/,
+# and installs the `ranktune` binary into /usr/local/bin. Safe to run again: it installs
+# only what is missing and rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake pkg-config git ca-certificates
+  openmpi-bin libopenmpi-dev
+  libhdf5-dev hdf5-tools
+  libboost-mpi-dev libboost-serialization-dev
+  libcli11-dev libtoml11-dev nlohmann-json3-dev
+  libopenblas-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy python3-h5py python3-pandas
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup.sh: missing packages: ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+  echo "setup.sh: installing ${missing[*]}"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+if [[ -w /usr/local/bin ]]; then
+  install -m 0755 build/apps/ranktune /usr/local/bin/ranktune
+  echo "setup.sh: installed $(/usr/local/bin/ranktune --version) into /usr/local/bin"
+else
+  echo "setup.sh: /usr/local/bin is not writable; use $(pwd)/build/apps/ranktune" >&2
+fi

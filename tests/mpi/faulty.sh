@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Trials that segfault, exit non-zero, print garbage or report NaN end as ERROR after one
+# retry, with the reason and the stderr tail recorded; the good trial still finishes.
+source "$(dirname "$0")/lib.sh"
+rc=0
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/faulty.toml" --results "$WORK/f.h5" \
+  > "$WORK/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 0 ]] || { cat "$WORK/out.txt"; fail "run exited $rc; a partly failed experiment exits 0"; }
+check_results "$WORK/f.h5" 5 4 terminated=1 error=4
+"$PY" - "$WORK/f.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    t = {row["fault"].decode(): row for row in f["trials"][:]}
+    ev = [(e["trial_id"], e["kind"].decode()) for e in f["events"][:]]
+want = {"segv": "SIGSEGV", "exit": "code 3", "garbage": "malformed", "nan": "nan"}
+for fault, words in want.items():
+    row = t[fault]
+    assert row["status"] == b"ERROR", (fault, row["status"])
+    assert row["attempt"] == 1, (fault, "expected one retry", row["attempt"])
+    assert words in row["error"].decode(), (fault, row["error"])
+    assert (row["trial_id"], "retry") in ev, (fault, "no retry event")
+assert b"about to crash" in t["segv"]["log_tail"], t["segv"]["log_tail"]
+assert b"exit code 3" in t["exit"]["log_tail"], t["exit"]["log_tail"]
+assert t["ok"]["status"] == b"TERMINATED"
+PY
+# A command that never reports the metric fails, and with no trial left the run exits 3.
+rc=0
+mpirun -np 2 --bind-to none "$RANKTUNE" run "$SRC/tests/data/never_reports.toml" --results "$WORK/n.h5" \
+  > "$WORK/out2.txt" 2>&1 || rc=$?
+[[ $rc -eq 3 ]] || { cat "$WORK/out2.txt"; fail "expected exit code 3 (experiment failed), got $rc"; }
+check_results "$WORK/n.h5" 1 3 terminated=0 error=1
