@@ -4,7 +4,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <set>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
@@ -13,6 +12,7 @@
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
 #include "mpi/placement.h"
+#include "mpi/recorder.h"
 #include "mpi/stack.h"
 #include "mpi/status_board.h"
 #include "mpi/wire.h"
@@ -41,41 +41,6 @@ void install_signal_handlers() {
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &sa, nullptr);
 }
-
-/// Writes everything the controller reports into the results file.
-class Recorder final : public search::ControllerObserver {
- public:
-  Recorder(io::ResultsWriter& writer, const std::vector<std::string>& metrics)
-      : writer_(writer), declared_(metrics.begin(), metrics.end()) {}
-
-  void on_trial_changed(const search::Trial& t) override {
-    writer_.write_trial(t);
-    lifecycle_ = true;
-  }
-  void on_result(const search::Trial& t, std::int64_t iteration, double time,
-                 const search::Metrics& metrics) override {
-    writer_.append_result(t.id, t.attempt, iteration, time, metrics);
-    for (const auto& [name, value] : metrics) {
-      if (declared_.count(name) == 0 && warned_.insert(name).second) {
-        on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning",
-                 "metric '" + name + "' is not declared in [trainable] metrics, so it is not recorded");
-      }
-    }
-  }
-  void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
-                const std::string& message) override {
-    writer_.append_event({time, trial, worker, kind, message});
-    lifecycle_ = true;
-  }
-  /// True once since the last call if a lifecycle change happened.
-  bool take_lifecycle() { return std::exchange(lifecycle_, false); }
-
- private:
-  io::ResultsWriter& writer_;
-  std::set<std::string> declared_;
-  std::set<std::string> warned_;
-  bool lifecycle_ = false;
-};
 
 search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
   search::ControllerOptions o;

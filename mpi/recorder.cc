@@ -1,0 +1,30 @@
+#include "mpi/recorder.h"
+
+namespace ranktune::mpi {
+
+Recorder::Recorder(io::ResultsWriter& writer, const std::vector<std::string>& declared_metrics)
+    : writer_(writer), declared_(declared_metrics.begin(), declared_metrics.end()) {}
+
+void Recorder::on_trial_changed(const search::Trial& t) {
+  writer_.write_trial(t);
+  lifecycle_ = true;
+}
+
+void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double time,
+                         const search::Metrics& metrics) {
+  writer_.append_result(t.id, t.attempt, iteration, time, metrics);
+  for (const auto& [name, value] : metrics) {
+    if (declared_.count(name) == 0 && warned_.insert(name).second) {
+      on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning",
+               "metric '" + name + "' is not declared in [trainable] metrics, so it is not recorded");
+    }
+  }
+}
+
+void Recorder::on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+                        const std::string& message) {
+  writer_.append_event({time, trial, worker, kind, message});
+  lifecycle_ = true;
+}
+
+}  // namespace ranktune::mpi

@@ -1,0 +1,35 @@
+#pragma once
+/// The controller observer that records an experiment into the results file: every trial
+/// change, result and event, plus a one-time warning per undeclared metric.
+
+#include <set>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "io/store.h"
+#include "search/controller.h"
+
+namespace ranktune::mpi {
+
+class Recorder final : public search::ControllerObserver {
+ public:
+  Recorder(io::ResultsWriter& writer, const std::vector<std::string>& declared_metrics);
+
+  void on_trial_changed(const search::Trial& t) override;
+  void on_result(const search::Trial& t, std::int64_t iteration, double time,
+                 const search::Metrics& metrics) override;
+  void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+                const std::string& message) override;
+  /// True once after each lifecycle change (trial change or event): the driver flushes
+  /// the file then, so a reader or a crash recovery sees every lifecycle step.
+  bool take_lifecycle() { return std::exchange(lifecycle_, false); }
+
+ private:
+  io::ResultsWriter& writer_;
+  std::set<std::string> declared_;
+  std::set<std::string> warned_;
+  bool lifecycle_ = false;
+};
+
+}  // namespace ranktune::mpi
