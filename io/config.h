@@ -47,7 +47,7 @@ struct TrainableSpec {
 
 /// A fully resolved experiment: every default filled in, every path absolute.
 struct ExperimentConfig {
-  std::string path;  ///< the config file, absolute ("" when parsed from text)
+  std::string path;  ///< the config file, absolute ("" when parse_config was given no path)
   std::string text;  ///< the file's text as read (overrides are recorded separately)
   std::vector<std::string> overrides;  ///< the --set key=value strings applied
 
@@ -85,7 +85,8 @@ struct ExperimentConfig {
   /// checks (e.g. by the trainable) can point at the right line.
   std::map<std::string, int> lines;
 
-  /// Throws ConfigError pointing at `key` (its line if known, else the file).
+  /// Throws ConfigError pointing at `key`: its line if known, else the line of its nearest
+  /// enclosing table, else the file. A key set by `--set` points at that override (line 0).
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 };
 

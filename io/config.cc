@@ -1,0 +1,864 @@
+#include "io/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <toml.hpp>
+#include <tuple>
+
+namespace ranktune::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Overrides are parsed as tiny TOML documents named "--set KEY=VALUE", so every value keeps
+// its origin and errors in it point at the override instead of a line of the file.
+const std::string kSetPrefix = "--set ";
+
+// Columns of /trials in the results file; a parameter of the same name would collide.
+const std::vector<std::string> kReservedColumns = {
+    "trial_id", "status",     "attempt",  "iterations", "best",  "best_iteration",
+    "last",     "start_time", "end_time", "workers",    "error", "log_tail"};
+
+struct KindInfo {
+  const char* name;
+  search::DomainKind kind;
+  std::size_t arity;  // 0: a list of values
+  const char* hint;
+};
+
+const KindInfo kKinds[] = {
+    {"uniform", search::DomainKind::Uniform, 2, "Write uniform = [low, high] with low < high."},
+    {"loguniform", search::DomainKind::LogUniform, 2,
+     "Use a positive lower bound such as 1e-6, below the upper bound."},
+    {"quniform", search::DomainKind::QUniform, 3,
+     "Write quniform = [low, high, q] with low < high and q > 0."},
+    {"randint", search::DomainKind::RandInt, 2,
+     "Write randint = [low, high] with integers low < high (high is excluded)."},
+    {"choice", search::DomainKind::Choice, 0,
+     "List at least one value: all numbers or all strings."},
+    {"grid", search::DomainKind::Grid, 0, "List at least one value: all numbers or all strings."},
+};
+
+const KindInfo& kind_info(search::DomainKind k) {
+  for (const auto& info : kKinds)
+    if (info.kind == k) return info;
+  throw std::logic_error("unknown DomainKind");
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string quoted_list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "\"" : ", \"") + s + "\"";
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::string human(double d) {
+  std::ostringstream os;
+  os << d;
+  return os.str();
+}
+
+std::string type_name(const toml::value& v) {
+  switch (v.type()) {
+    case toml::value_t::boolean:
+      return "boolean";
+    case toml::value_t::integer:
+      return "integer";
+    case toml::value_t::floating:
+      return "float";
+    case toml::value_t::string:
+      return "string";
+    case toml::value_t::array:
+      return "array";
+    case toml::value_t::table:
+      return "table";
+    case toml::value_t::empty:
+      return "nothing";
+    default:
+      return "date/time";
+  }
+}
+
+// A short rendering of what the user wrote, for "(got ...)" in messages.
+std::string human(const toml::value& v) {
+  switch (v.type()) {
+    case toml::value_t::integer:
+      return std::to_string(v.as_integer());
+    case toml::value_t::floating: {
+      // 1.0 must not read as the integer 1 in "randint bounds must be integers (got [1.0, 5])".
+      std::string s = human(v.as_floating());
+      return s.find_first_of(".eni") == std::string::npos ? s + ".0" : s;
+    }
+    case toml::value_t::string:
+      return "\"" + v.as_string().str + "\"";
+    case toml::value_t::array: {
+      std::string out;
+      for (const auto& e : v.as_array()) out += (out.empty() ? "" : ", ") + human(e);
+      return "[" + out + "]";
+    }
+    default:
+      return type_name(v);
+  }
+}
+
+// --- TOML output -------------------------------------------------------------------------
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string toml_key(const std::string& k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-';
+  });
+  return bare ? k : toml_string(k);
+}
+
+// Shortest text that reads back as the same double, and always as a TOML float (never an
+// integer), so a choice of floats stays floats after a round trip.
+std::string toml_float(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, d);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string toml_value(const search::Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return toml_float(*d);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return toml_string(std::get<std::string>(v));
+}
+
+std::string toml_domain(const search::Domain& d) {
+  std::string items;
+  auto add = [&](const std::string& s) { items += (items.empty() ? "" : ", ") + s; };
+  if (d.is_listed()) {
+    for (const auto& v : d.values) add(toml_value(v));
+  } else if (d.kind == search::DomainKind::RandInt) {
+    add(std::to_string(static_cast<std::int64_t>(d.low)));
+    add(std::to_string(static_cast<std::int64_t>(d.high)));
+  } else {
+    add(toml_float(d.low));
+    add(toml_float(d.high));
+    if (d.kind == search::DomainKind::QUniform) add(toml_float(d.q));
+  }
+  return std::string("{ ") + kind_info(d.kind).name + " = [" + items + "] }";
+}
+
+toml::value parse_toml(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  return toml::parse(in, name);
+}
+
+// toml11's messages span several lines with an ASCII-art excerpt; keep the headline and the
+// last caret note ("^--- expected `=`"), which together say what is wrong on that line.
+ConfigError syntax_error(const toml::exception& e, const std::string& file) {
+  std::istringstream in(e.what());
+  std::string line, head, note;
+  while (std::getline(in, line)) {
+    if (head.empty() && line.rfind("[error]", 0) == 0) {
+      head = line.substr(7);
+      if (const auto p = head.find(": "); p != std::string::npos && head.find("toml::") < p)
+        head = head.substr(p + 2);
+      head = trim(head);
+      while (!head.empty() && head.back() == '.') head.pop_back();
+    }
+    for (const char* mark : {"^---", "~~~"})
+      if (const auto p = line.find(mark); p != std::string::npos)
+        note = trim(line.substr(line.find_first_not_of("^-~ ", p)));
+  }
+  std::string msg = "TOML syntax error: " + (head.empty() ? std::string("invalid TOML") : head);
+  if (!note.empty() && note != head) msg += " (" + note + ")";
+  return ConfigError(file, static_cast<int>(e.location().line()), "",
+                     msg + ". Fix the TOML syntax on this line.");
+}
+
+// Counts the components of an override's key path (quoted keys may contain dots, so let the
+// TOML parser split it).
+std::size_t key_depth(const std::string& key, const std::string& name) {
+  toml::value doc = parse_toml(key + " = 0", name);
+  std::size_t depth = 0;
+  for (const toml::value* v = &doc; v->is_table(); v = &v->as_table().begin()->second) ++depth;
+  return depth;
+}
+
+// Applies one "a.b.c=VALUE" to the tree. The leaf replaces what was there (so a domain is
+// replaced as a whole); missing tables on the way are taken from the override, which keeps
+// their "--set" origin for the unknown-key check.
+void apply_override(toml::value& root, const std::string& ov) {
+  const std::string name = kSetPrefix + ov;
+  const auto eq = ov.find('=');
+  const std::string key = trim(ov.substr(0, eq));
+  if (eq == std::string::npos || key.empty() || ov.find('\n') != std::string::npos)
+    throw ConfigError(name, 0, "",
+                      "malformed override: expected KEY=VALUE on one line. "
+                      "Write e.g. --set experiment.seed=3");
+  const std::string value = trim(ov.substr(eq + 1));
+  toml::value doc;
+  std::size_t depth = 0;
+  try {
+    depth = key_depth(key, name);
+    try {
+      doc = parse_toml(key + " = " + value, name);
+    } catch (const toml::exception&) {
+      // Convenience: `experiment.name=foo` means the string "foo".
+      doc = parse_toml(key + " = " + toml_string(value), name);
+    }
+  } catch (const toml::exception&) {
+    throw ConfigError(name, 0, key,
+                      "malformed override: the key is not a dotted key path. "
+                      "Write e.g. --set experiment.seed=3");
+  }
+  toml::value* dst = &root;
+  const toml::value* src = &doc;
+  for (std::size_t i = 0; i < depth; ++i) {
+    const auto& [k, sub] = *src->as_table().begin();
+    auto& table = dst->as_table();
+    const auto it = table.find(k);
+    if (i + 1 == depth || it == table.end() || !it->second.is_table()) {
+      table[k] = sub;
+      return;
+    }
+    dst = &it->second;
+    src = &sub;
+  }
+}
+
+// --- the validating reader ---------------------------------------------------------------
+
+class Parser {
+ public:
+  Parser(std::string file, const std::vector<std::string>& overrides) : file_(std::move(file)) {
+    for (const auto& ov : overrides) set_names_.push_back(kSetPrefix + ov);
+  }
+
+  // Call on the file's tree before overrides, so a key an override replaces keeps its place.
+  void remember_order(const toml::value& root) { remember_order({&root, ""}); }
+  void parse(const toml::value& root, ExperimentConfig& cfg, const fs::path& config_dir);
+
+ private:
+  // A table being read, with its dotted path for messages. `v` is null for an absent
+  // optional table, which then reads as empty.
+  struct Table {
+    const toml::value* v;
+    std::string path;
+    std::string key(const std::string& k) const { return path.empty() ? k : path + "." + k; }
+  };
+  using Entry = std::pair<const std::string*, const toml::value*>;
+
+  std::pair<std::string, int> where(const toml::value* v) const {
+    if (v) {
+      const auto loc = v->location();
+      if (loc.file_name() == file_) return {file_, static_cast<int>(loc.line())};
+      if (loc.file_name().rfind(kSetPrefix, 0) == 0) return {loc.file_name(), 0};
+    }
+    return {file_, 0};
+  }
+
+  [[noreturn]] void fail(const toml::value* at, const std::string& key,
+                         const std::string& message) const {
+    const auto [file, line] = where(at);
+    throw ConfigError(file, line, key, message);
+  }
+
+  // Keys in the order they were written (toml11 stores tables unordered): the file first,
+  // then keys that only overrides added, in override order. Parameter order and "first
+  // error" both depend on it.
+  std::vector<Entry> entries(const Table& t) const {
+    std::vector<Entry> out;
+    if (!t.v) return out;
+    for (const auto& [k, v] : t.v->as_table()) out.emplace_back(&k, &v);
+    auto order = [&](const Entry& e) {
+      if (const auto it = file_order_.find(t.key(*e.first)); it != file_order_.end())
+        return std::tuple(0L, it->second, 0L, *e.first);
+      const auto loc = e.second->location();
+      const auto it = std::find(set_names_.begin(), set_names_.end(), loc.file_name());
+      const long rank = loc.file_name() == file_ ? 0
+                        : it != set_names_.end() ? 1 + (it - set_names_.begin())
+                                                 : LONG_MAX;
+      return std::tuple(rank, static_cast<long>(loc.line()), static_cast<long>(loc.column()),
+                        *e.first);
+    };
+    std::sort(out.begin(), out.end(),
+              [&](const Entry& a, const Entry& b) { return order(a) < order(b); });
+    return out;
+  }
+
+  void remember_order(const Table& t) {
+    for (const auto& [k, v] : entries(t)) {
+      file_order_.emplace(t.key(*k), static_cast<long>(file_order_.size()));
+      if (v->is_table()) remember_order({v, t.key(*k)});
+    }
+  }
+
+  void record_lines(const Table& t, std::map<std::string, int>& lines) const {
+    for (const auto& [k, v] : entries(t)) {
+      lines[t.key(*k)] = where(v).second;
+      if (v->is_table()) record_lines({v, t.key(*k)}, lines);
+    }
+  }
+
+  const toml::value* find(const Table& t, const std::string& k) const {
+    if (!t.v) return nullptr;
+    const auto& table = t.v->as_table();
+    const auto it = table.find(k);
+    return it == table.end() ? nullptr : &it->second;
+  }
+
+  Table sub(const Table& t, const std::string& k, bool required) const {
+    const toml::value* v = find(t, k);
+    if (!v && required)
+      fail(t.v, t.key(k), "missing required table. Add a [" + t.key(k) + "] section");
+    if (v && !v->is_table())
+      fail(v, t.key(k),
+           "expected a table, got " + type_name(*v) + ". Write it as [" + t.key(k) +
+               "] followed by its keys");
+    return {v, t.key(k)};
+  }
+
+  // The one place that rejects unknown keys. `misplaced` keys are valid elsewhere (the other
+  // trainable kind) and get `misplaced_why` instead of a spelling suggestion.
+  void check_keys(const Table& t, const std::vector<std::string>& allowed,
+                  const std::vector<std::string>& misplaced = {},
+                  const std::string& misplaced_why = "") const {
+    for (const auto& [k, v] : entries(t)) {
+      if (contains(allowed, *k)) continue;
+      if (contains(misplaced, *k)) fail(v, t.key(*k), misplaced_why);
+      std::string msg =
+          t.path.empty() && v->is_table() ? "unknown section [" + *k + "]" : "unknown key";
+      if (const auto s = did_you_mean(*k, allowed); !s.empty())
+        msg += ". Did you mean '" + s + "'?";
+      else
+        msg += std::string(". Valid ") +
+               (t.path.empty() ? "sections" : "keys in [" + t.path + "]") + ": " +
+               quoted_list(allowed);
+      fail(v, t.key(*k), msg);
+    }
+  }
+
+  [[noreturn]] void wrong_type(const toml::value& v, const std::string& key,
+                               const std::string& expected, const std::string& hint = "") const {
+    fail(&v, key,
+         "expected " + expected + ", got " + type_name(v) + " (" + human(v) + ")" +
+             (hint.empty() ? "" : ". " + hint));
+  }
+
+  // Conversions behind read(): each checks the TOML type and names both types on mismatch.
+  void convert(const toml::value& v, const std::string& key, std::string& out) const {
+    if (!v.is_string()) wrong_type(v, key, "a string");
+    out = v.as_string().str;
+  }
+  void convert(const toml::value& v, const std::string& key, double& out) const {
+    if (v.is_integer()) {
+      out = static_cast<double>(v.as_integer());
+    } else if (v.is_floating()) {
+      out = v.as_floating();
+      if (!std::isfinite(out)) fail(&v, key, "must be a finite number (got " + human(out) + ")");
+    } else {
+      wrong_type(v, key, "a number");
+    }
+  }
+  void convert(const toml::value& v, const std::string& key, std::int64_t& out) const {
+    if (!v.is_integer()) wrong_type(v, key, "an integer");
+    out = v.as_integer();
+  }
+  void convert(const toml::value& v, const std::string& key, int& out) const {
+    std::int64_t wide = 0;
+    convert(v, key, wide);
+    if (wide < INT_MIN || wide > INT_MAX) fail(&v, key, "is out of range (got " + human(v) + ")");
+    out = static_cast<int>(wide);
+  }
+  void convert(const toml::value& v, const std::string& key, std::vector<std::string>& out) const {
+    if (!v.is_array()) wrong_type(v, key, "an array of strings");
+    out.clear();
+    for (const auto& e : v.as_array()) {
+      if (!e.is_string())
+        wrong_type(e, key, "an array of strings, with an element that is a string");
+      out.push_back(e.as_string().str);
+    }
+  }
+  void convert(const toml::value& v, const std::string& key,
+               std::map<std::string, std::string>& out) const {
+    if (!v.is_table()) wrong_type(v, key, "a table of strings such as { NAME = \"value\" }");
+    out.clear();
+    for (const auto& [k, e] : entries({&v, key})) {
+      if (k->empty() || k->find('=') != std::string::npos)
+        fail(e, key + "." + *k, "is not a valid environment variable name");
+      convert(*e, key + "." + *k, out[*k]);
+    }
+  }
+
+  // Reads `k` of `t` into `out` when present; returns whether it was.
+  template <class T>
+  bool read(const Table& t, const std::string& k, T& out) const {
+    const toml::value* v = find(t, k);
+    if (v) convert(*v, t.key(k), out);
+    return v != nullptr;
+  }
+
+  template <class T>
+  void read_required(const Table& t, const std::string& k, T& out,
+                     const std::string& example) const {
+    if (!read(t, k, out))
+      fail(t.v, t.key(k),
+           "missing required key. Add " + k + " = " + example + " under [" + t.path + "]");
+  }
+
+  // Lower bound `min` (exclusive when `strict`), checked on the value as read.
+  template <class T>
+  void read_min(const Table& t, const std::string& k, T& out, T min, bool strict = false) const {
+    if (!read(t, k, out) || (strict ? out > min : out >= min)) return;
+    const std::string bound = (strict ? "> " : ">= ") + human(static_cast<double>(min));
+    fail(find(t, k), t.key(k),
+         "must be " + bound + " (got " + human(*find(t, k)) + "). Use a value " + bound);
+  }
+
+  bool read_enum(const Table& t, const std::string& k, const std::vector<std::string>& valid,
+                 std::string& out, bool required = false) const {
+    if (required)
+      read_required(t, k, out, "\"" + valid.front() + "\"");
+    else if (!read(t, k, out))
+      return false;
+    if (contains(valid, out)) return true;
+    std::string msg = "unknown value \"" + out + "\"";
+    const auto s = did_you_mean(out, valid);
+    msg += s.empty() ? "." : ". Did you mean \"" + s + "\"?";
+    fail(find(t, k), t.key(k), msg + " Valid values: " + quoted_list(valid));
+  }
+
+  search::Domain domain(const toml::value& v, const std::string& path) const;
+  void read_space(const Table& t, search::Space& space) const;
+  void read_trainable(const Table& t, ExperimentConfig& cfg, const fs::path& config_dir) const;
+
+  std::string file_;
+  std::vector<std::string> set_names_;
+  std::map<std::string, long> file_order_;  // key path -> position in the file
+};
+
+search::Domain Parser::domain(const toml::value& v, const std::string& path) const {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& info : kKinds) n.push_back(info.name);
+    return n;
+  }();
+  const std::string example = "Write e.g. " + path.substr(path.rfind('.') + 1) +
+                              " = { uniform = [0.0, 1.0] }; kinds: " + quoted_list(names);
+  if (!v.is_table()) wrong_type(v, path, "an inline table naming one domain", example);
+  const auto& table = v.as_table();
+  if (table.size() != 1)
+    fail(&v, path,
+         "a domain names exactly one kind (got " + std::to_string(table.size()) + "). " + example);
+  const auto& [name, arr] = *table.begin();
+  const auto info = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                 [&](const KindInfo& i) { return name == i.name; });
+  if (info == std::end(kKinds)) {
+    const auto s = did_you_mean(name, names);
+    fail(&arr, path,
+         "unknown domain kind '" + name + "'. " +
+             (s.empty() ? example : "Did you mean '" + s + "'?"));
+  }
+  if (!arr.is_array()) wrong_type(arr, path, std::string("an array after ") + info->name);
+  const auto& items = arr.as_array();
+
+  search::Domain d;
+  d.kind = info->kind;
+  if (info->arity != 0) {
+    if (items.size() != info->arity)
+      fail(&arr, path,
+           std::string(info->name) + " takes " + std::to_string(info->arity) + " numbers (got " +
+               std::to_string(items.size()) + "). " + info->hint);
+    double nums[3] = {0, 0, 0};
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (d.kind == search::DomainKind::RandInt && !items[i].is_integer())
+        fail(&arr, path, "randint bounds must be integers (got " + human(arr) + "). " + info->hint);
+      convert(items[i], path, nums[i]);
+    }
+    d.low = nums[0];
+    d.high = nums[1];
+    d.q = nums[2];
+  } else {
+    // Numbers and strings cannot share a column; ints mixed with floats become floats.
+    bool any_float = false, any_number = false, any_string = false;
+    for (const auto& e : items) {
+      if (e.is_floating()) {
+        any_float = true;
+        double x;
+        convert(e, path, x);  // rejects nan/inf
+      }
+      if (!e.is_integer() && !e.is_floating() && !e.is_string())
+        fail(&e, path,
+             std::string(info->name) + " values must be numbers or strings (got " + type_name(e) +
+                 "). " + info->hint);
+      (e.is_string() ? any_string : any_number) = true;
+    }
+    if (any_number && any_string)
+      fail(&arr, path,
+           std::string(info->name) + " values mix numbers and strings (got " + human(arr) + "). " +
+               info->hint);
+    for (const auto& e : items) {
+      if (e.is_string())
+        d.values.emplace_back(e.as_string().str);
+      else if (any_float)
+        d.values.emplace_back(e.is_integer() ? double(e.as_integer()) : e.as_floating());
+      else
+        d.values.emplace_back(e.as_integer());
+    }
+  }
+  // The numeric invariants live in search::check_domain; only the wording of the hint is ours.
+  if (std::string problem = search::check_domain(d); !problem.empty()) {
+    while (!problem.empty() && (problem.back() == '.' || problem.back() == ' ')) problem.pop_back();
+    if (problem.find("(got") == std::string::npos) problem += " (got " + human(arr) + ")";
+    fail(&arr, path, problem + ". " + info->hint);
+  }
+  return d;
+}
+
+void Parser::read_space(const Table& t, search::Space& space) const {
+  const auto params = entries(t);
+  if (params.empty())
+    fail(t.v, t.path, "no parameters. Add at least one, e.g. x = { uniform = [0.0, 1.0] }");
+  for (const auto& [name, v] : params) {
+    const std::string path = t.key(*name);
+    const bool ident = !name->empty() && !std::isdigit(static_cast<unsigned char>(name->front())) &&
+                       name->front() != '.' &&
+                       std::all_of(name->begin(), name->end(), [](unsigned char c) {
+                         return std::isalnum(c) || c == '_' || c == '.';
+                       });
+    if (!ident)
+      fail(v, path,
+           "parameter name \"" + *name +
+               "\" is not an identifier. Use letters, digits, "
+               "'_' and '.', starting with a letter or '_'");
+    if (contains(kReservedColumns, *name))
+      fail(v, path,
+           "parameter name \"" + *name +
+               "\" is reserved for a results column. "
+               "Rename it (reserved: " +
+               quoted_list(kReservedColumns) + ")");
+    space.params.push_back({*name, domain(*v, path)});
+  }
+}
+
+void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
+                            const fs::path& config_dir) const {
+  static const std::vector<std::string> kinds = {"synthetic", "command"};
+  static const std::vector<std::string> synthetic = {"function", "seconds_per_step", "noise"};
+  static const std::vector<std::string> command = {"command", "workdir", "env", "step_timeout_s",
+                                                   "metrics"};
+  TrainableSpec& tr = cfg.trainable;
+  read_enum(t, "kind", kinds, tr.kind, /*required=*/true);
+  const bool is_command = tr.kind == "command";
+  const auto& own = is_command ? command : synthetic;
+  const std::string other = is_command ? "synthetic" : "command";
+  std::vector<std::string> allowed = {"kind"};
+  allowed.insert(allowed.end(), own.begin(), own.end());
+  check_keys(t, allowed, is_command ? synthetic : command,
+             "applies only to kind = \"" + other + "\" (this trainable is \"" + tr.kind +
+                 "\"). Remove it, or set kind = \"" + other + "\"");
+
+  if (!is_command) {
+    read(t, "function", tr.function);
+    read_min(t, "seconds_per_step", tr.seconds_per_step, 0.0);
+    read_min(t, "noise", tr.noise, 0.0);
+    return;
+  }
+  read_required(t, "command", tr.command, "[\"python3\", \"train.py\"]");
+  if (tr.command.empty() || tr.command.front().empty())
+    fail(find(t, "command"), t.key("command"),
+         "must start with a program to run. Write e.g. command = [\"python3\", \"train.py\"]");
+  // A program named by a relative path with a '/' is next to the config, not wherever
+  // ranktune happens to be started.
+  if (const fs::path prog = tr.command.front();
+      prog.is_relative() && tr.command.front().find('/') != std::string::npos)
+    tr.command.front() = (config_dir / prog).lexically_normal().string();
+  std::string workdir;
+  read(t, "workdir", workdir);
+  fs::path wd = (config_dir / workdir).lexically_normal();
+  if (!wd.has_filename() && wd.has_relative_path()) wd = wd.parent_path();
+  tr.workdir = wd.string();
+  read(t, "env", tr.env);
+  read_min(t, "step_timeout_s", tr.step_timeout_s, 0.0);
+  std::vector<std::string> listed;
+  read(t, "metrics", listed);
+  tr.metrics = {cfg.metric};
+  for (const auto& m : listed) {
+    if (m.empty()) fail(find(t, "metrics"), t.key("metrics"), "metric names must not be empty");
+    if (!contains(tr.metrics, m)) tr.metrics.push_back(m);
+  }
+}
+
+void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::path& config_dir) {
+  const Table top{&root, ""};
+  record_lines(top, cfg.lines);
+  check_keys(top, {"experiment", "search", "scheduler", "trainable", "stop", "resources"});
+
+  const Table e = sub(top, "experiment", true);
+  check_keys(e, {"name", "metric", "mode", "seed", "num_samples", "results", "max_failures",
+                 "non_finite", "flush_interval_ms", "status_interval_s"});
+  read_required(e, "name", cfg.name, "\"my_experiment\"");
+  if (cfg.name.empty() || !std::all_of(cfg.name.begin(), cfg.name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_' || c == '.' || c == '-';
+      }))
+    fail(find(e, "name"), e.key("name"),
+         "must match [A-Za-z0-9_.-]+ (got \"" + cfg.name +
+             "\"). It names the results file; use letters, "
+             "digits, '_', '.' and '-'");
+  read_required(e, "metric", cfg.metric, "\"loss\"");
+  if (cfg.metric.empty())
+    fail(find(e, "metric"), e.key("metric"), "must not be empty. Name the metric to optimize");
+  std::string mode;
+  read_enum(e, "mode", {"max", "min"}, mode, /*required=*/true);
+  cfg.mode = mode == "max" ? search::Mode::Max : search::Mode::Min;
+  std::int64_t seed = 0;
+  read_min(e, "seed", seed, std::int64_t{0});
+  cfg.seed = static_cast<std::uint64_t>(seed);
+  read_min(e, "num_samples", cfg.num_samples, std::int64_t{1});
+  std::string results = cfg.name + ".h5";
+  if (read(e, "results", results) && results.empty())
+    fail(find(e, "results"), e.key("results"),
+         "must not be empty. Omit it to use \"" + cfg.name + ".h5\"");
+  cfg.results = fs::absolute(results).lexically_normal().string();
+  read_min(e, "max_failures", cfg.max_failures, 0);
+  read_enum(e, "non_finite", {"error", "worst"}, cfg.non_finite);
+  read_min(e, "flush_interval_ms", cfg.flush_interval_ms, 0.0, /*strict=*/true);
+  read_min(e, "status_interval_s", cfg.status_interval_s, 0.0, /*strict=*/true);
+
+  const Table s = sub(top, "search", true);
+  check_keys(s, {"algorithm", "space"});
+  read_enum(s, "algorithm", {"random", "grid"}, cfg.algorithm);
+  read_space(sub(s, "space", true), cfg.space);
+
+  const Table sch = sub(top, "scheduler", false);
+  check_keys(sch, {"kind"});
+  read_enum(sch, "kind", {"fifo"}, cfg.scheduler);
+
+  read_trainable(sub(top, "trainable", true), cfg, config_dir);
+
+  const Table st = sub(top, "stop", false);
+  check_keys(st, {"max_t", "time_budget_s", "target"});
+  read_min(st, "max_t", cfg.max_t, std::int64_t{1});
+  read_min(st, "time_budget_s", cfg.time_budget_s, 0.0);
+  if (double target = 0; read(st, "target", target)) cfg.target = target;
+
+  const Table r = sub(top, "resources", false);
+  check_keys(r, {"ranks_per_trial"});
+  read_min(r, "ranks_per_trial", cfg.ranks_per_trial, 1);
+  if (cfg.ranks_per_trial > 1)
+    fail(find(r, "ranks_per_trial"), r.key("ranks_per_trial"),
+         "values > 1 are not supported yet (gang trials arrive with the gang feature). "
+         "Use ranks_per_trial = 1");
+}
+
+std::string display_name(const std::string& path) { return path.empty() ? "<config>" : path; }
+
+}  // namespace
+
+ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
+    : std::runtime_error([&] {
+        std::string s = file + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
+                        (key.empty() ? "" : key + ": ") + message;
+        std::replace(s.begin(), s.end(), '\n', ' ');
+        return s;
+      }()),
+      file_(std::move(file)),
+      line_(line),
+      key_(std::move(key)) {}
+
+void ExperimentConfig::fail(const std::string& key, const std::string& message) const {
+  // The nearest recorded ancestor: a defaulted key is best pointed at by its section.
+  for (std::string k = key;;) {
+    if (const auto it = lines.find(k); it != lines.end()) {
+      if (it->second > 0) throw ConfigError(display_name(path), it->second, key, message);
+      // Line 0: the key came from an override; name the last one that set it.
+      for (auto o = overrides.rbegin(); o != overrides.rend(); ++o) {
+        const std::string set = trim(o->substr(0, o->find('=')));
+        if (k == set || k.rfind(set + ".", 0) == 0 || set.rfind(k + ".", 0) == 0)
+          throw ConfigError(kSetPrefix + *o, 0, key, message);
+      }
+      break;
+    }
+    const auto dot = k.rfind('.');
+    if (dot == std::string::npos) break;
+    k.resize(dot);
+  }
+  throw ConfigError(display_name(path), 0, key, message);
+}
+
+ExperimentConfig parse_config(const std::string& text, const std::string& path,
+                              const std::vector<std::string>& overrides) {
+  const std::string file = display_name(path);
+  toml::value root;
+  try {
+    root = parse_toml(text, file);
+  } catch (const toml::exception& e) {
+    throw syntax_error(e, file);
+  }
+  Parser parser(file, overrides);
+  parser.remember_order(root);
+  for (const auto& ov : overrides) apply_override(root, ov);
+
+  ExperimentConfig cfg;
+  cfg.path = path.empty() ? "" : fs::absolute(path).lexically_normal().string();
+  cfg.text = text;
+  cfg.overrides = overrides;
+  const fs::path config_dir = path.empty() ? fs::current_path() : fs::path(cfg.path).parent_path();
+  parser.parse(root, cfg, config_dir);
+  return cfg;
+}
+
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw ConfigError(path, 0, "", "no such file. Check the path (see configs/ for examples)");
+  if (!fs::is_regular_file(path, ec))
+    throw ConfigError(path, 0, "", "not a regular file. Pass the path of a .toml config");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!(in && text << in.rdbuf()))
+    throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
+  return parse_config(text.str(), path, overrides);
+}
+
+std::string render_config(const ExperimentConfig& c) {
+  std::ostringstream o;
+  auto kv = [&](const std::string& k, const std::string& v) {
+    o << toml_key(k) << " = " << v << "\n";
+  };
+  auto str = toml_string;
+  auto num = [](auto x) { return std::to_string(x); };
+  auto strings = [&](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + str(s);
+    return "[" + out + "]";
+  };
+
+  o << "# Resolved by ranktune: every default filled in, every path absolute.\n";
+  for (const auto& ov : c.overrides) o << "# --set " << ov << "\n";
+  o << "\n[experiment]\n";
+  kv("name", str(c.name));
+  kv("metric", str(c.metric));
+  kv("mode", str(c.mode == search::Mode::Max ? "max" : "min"));
+  kv("seed", num(c.seed));
+  kv("num_samples", num(c.num_samples));
+  kv("results", str(c.results));
+  kv("max_failures", num(c.max_failures));
+  kv("non_finite", str(c.non_finite));
+  kv("flush_interval_ms", toml_float(c.flush_interval_ms));
+  kv("status_interval_s", toml_float(c.status_interval_s));
+
+  o << "\n[search]\n";
+  kv("algorithm", str(c.algorithm));
+  o << "\n[search.space]\n";
+  for (const auto& p : c.space.params) kv(p.name, toml_domain(p.domain));
+
+  o << "\n[scheduler]\n";
+  kv("kind", str(c.scheduler));
+
+  const TrainableSpec& t = c.trainable;
+  o << "\n[trainable]\n";
+  kv("kind", str(t.kind));
+  if (t.kind == "command") {
+    kv("command", strings(t.command));
+    kv("workdir", str(t.workdir));
+    std::string env;
+    for (const auto& [k, v] : t.env)
+      env += (env.empty() ? " " : ", ") + toml_key(k) + " = " + str(v);
+    kv("env", "{" + env + (env.empty() ? "}" : " }"));
+    kv("step_timeout_s", toml_float(t.step_timeout_s));
+    kv("metrics", strings(t.metrics));
+  } else {
+    kv("function", str(t.function));
+    kv("seconds_per_step", toml_float(t.seconds_per_step));
+    kv("noise", toml_float(t.noise));
+  }
+
+  o << "\n[stop]\n";
+  kv("max_t", num(c.max_t));
+  kv("time_budget_s", toml_float(c.time_budget_s));
+  if (c.target)
+    kv("target", toml_float(*c.target));
+  else
+    o << "# target: not set\n";
+
+  o << "\n[resources]\n";
+  kv("ranks_per_trial", num(c.ranks_per_trial));
+  return o.str();
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::size_t threshold = std::max<std::size_t>(2, word.size() / 3);
+  std::string best;
+  std::size_t best_distance = threshold + 1;
+  std::vector<std::size_t> prev, cur;
+  for (const auto& cand : candidates) {
+    // Levenshtein distance, two rows.
+    prev.resize(cand.size() + 1);
+    cur.resize(cand.size() + 1);
+    for (std::size_t j = 0; j <= cand.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= cand.size(); ++j)
+        cur[j] = std::min(
+            {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == cand[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    const std::size_t d = prev[cand.size()];
+    // Replacing most of a short word is not a typo.
+    if (d < best_distance && d < std::max(word.size(), cand.size())) {
+      best = cand;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+}  // namespace ranktune::io

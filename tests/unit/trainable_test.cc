@@ -1,0 +1,662 @@
+// Trainables: synthetic benchmark functions, the command trainable with real subprocesses,
+// and validate().
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "io/config.h"
+#include "train/command.h"
+#include "train/synthetic.h"
+#include "train/trainable.h"
+
+namespace ranktune::train {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// gtest without gmock: a substring check that prints both strings when it fails.
+#define EXPECT_CONTAINS(haystack, needle)                                            \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                   \
+      << "'" << (haystack) << "' does not contain '" << (needle) << "'"
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ---------------------------------------------------------------- synthetic functions
+
+TEST(SyntheticFunctions, BraninAtItsThreeMinimizers) {
+  constexpr double pi = std::numbers::pi;
+  for (auto [x1, x2] : {std::pair{-pi, 12.275}, std::pair{pi, 2.275}, std::pair{9.42478, 2.475}}) {
+    const double x[] = {x1, x2};
+    EXPECT_NEAR(branin(x), 0.397887, 1e-5) << x1 << ", " << x2;
+  }
+  const double elsewhere[] = {0.0, 0.0};
+  EXPECT_GT(branin(elsewhere), 1.0);
+  EXPECT_NEAR(find_synthetic_function("branin")->optimum, 0.397887, 1e-6);
+}
+
+TEST(SyntheticFunctions, Hartmann6AtItsMinimizer) {
+  const double x[] = {0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573};
+  EXPECT_NEAR(hartmann6(x), -3.32237, 1e-5);
+  const double centre[] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  EXPECT_GT(hartmann6(centre), -3.3);
+}
+
+TEST(SyntheticFunctions, RosenbrockAndSphere) {
+  const double ones[] = {1, 1, 1, 1}, zeros[] = {0, 0, 0};
+  EXPECT_EQ(rosenbrock(ones), 0.0);
+  EXPECT_EQ(sphere(zeros), 0.0);
+  const double x[] = {0.5, 2.0};
+  EXPECT_DOUBLE_EQ(rosenbrock(x), 100 * (2.0 - 0.25) * (2.0 - 0.25) + 0.25);
+  EXPECT_DOUBLE_EQ(sphere(x), 4.25);
+  const double one[] = {3.0};
+  EXPECT_DOUBLE_EQ(rosenbrock(one), 4.0);
+}
+
+TEST(SyntheticFunctions, TableListsEveryFunction) {
+  for (const char* name : {"branin", "hartmann6", "rosenbrock", "sphere"}) {
+    const SyntheticFunction* f = find_synthetic_function(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f->metrics, (std::vector<std::string>{"loss", "objective"}));
+  }
+  EXPECT_EQ(find_synthetic_function("branni"), nullptr);
+  EXPECT_EQ(find_synthetic_function("hartmann6")->params.size(), 6u);
+  EXPECT_TRUE(find_synthetic_function("sphere")->variadic());
+}
+
+// ---------------------------------------------------------------- synthetic trainable
+
+io::TrainableSpec synthetic_spec(const std::string& function, double noise = 0.0, double seconds = 0.0) {
+  io::TrainableSpec spec;
+  spec.kind = "synthetic";
+  spec.function = function;
+  spec.noise = noise;
+  spec.seconds_per_step = seconds;
+  return spec;
+}
+
+Context context_for(search::TrialId id, int attempt = 0, std::uint64_t seed = 42) {
+  Context c;
+  c.trial_id = id;
+  c.attempt = attempt;
+  c.seed = seed;
+  return c;
+}
+
+std::vector<double> losses(const io::TrainableSpec& spec, const search::Config& config, const Context& ctx, int steps) {
+  SyntheticTrainable t(spec);
+  t.setup(config, ctx);
+  std::vector<double> out;
+  for (int i = 0; i < steps; ++i) {
+    const StepResult r = t.step();
+    EXPECT_FALSE(r.done);
+    out.push_back(r.metrics.at("loss"));
+  }
+  return out;
+}
+
+const search::Config kBraninPoint = {{"x1", 2.0}, {"x2", 5.0}};
+
+TEST(SyntheticTrainable, ReportsLossAndNoiseFreeObjective) {
+  SyntheticTrainable t(synthetic_spec("branin", 0.3));
+  t.setup(kBraninPoint, context_for(1));
+  const double x[] = {2.0, 5.0};
+  for (int i = 0; i < 3; ++i) {
+    const StepResult r = t.step();
+    EXPECT_EQ(r.metrics.size(), 2u);
+    EXPECT_EQ(r.metrics.at("objective"), branin(x));
+  }
+}
+
+TEST(SyntheticTrainable, LossDecreasesInExpectationWithT) {
+  // Mean over many trials of the noisy loss at t = 1, 4, 16, 64: strictly decreasing.
+  const auto spec = synthetic_spec("branin", 0.5);
+  std::vector<double> mean(64, 0.0);
+  constexpr int kTrials = 300;
+  for (int id = 1; id <= kTrials; ++id) {
+    const auto l = losses(spec, kBraninPoint, context_for(id), 64);
+    for (int t = 0; t < 64; ++t) mean[t] += l[t] / kTrials;
+  }
+  EXPECT_GT(mean[0], mean[3]);
+  EXPECT_GT(mean[3], mean[15]);
+  EXPECT_GT(mean[15], mean[63]);
+  const double x[] = {2.0, 5.0};
+  EXPECT_GT(mean[63], branin(x));  // the curve approaches f(x) from above
+}
+
+TEST(SyntheticTrainable, BetterConfigLooksBetterEarly) {
+  const auto spec = synthetic_spec("branin");
+  const auto good = losses(spec, {{"x1", 3.0}, {"x2", 2.5}}, context_for(1), 10);
+  const auto bad = losses(spec, {{"x1", -4.0}, {"x2", 1.0}}, context_for(2), 10);
+  for (int t = 0; t < 10; ++t) EXPECT_LT(good[t], bad[t]) << "t=" << t + 1;
+}
+
+TEST(SyntheticTrainable, NoiseIsReproducibleAndPerTrial) {
+  const auto spec = synthetic_spec("hartmann6", 0.2);
+  const search::Config x = {{"x1", 0.1}, {"x2", 0.2}, {"x3", 0.3}, {"x4", 0.4}, {"x5", 0.5}, {"x6", 0.6}};
+  const auto a = losses(spec, x, context_for(7), 20);
+  EXPECT_EQ(a, losses(spec, x, context_for(7), 20));
+  const auto other_trial = losses(spec, x, context_for(8), 20);
+  const auto other_attempt = losses(spec, x, context_for(7, 1), 20);
+  const auto other_seed = losses(spec, x, context_for(7, 0, 43), 20);
+  for (int t = 0; t < 20; ++t) {
+    EXPECT_NE(a[t], other_trial[t]);
+    EXPECT_NE(a[t], other_attempt[t]);
+    EXPECT_NE(a[t], other_seed[t]);
+  }
+}
+
+TEST(SyntheticTrainable, NoiseHasTheConfiguredSpread) {
+  double sum = 0, sq = 0;
+  constexpr int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const double z = seeded_normal(1, i, 0, 1);
+    sum += z;
+    sq += z * z;
+  }
+  EXPECT_NEAR(sum / n, 0.0, 0.03);
+  EXPECT_NEAR(sq / n, 1.0, 0.05);
+}
+
+TEST(SyntheticTrainable, VariadicFunctionsUseX1ToXn) {
+  SyntheticTrainable t(synthetic_spec("sphere"));
+  t.setup({{"x1", 1.0}, {"x2", std::int64_t{2}}, {"x4", 100.0}, {"lr", 0.1}}, context_for(1));
+  EXPECT_DOUBLE_EQ(t.step().metrics.at("objective"), 5.0);  // x4 is past the gap at x3
+}
+
+TEST(SyntheticTrainable, SleepsSecondsPerStep) {
+  SyntheticTrainable t(synthetic_spec("sphere", 0.0, 0.02));
+  t.setup({{"x1", 0.0}}, context_for(1));
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 5; ++i) t.step();
+  EXPECT_GE(seconds_since(t0), 0.1);
+}
+
+TEST(SyntheticTrainable, MissingOrStringParameterFailsTheTrial) {
+  SyntheticTrainable t(synthetic_spec("branin"));
+  EXPECT_THROW(t.setup({{"x1", 1.0}}, context_for(1)), TrialFailure);
+  EXPECT_THROW(t.setup({{"x1", 1.0}, {"x2", std::string("a")}}, context_for(1)), TrialFailure);
+  SyntheticTrainable s(synthetic_spec("sphere"));
+  EXPECT_THROW(s.setup({{"y", 1.0}}, context_for(1)), TrialFailure);
+  SyntheticTrainable u(synthetic_spec("nope"));
+  EXPECT_THROW(u.setup({{"x1", 1.0}}, context_for(1)), TrialFailure);
+}
+
+// ---------------------------------------------------------------- command trainable
+
+// True once `pid` is gone or a zombie (an orphan waits for init to reap it).
+bool process_gone(pid_t pid, double within_s = 3.0) {
+  const auto t0 = Clock::now();
+  for (;;) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    if (!stat || text.empty()) return true;
+    const auto paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size()) {
+      const char state = text[paren + 2];
+      if (state == 'Z' || state == 'X') return true;
+    }
+    if (seconds_since(t0) > within_s) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// No child of this process is left, running or zombie.
+bool no_children() {
+  errno = 0;
+  return ::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD;
+}
+
+class CommandTrainableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ranktune_trainable_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    EXPECT_TRUE(no_children()) << "a child process was left behind";
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  /// Writes an executable /bin/sh script into the temp dir; returns its absolute path.
+  std::string script(const std::string& name, const std::string& body, bool executable = true) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+    ::chmod(p.c_str(), executable ? 0755 : 0644);
+    return p.string();
+  }
+
+  io::TrainableSpec spec(std::vector<std::string> command, double step_timeout_s = 0) const {
+    io::TrainableSpec s;
+    s.kind = "command";
+    s.command = std::move(command);
+    s.step_timeout_s = step_timeout_s;
+    return s;
+  }
+
+  Context context(search::TrialId id = 1, int attempt = 0) const {
+    Context c;
+    c.trial_id = id;
+    c.attempt = attempt;
+    c.seed = 99;
+    c.log_dir = (dir_ / "logs").string();
+    c.config_dir = dir_.string();
+    return c;
+  }
+
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir_ / name);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CommandTrainableTest, ReportsAreParsedThenExitZeroIsDone) {
+  // A blank line is skipped; a line written in two pieces is reassembled; the last line
+  // has no newline.
+  CommandTrainable t(spec({script("ok.sh",
+                                  "echo '{\"loss\": 1.5, \"acc\": 0.25, \"note\": \"x\"}' >&3\n"
+                                  "echo '' >&3\n"
+                                  "printf '{\"loss\": 2' >&3; sleep 0.05; printf '.5}\\n' >&3\n"
+                                  "printf '{\"loss\": 3}' >&3")}));
+  t.setup({{"lr", 0.1}}, context());
+  StepResult r = t.step();
+  EXPECT_FALSE(r.done);
+  EXPECT_EQ(r.metrics, (search::Metrics{{"loss", 1.5}, {"acc", 0.25}}));
+  EXPECT_EQ(t.step().metrics.at("loss"), 2.5);
+  EXPECT_EQ(t.step().metrics.at("loss"), 3.0);
+  EXPECT_TRUE(t.step().done);
+  EXPECT_TRUE(t.step().done);
+  EXPECT_EQ(t.pid(), -1);
+}
+
+TEST_F(CommandTrainableTest, ManyLinesInOneBurst) {
+  CommandTrainable t(spec({script("burst.sh", "i=1; while [ $i -le 2000 ]; do echo \"{\\\"loss\\\": $i}\"; i=$((i+1)); done >&3")}));
+  t.setup({}, context());
+  for (int i = 1; i <= 2000; ++i) ASSERT_EQ(t.step().metrics.at("loss"), i);
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, EnvironmentWorkdirAndRelativeProgram) {
+  script("env.sh",
+         "printf '%s' \"$RANKTUNE_CONFIG\" > config.json\n"
+         "[ \"$RANKTUNE_DEVICE\" = cuda:1 ] && dev=1 || dev=0\n"
+         "echo \"{\\\"trial\\\": $RANKTUNE_TRIAL_ID, \\\"attempt\\\": $RANKTUNE_ATTEMPT, \\\"seed\\\": $RANKTUNE_SEED,"
+         " \\\"fd\\\": $RANKTUNE_REPORT_FD, \\\"extra\\\": $MY_EXTRA, \\\"dev\\\": $dev, \\\"argc\\\": $#}\" >&3\n"
+         "echo \"arg=$1\"");
+  auto s = spec({"./env.sh", "first arg"});
+  s.env = {{"MY_EXTRA", "17"}};
+  CommandTrainable t(s);
+  Context ctx = context(7, 2);
+  ctx.device = "cuda:1";
+  ctx.log_dir = (dir_ / "nested" / "logs").string();  // created by setup
+  t.setup({{"lr", 0.5}, {"layers", std::int64_t{3}}, {"opt", std::string("adam")}}, ctx);
+  const StepResult r = t.step();
+  EXPECT_EQ(r.metrics, (search::Metrics{{"trial", 7}, {"attempt", 2}, {"seed", 99}, {"fd", 3},
+                                        {"extra", 17}, {"dev", 1}, {"argc", 1}}));
+  EXPECT_TRUE(t.step().done);
+  const auto config = nlohmann::json::parse(read("config.json"));  // written in the config dir
+  EXPECT_EQ(config, nlohmann::json({{"lr", 0.5}, {"layers", 3}, {"opt", "adam"}}));
+  EXPECT_EQ(t.log_path(), (dir_ / "nested" / "logs" / "trial_7_attempt_2.log").string());
+  EXPECT_EQ(t.log_tail(), "arg=first arg\n");
+}
+
+TEST_F(CommandTrainableTest, OnlyTheStandardFdsAndTheReportFdAreInherited) {
+#if !defined(__GLIBC__) || __GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 34)
+  GTEST_SKIP() << "posix_spawn closefrom needs glibc 2.34";
+#endif
+  CommandTrainable t(spec({"python3", "-c",
+                           "import os\n"
+                           "fds = sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
+                           "os.write(3, ('{\"maxfd\": %d, \"n\": %d}\\n' % (fds[-1], len(fds))).encode())\n"}));
+  t.setup({}, context());
+  const StepResult r = t.step();
+  // 0, 1, 2, 3, plus the fd listdir() itself had open.
+  EXPECT_EQ(r.metrics.at("n"), 5);
+  EXPECT_EQ(r.metrics.at("maxfd"), 4);
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, ExitCodeOneFailsWithTheStderrTail) {
+  CommandTrainable t(spec({script("fail.sh", "echo '{\"loss\": 1}' >&3\necho 'Traceback: the model blew up' >&2\nexit 1")}));
+  t.setup({}, context());
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);  // reports before the failure still count
+  try {
+    t.step();
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "exited with code 1");
+    EXPECT_CONTAINS(e.log_tail(), "Traceback: the model blew up");
+  }
+  EXPECT_CONTAINS(t.log_tail(), "the model blew up");
+}
+
+TEST_F(CommandTrainableTest, SignalIsNamed) {
+  CommandTrainable t(spec({script("segv.sh", "echo 'about to crash'\nkill -SEGV $$")}));
+  t.setup({}, context());
+  try {
+    t.step();
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "killed by signal SIGSEGV (11)");
+    EXPECT_CONTAINS(e.log_tail(), "about to crash");
+  }
+}
+
+TEST_F(CommandTrainableTest, GarbageLineIsMalformedAndKillsTheProgram) {
+  CommandTrainable t(spec({script("garbage.sh", "echo '{\"loss\": 1}' >&3\necho 'epoch 3 loss=0.1' >&3\nsleep 100")}));
+  t.setup({}, context());
+  const pid_t pid = t.pid();
+  t.step();
+  const auto t0 = Clock::now();
+  try {
+    t.step();
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "malformed report line 2");
+    EXPECT_CONTAINS(e.what(), "'epoch 3 loss=0.1'");
+  }
+  EXPECT_LT(seconds_since(t0), 3.0);
+  EXPECT_TRUE(process_gone(pid, 0.0));
+}
+
+TEST_F(CommandTrainableTest, ObjectWithoutNumbersIsMalformed) {
+  CommandTrainable t(spec({script("empty.sh", "echo '{}' >&3")}));
+  t.setup({}, context());
+  EXPECT_THROW(t.step(), TrialFailure);
+}
+
+TEST_F(CommandTrainableTest, PythonNanIsParsedAsNan) {
+  CommandTrainable t(spec({"python3", "-c",
+                           "import json, os\n"
+                           "f = os.fdopen(int(os.environ['RANKTUNE_REPORT_FD']), 'w')\n"
+                           "f.write(json.dumps({'loss': float('nan'), 'ok': 1}) + '\\n')\n"}));
+  t.setup({}, context());
+  const StepResult r = t.step();
+  EXPECT_TRUE(std::isnan(r.metrics.at("loss")));
+  EXPECT_EQ(r.metrics.at("ok"), 1);
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, SilentProgramTimesOut) {
+  CommandTrainable t(spec({script("hang.sh", "echo '{\"loss\": 1}' >&3\nsleep 100")}, /*step_timeout_s=*/1));
+  t.setup({}, context());
+  const pid_t pid = t.pid();
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  const auto t0 = Clock::now();
+  try {
+    t.step();
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "no report for 1 s (step_timeout_s)");
+  }
+  const double waited = seconds_since(t0);
+  EXPECT_GE(waited, 0.9);
+  EXPECT_LT(waited, 4.0);
+  EXPECT_TRUE(process_gone(pid, 0.0));
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, StopKillsTheProcessGroup) {
+  // The grandchild ignores SIGTERM, so only the SIGKILL sweep of the group ends it.
+  CommandTrainable t(spec({script("tree.sh",
+                                  "sh -c 'trap \"\" TERM; exec sleep 1000' &\n"
+                                  "echo $! > grandchild.pid\n"
+                                  "echo '{\"loss\": 1}' >&3\n"
+                                  "wait")}));
+  t.setup({}, context());
+  const pid_t child = t.pid();
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  const pid_t grandchild = std::stoi(read("grandchild.pid"));
+  ASSERT_FALSE(process_gone(grandchild, 0.0));
+  const auto t0 = Clock::now();
+  t.stop();
+  EXPECT_LT(seconds_since(t0), 3.0);
+  EXPECT_TRUE(process_gone(child, 0.0));
+  EXPECT_TRUE(process_gone(grandchild));
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, LeaderExitEndsTheTrialEvenIfAGrandchildHoldsThePipe) {
+  CommandTrainable t(spec({script("orphan.sh", "sleep 1000 &\necho $! > grandchild.pid\necho '{\"loss\": 1}' >&3\nexit 0")}));
+  t.setup({}, context());
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(t.step().done);
+  EXPECT_LT(seconds_since(t0), 3.0);
+  EXPECT_TRUE(process_gone(std::stoi(read("grandchild.pid"))));
+}
+
+TEST_F(CommandTrainableTest, DestructorKillsAndReaps) {
+  pid_t pid;
+  {
+    CommandTrainable t(spec({script("sleep.sh", "exec sleep 1000")}));
+    t.setup({}, context());
+    pid = t.pid();
+    ASSERT_GT(pid, 0);
+  }
+  EXPECT_TRUE(process_gone(pid, 0.0));
+}
+
+TEST_F(CommandTrainableTest, MissingOrUnrunnableProgram) {
+  for (const std::string& program : {std::string("/nonexistent/prog"), std::string("ranktune-no-such-program"),
+                                     std::string("./missing.sh")}) {
+    CommandTrainable t(spec({program}));
+    try {
+      t.setup({}, context());
+      FAIL() << program;
+    } catch (const TrialFailure& e) {
+      EXPECT_EQ(std::string(e.what()), "cannot run '" + program + "': No such file or directory");
+    }
+  }
+  CommandTrainable t(spec({script("plain.sh", "exit 0", /*executable=*/false)}));
+  try {
+    t.setup({}, context());
+    FAIL();
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "Permission denied");
+  }
+  auto bad_workdir = spec({"true"});
+  bad_workdir.workdir = (dir_ / "nope").string();
+  CommandTrainable w(bad_workdir);
+  EXPECT_THROW(w.setup({}, context()), TrialFailure);
+  EXPECT_THROW(CommandTrainable(spec({"true"})).step(), TrialFailure);  // before setup
+}
+
+TEST_F(CommandTrainableTest, PythonExampleReportsLoss) {
+  CommandTrainable t(spec({"python3", std::string(RANKTUNE_SOURCE_DIR) + "/examples/quadratic.py"}));
+  t.setup({{"lr", 0.1}, {"width", std::int64_t{32}}, {"epochs", std::int64_t{4}}}, context());
+  std::vector<double> loss;
+  for (StepResult r = t.step(); !r.done; r = t.step()) {
+    ASSERT_TRUE(r.metrics.contains("loss"));
+    loss.push_back(r.metrics.at("loss"));
+  }
+  ASSERT_EQ(loss.size(), 4u);
+  EXPECT_LT(loss.back(), loss.front());
+  EXPECT_CONTAINS(t.log_tail(), "epoch 4");
+}
+
+TEST_F(CommandTrainableTest, PythonHelperWritesNonFiniteValues) {
+  auto s = spec({"python3", "-c", "import ranktune\nranktune.report(loss=float('inf'), acc=float('nan'), n=3)\n"});
+  s.env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
+  CommandTrainable t(s);
+  t.setup({}, context());
+  const StepResult r = t.step();
+  EXPECT_EQ(r.metrics.at("loss"), std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(r.metrics.at("acc")));
+  EXPECT_EQ(r.metrics.at("n"), 3);
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST(ReadTail, KeepsTheLastLinesWithinTheByteLimit) {
+  const fs::path p = fs::temp_directory_path() / ("ranktune_tail_" + std::to_string(::getpid()));
+  {
+    std::ofstream out(p);
+    for (int i = 1; i <= 100; ++i) out << "line " << i << "\n";
+  }
+  EXPECT_EQ(read_tail(p.string(), 2), "line 99\nline 100\n");
+  const std::string tail = read_tail(p.string(), 1000, 30);
+  EXPECT_EQ(tail.rfind("line", 0), 0u);  // starts at a whole line
+  EXPECT_LE(tail.size(), 30u);
+  EXPECT_EQ(read_tail("/nonexistent/log"), "");
+  fs::remove(p);
+}
+
+TEST(SignalDescription, NamesCommonSignals) {
+  EXPECT_EQ(signal_description(SIGSEGV), "SIGSEGV (11)");
+  EXPECT_EQ(signal_description(SIGKILL), "SIGKILL (9)");
+}
+
+// ---------------------------------------------------------------- factory and validate
+
+TEST(MakeTrainable, BuildsEachKind) {
+  EXPECT_NE(dynamic_cast<SyntheticTrainable*>(make_trainable(synthetic_spec("branin")).get()), nullptr);
+  io::TrainableSpec command;
+  command.kind = "command";
+  command.command = {"true"};
+  EXPECT_NE(dynamic_cast<CommandTrainable*>(make_trainable(command).get()), nullptr);
+  command.kind = "mystery";
+  EXPECT_THROW(make_trainable(command), std::invalid_argument);
+  EXPECT_EQ(reported_metrics(synthetic_spec("sphere")), (std::vector<std::string>{"loss", "objective"}));
+}
+
+search::Param uniform(const std::string& name, double low, double high) {
+  search::Param p;
+  p.name = name;
+  p.domain.kind = search::DomainKind::Uniform;
+  p.domain.low = low;
+  p.domain.high = high;
+  return p;
+}
+
+io::ExperimentConfig branin_config() {
+  io::ExperimentConfig cfg;
+  cfg.path = "/tmp/ranktune_validate/exp.toml";
+  cfg.metric = "loss";
+  cfg.mode = search::Mode::Min;
+  cfg.space.params = {uniform("x1", -5, 10), uniform("x2", 0, 15)};
+  cfg.trainable = synthetic_spec("branin");
+  cfg.lines = {{"experiment.metric", 3}, {"search.space", 9}, {"trainable.function", 14},
+               {"trainable.command", 15}, {"trainable.kind", 13}};
+  return cfg;
+}
+
+// Runs validate and returns the error; fails the test when none is thrown.
+io::ConfigError validate_error(io::ExperimentConfig cfg) {
+  try {
+    validate(cfg);
+  } catch (const io::ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "validate() accepted the config";
+  return io::ConfigError("", 0, "", "");
+}
+
+TEST(Validate, AcceptsBraninAndPutsTheMetricFirst) {
+  auto cfg = branin_config();
+  validate(cfg);
+  EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"loss", "objective"}));
+  cfg.metric = "objective";
+  validate(cfg);
+  EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"objective", "loss"}));
+}
+
+TEST(Validate, UnknownFunction) {
+  auto cfg = branin_config();
+  cfg.trainable.function = "branni";
+  const auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "trainable.function");
+  EXPECT_EQ(e.line(), 14);
+  EXPECT_CONTAINS(e.what(), ":14:");
+  EXPECT_CONTAINS(e.what(), "unknown function 'branni'; valid: branin, hartmann6, rosenbrock, sphere");
+}
+
+TEST(Validate, MissingParameters) {
+  auto cfg = branin_config();
+  cfg.space.params.pop_back();
+  auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "search.space");
+  EXPECT_EQ(e.line(), 9);
+  EXPECT_CONTAINS(e.what(), "missing: x2");
+
+  cfg.trainable.function = "sphere";
+  cfg.space.params = {uniform("lr", 0, 1)};
+  e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "search.space");
+  EXPECT_CONTAINS(e.what(), "missing: x1");
+
+  cfg.space.params = {uniform("x1", 0, 1), uniform("x3", 0, 1)};
+  EXPECT_CONTAINS(validate_error(cfg).what(), "missing: x2");
+  cfg.space.params.push_back(uniform("x2", 0, 1));
+  validate(cfg);
+
+  cfg.trainable.function = "hartmann6";
+  EXPECT_CONTAINS(validate_error(cfg).what(), "missing: x4, x5, x6");
+}
+
+TEST(Validate, StringParameterIsRejected) {
+  auto cfg = branin_config();
+  cfg.space.params[0].domain.kind = search::DomainKind::Choice;
+  cfg.space.params[0].domain.values = {std::string("a"), std::string("b")};
+  const auto e = validate_error(cfg);
+  EXPECT_EQ(e.line(), 9);  // [search.space], the nearest recorded key
+  EXPECT_CONTAINS(e.what(), "must be numeric");
+}
+
+TEST(Validate, WrongMetric) {
+  auto cfg = branin_config();
+  cfg.metric = "accuracy";
+  const auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "experiment.metric");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_CONTAINS(e.what(), "the synthetic trainable reports loss, objective");
+}
+
+TEST(Validate, UnknownKind) {
+  auto cfg = branin_config();
+  cfg.trainable.kind = "magic";
+  const auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "trainable.kind");
+  EXPECT_EQ(e.line(), 13);
+}
+
+TEST(Validate, CommandProgramMustExist) {
+  auto cfg = branin_config();
+  cfg.trainable.kind = "command";
+  cfg.trainable.command = {"./no_such_train.py"};
+  auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "trainable.command");
+  EXPECT_EQ(e.line(), 15);
+  EXPECT_CONTAINS(e.what(), "/tmp/ranktune_validate/no_such_train.py");
+  cfg.trainable.command = {"ranktune-no-such-program"};
+  EXPECT_CONTAINS(validate_error(cfg).what(), "not found in PATH");
+
+  // The example script, relative to a config in the source tree; the metric goes first.
+  cfg.path = std::string(RANKTUNE_SOURCE_DIR) + "/examples/experiment.toml";
+  cfg.trainable.command = {"./quadratic.py"};
+  cfg.trainable.metrics = {"accuracy", "loss"};
+  validate(cfg);
+  EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"loss", "accuracy"}));
+  cfg.trainable.command = {"sh", "-c", "true"};  // PATH lookup
+  validate(cfg);
+}
+
+}  // namespace
+}  // namespace ranktune::train

@@ -1,0 +1,489 @@
+#include "train/command.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "io/json.h"
+
+extern char** environ;
+
+// posix_spawn file actions that glibc added late: chdir (2.29) and closefrom (2.34).
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
+#define RANKTUNE_SPAWN_CHDIR 1
+#else
+#define RANKTUNE_SPAWN_CHDIR 0
+#endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#define RANKTUNE_SPAWN_CLOSEFROM 1
+#else
+#define RANKTUNE_SPAWN_CLOSEFROM 0
+#endif
+
+namespace ranktune::train {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Deadline = std::optional<Clock::time_point>;
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) reset(o.release());
+  return *this;
+}
+
+void UniqueFd::reset(int fd) noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+namespace {
+
+// poll()'s timeout until `deadline`: -1 for none; rounded up so a near deadline never
+// turns into a run of zero-timeout polls.
+int poll_timeout(Deadline deadline) {
+  if (!deadline) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+}
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  return -1;
+#endif
+}
+
+struct FileActions {
+  posix_spawn_file_actions_t a;
+  FileActions() { posix_spawn_file_actions_init(&a); }
+  ~FileActions() { posix_spawn_file_actions_destroy(&a); }
+};
+
+struct SpawnAttr {
+  posix_spawnattr_t a;
+  SpawnAttr() { posix_spawnattr_init(&a); }
+  ~SpawnAttr() { posix_spawnattr_destroy(&a); }
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string seconds(double s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+
+}  // namespace
+
+// ---- ChildProcess ----
+
+ChildProcess::ChildProcess(ChildProcess&& o) noexcept
+    : pid_(std::exchange(o.pid_, -1)), pidfd_(std::move(o.pidfd_)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
+  if (this != &o) {
+    terminate();
+    pid_ = std::exchange(o.pid_, -1);
+    pidfd_ = std::move(o.pidfd_);
+  }
+  return *this;
+}
+
+int ChildProcess::spawn(const SpawnRequest& r, ChildProcess& out) {
+  // Lift the fds above the child's fixed numbers 0..3, so the dup2s below cannot overwrite
+  // one another and never dup an fd onto itself (which would keep close-on-exec set).
+  UniqueFd output, report;
+  if (r.output_fd >= 0 && !(output = UniqueFd(::fcntl(r.output_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
+  if (r.report_fd >= 0 && !(report = UniqueFd(::fcntl(r.report_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
+
+  FileActions fa;
+  SpawnAttr attr;
+  int rc = 0;
+  const auto check = [&rc](int e) {
+    if (e != 0 && rc == 0) rc = e;
+  };
+  check(posix_spawn_file_actions_addopen(&fa.a, 0, "/dev/null", O_RDONLY, 0));
+  if (output) {
+    check(posix_spawn_file_actions_adddup2(&fa.a, output.get(), 1));
+    check(posix_spawn_file_actions_adddup2(&fa.a, output.get(), 2));
+  }
+  if (report) check(posix_spawn_file_actions_adddup2(&fa.a, report.get(), kReportFd));
+#if RANKTUNE_SPAWN_CLOSEFROM
+  // MPI and friends leave fds without close-on-exec; the trial has no business with them.
+  check(posix_spawn_file_actions_addclosefrom_np(&fa.a, kReportFd + 1));
+#endif
+  std::string program = r.program;
+  std::vector<std::string> argv = r.argv;
+  if (!r.workdir.empty()) {
+#if RANKTUNE_SPAWN_CHDIR
+    check(posix_spawn_file_actions_addchdir_np(&fa.a, r.workdir.c_str()));
+#else
+    // No chdir action before glibc 2.29: a shell changes directory, then becomes the program.
+    argv.erase(argv.begin());
+    argv.insert(argv.begin(), {"/bin/sh", "-c", "cd -- \"$0\" && exec \"$@\"", r.workdir, program});
+    program = "/bin/sh";
+#endif
+  }
+  // Own process group, so stop() reaches the program's children too. Signal mask and
+  // dispositions reset, since an MPI runtime may block or ignore signals the program needs.
+  check(posix_spawnattr_setflags(&attr.a, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+  check(posix_spawnattr_setpgroup(&attr.a, 0));
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  check(posix_spawnattr_setsigmask(&attr.a, &none));
+  check(posix_spawnattr_setsigdefault(&attr.a, &all));
+  if (rc != 0) return rc;
+
+  auto cargv = c_strings(argv), cenv = c_strings(r.env);
+  pid_t pid = -1;
+  // glibc's posix_spawn reports exec failures (ENOENT, EACCES, ...) and reaps that child.
+  rc = ::posix_spawn(&pid, program.c_str(), &fa.a, &attr.a, cargv.data(), cenv.data());
+  if (rc != 0) return rc;
+  out = ChildProcess();
+  out.pid_ = pid;
+  out.pidfd_.reset(open_pidfd(pid));
+  return 0;
+}
+
+bool ChildProcess::wait_exit(Deadline deadline) const noexcept {
+  if (pid_ <= 0) return true;
+  if (pidfd_) {
+    pollfd p{pidfd_.get(), POLLIN, 0};
+    for (;;) {
+      const int n = ::poll(&p, 1, poll_timeout(deadline));
+      if (n > 0) return true;
+      if (n == 0) return false;
+      if (errno != EINTR) break;
+    }
+  }
+  // No pidfd: WNOWAIT leaves the zombie in place (see reap()); naps back off to 50 ms.
+  auto nap = std::chrono::milliseconds(1);
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return true;  // ECHILD: reaped behind our back (SIGCHLD ignored)
+    }
+    if (info.si_pid == pid_) return true;
+    if (deadline && Clock::now() >= *deadline) return false;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::milliseconds(50));
+  }
+}
+
+std::optional<int> ChildProcess::reap() noexcept {
+  if (pid_ <= 0) return std::nullopt;
+  // While the leader is an unreaped zombie its pid, the group id, cannot be reused, so
+  // killing the group now cannot hit a stranger.
+  ::kill(-pid_, SIGKILL);
+  int status = 0;
+  pid_t r;
+  do r = ::waitpid(pid_, &status, 0);
+  while (r < 0 && errno == EINTR);
+  pid_ = -1;
+  pidfd_.reset();
+  if (r < 0) return std::nullopt;
+  return status;
+}
+
+std::optional<int> ChildProcess::terminate(std::chrono::milliseconds grace) noexcept {
+  if (pid_ <= 0) return std::nullopt;
+  ::kill(-pid_, SIGTERM);
+  wait_exit(Clock::now() + grace);
+  return reap();
+}
+
+// ---- helpers ----
+
+ResolvedProgram resolve_program(const std::string& program, const std::string& config_dir,
+                                const std::string& path_env) {
+  const auto runnable = [](const fs::path& p) -> int {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return errno;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    return ::access(p.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (program.empty()) return {"", ENOENT};
+  std::error_code ec;
+  if (program.find('/') != std::string::npos) {
+    fs::path p(program);
+    if (p.is_relative()) p = (config_dir.empty() ? fs::current_path(ec) : fs::path(config_dir)) / p;
+    p = p.lexically_normal();
+    return {p.string(), runnable(p)};
+  }
+  // As execvp: the first executable match wins; EACCES if only unexecutable ones exist.
+  int error = ENOENT;
+  const std::string dirs = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env;
+  for (std::size_t begin = 0; begin <= dirs.size();) {
+    std::size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(begin, end - begin);
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    const int e = runnable(candidate);
+    if (e == 0) return {fs::absolute(candidate, ec).lexically_normal().string(), 0};
+    if (e == EACCES) error = EACCES;
+    begin = end + 1;
+  }
+  return {"", error};
+}
+
+std::string signal_description(int sig) {
+  static const std::map<int, const char*> names = {
+      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+      {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+      {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+      {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+  const auto it = names.find(sig);
+  if (it == names.end()) return "signal " + std::to_string(sig);
+  return std::string(it->second) + " (" + std::to_string(sig) + ")";
+}
+
+std::string read_tail(const std::string& path, int max_lines, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0));
+  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
+  std::string s(size - start, '\0');
+  in.seekg(static_cast<std::streamoff>(start));
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  if (start > 0) {  // drop the line the byte limit cut through
+    const auto nl = s.find('\n');
+    if (nl != std::string::npos && nl + 1 < s.size()) s.erase(0, nl + 1);
+  }
+  std::size_t pos = s.size();
+  if (pos > 0 && s[pos - 1] == '\n') --pos;
+  for (int lines = 0; pos > 0;) {
+    const auto nl = s.rfind('\n', pos - 1);
+    if (nl == std::string::npos) {
+      pos = 0;
+    } else if (++lines == max_lines) {
+      pos = nl + 1;
+      break;
+    } else {
+      pos = nl;
+    }
+  }
+  return s.substr(pos);
+}
+
+// ---- CommandTrainable ----
+
+CommandTrainable::CommandTrainable(io::TrainableSpec spec) : spec_(std::move(spec)) {}
+
+void CommandTrainable::setup(const search::Config& config, const Context& context) {
+  stop();
+  buffer_.clear();
+  line_no_ = 0;
+  eof_ = finished_ = false;
+  started_ = true;
+  log_path_.clear();
+  if (spec_.command.empty()) throw TrialFailure("the trainable command is empty");
+
+  const std::string& program = spec_.command[0];
+  const auto spec_path = spec_.env.find("PATH");
+  const char* inherited_path = ::getenv("PATH");
+  const std::string path_env = spec_path != spec_.env.end() ? spec_path->second
+                               : inherited_path           ? inherited_path
+                                                          : "";
+  const ResolvedProgram resolved = resolve_program(program, context.config_dir, path_env);
+  if (resolved.error != 0) throw TrialFailure("cannot run '" + program + "': " + std::strerror(resolved.error));
+
+  const std::string workdir = spec_.workdir.empty() ? context.config_dir : spec_.workdir;
+  std::error_code ec;
+  if (!workdir.empty() && !fs::is_directory(workdir, ec)) {
+    throw TrialFailure("working directory '" + workdir + "' is not a directory");
+  }
+
+  const fs::path log_dir = fs::absolute(context.log_dir.empty() ? "." : context.log_dir, ec);
+  fs::create_directories(log_dir, ec);
+  if (ec) throw TrialFailure("cannot create log directory '" + log_dir.string() + "': " + ec.message());
+  log_path_ = (log_dir / ("trial_" + std::to_string(context.trial_id) + "_attempt_" +
+                          std::to_string(context.attempt) + ".log")).string();
+  UniqueFd log(::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!log) throw TrialFailure("cannot open log '" + log_path_ + "': " + std::strerror(errno));
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw TrialFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  env.try_emplace("PYTHONUNBUFFERED", "1");
+  for (const auto& [k, v] : spec_.env) env[k] = v;
+  env["RANKTUNE_CONFIG"] = io::to_json(config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  env["RANKTUNE_TRIAL_ID"] = std::to_string(context.trial_id);
+  env["RANKTUNE_ATTEMPT"] = std::to_string(context.attempt);
+  env["RANKTUNE_REPORT_FD"] = std::to_string(ChildProcess::kReportFd);
+  env["RANKTUNE_DEVICE"] = context.device;
+  env["RANKTUNE_SEED"] = std::to_string(context.seed);
+  std::vector<std::string> env_list;
+  env_list.reserve(env.size());
+  for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
+
+  const SpawnRequest request{resolved.path, spec_.command, std::move(env_list), workdir, log.get(), write_end.get()};
+  if (const int err = ChildProcess::spawn(request, child_); err != 0) {
+    throw TrialFailure("cannot run '" + program + "': " + std::strerror(err), read_tail(log_path_));
+  }
+  report_ = std::move(read_end);
+  // write_end closes on return: the pipe then reaches EOF once the program and everything
+  // it started have closed their copies.
+}
+
+StepResult CommandTrainable::step() {
+  constexpr std::size_t kMaxLine = 1 << 20;
+  if (!started_) throw TrialFailure("step() before setup()");
+  if (finished_) return StepResult{{}, true};
+  Deadline deadline;
+  if (spec_.step_timeout_s > 0) {
+    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(spec_.step_timeout_s));
+  }
+  for (;;) {
+    while (auto line = take_line()) {
+      if (line->find_first_not_of(" \t\r") == std::string::npos) continue;
+      return parse(*line);
+    }
+    if (buffer_.size() > kMaxLine) {
+      fail("malformed report line " + std::to_string(line_no_ + 1) + ": over 1 MiB without a newline: '" +
+           buffer_.substr(0, 80) + "'");
+    }
+    if (eof_) {
+      if (!child_.wait_exit(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
+      return finish();
+    }
+    if (!fill(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
+  }
+}
+
+std::optional<std::string> CommandTrainable::take_line() {
+  const auto nl = buffer_.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string line = buffer_.substr(0, nl);
+  buffer_.erase(0, nl + 1);
+  ++line_no_;
+  return line;
+}
+
+bool CommandTrainable::read_some() {
+  char chunk[65536];
+  const ssize_t got = ::read(report_.get(), chunk, sizeof chunk);
+  if (got > 0) {
+    buffer_.append(chunk, static_cast<std::size_t>(got));
+    return true;
+  }
+  if (got == 0) {
+    eof_ = true;
+    return false;
+  }
+  if (errno == EINTR || errno == EAGAIN) return true;
+  fail(std::string("cannot read the report pipe: ") + std::strerror(errno));
+}
+
+bool CommandTrainable::fill(Deadline deadline) {
+  pollfd fds[2] = {{report_.get(), POLLIN, 0}, {child_.pidfd(), POLLIN, 0}};
+  const bool have_pidfd = child_.pidfd() >= 0;
+  for (;;) {
+    // Without a pidfd (Linux < 5.3) the leader's exit is checked every 200 ms instead.
+    int timeout = poll_timeout(deadline);
+    if (!have_pidfd && (timeout < 0 || timeout > 200)) timeout = 200;
+    const int r = ::poll(fds, have_pidfd ? 2 : 1, timeout);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(std::string("cannot poll the report pipe: ") + std::strerror(errno));
+    }
+    if (fds[0].revents != 0) {
+      read_some();
+      return true;
+    }
+    if (r == 0) {
+      if (deadline && Clock::now() >= *deadline) return false;
+      if (have_pidfd || !child_.wait_exit(Clock::now())) continue;
+    }
+    // The leader exited, so all it wrote is in the pipe already: drain without waiting, so
+    // a leftover grandchild holding the pipe open cannot keep the trial alive.
+    pollfd p{report_.get(), POLLIN, 0};
+    while (::poll(&p, 1, 0) > 0 && read_some()) {
+    }
+    eof_ = true;
+    return true;
+  }
+}
+
+StepResult CommandTrainable::finish() {
+  finished_ = true;
+  report_.reset();
+  const std::optional<int> status = child_.reap();
+  if (status && WIFSIGNALED(*status)) {
+    const int sig = WTERMSIG(*status);
+    throw TrialFailure("killed by signal " + signal_description(sig) + (sig == SIGKILL ? " (out of memory?)" : ""),
+                       read_tail(log_path_));
+  }
+  if (status && WIFEXITED(*status) && WEXITSTATUS(*status) != 0) {
+    throw TrialFailure("exited with code " + std::to_string(WEXITSTATUS(*status)), read_tail(log_path_));
+  }
+  // A last line without its newline still counts.
+  if (buffer_.find_first_not_of(" \t\r\n") != std::string::npos) {
+    ++line_no_;
+    return parse(std::exchange(buffer_, {}));
+  }
+  return StepResult{{}, true};
+}
+
+StepResult CommandTrainable::parse(const std::string& line) {
+  std::string reason;
+  try {
+    search::Metrics m = io::metrics_from_json_line(line);
+    if (!m.empty()) return StepResult{std::move(m), false};
+    reason = "no numeric value in the object";
+  } catch (const std::exception& e) {
+    reason = e.what();
+  }
+  fail("malformed report line " + std::to_string(line_no_) + ": " + reason + ": '" + line.substr(0, 80) + "'");
+}
+
+void CommandTrainable::fail(const std::string& reason) {
+  child_.terminate();
+  report_.reset();
+  finished_ = true;
+  throw TrialFailure(reason, read_tail(log_path_));
+}
+
+void CommandTrainable::stop() {
+  child_.terminate();
+  report_.reset();
+  finished_ = true;
+}
+
+std::string CommandTrainable::log_tail() const { return log_path_.empty() ? std::string() : read_tail(log_path_); }
+
+}  // namespace ranktune::train

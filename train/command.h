@@ -1,0 +1,162 @@
+#pragma once
+/// The command trainable: any program (a PyTorch script, a shell script) as one subprocess
+/// per trial attempt, reporting one JSON object per line on a pipe. See design.md and the
+/// Python helper in python/ranktune.
+///
+/// The child's environment is the worker's, plus `spec.env`, plus
+///   RANKTUNE_CONFIG     the trial's config as a JSON object
+///   RANKTUNE_TRIAL_ID   RANKTUNE_ATTEMPT   RANKTUNE_DEVICE ("cpu", "cuda:N")
+///   RANKTUNE_SEED       the experiment seed (combine with the trial id for a trial stream)
+///   RANKTUNE_REPORT_FD  the fd to write JSON lines to (always 3)
+///   PYTHONUNBUFFERED=1  unless set already, so the log is live
+/// stdin is /dev/null; stdout and stderr go to <log_dir>/trial_<id>_attempt_<k>.log.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "train/trainable.h"
+
+namespace ranktune::train {
+
+/// Owns one file descriptor; closes it on destruction. -1 means none.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  void reset(int fd = -1) noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+/// What ChildProcess::spawn starts.
+struct SpawnRequest {
+  std::string program;            ///< path to execute (already resolved; no PATH lookup)
+  std::vector<std::string> argv;  ///< argv[0] is what the program sees as its name
+  std::vector<std::string> env;   ///< the complete environment, "KEY=VALUE"
+  std::string workdir;            ///< "" keeps the caller's
+  int output_fd = -1;             ///< becomes the child's stdout and stderr (-1: inherit)
+  int report_fd = -1;             ///< becomes the child's fd `kReportFd` (-1: none)
+};
+
+/// A started child process, leader of its own process group (pgid == pid). Owns the group:
+/// the destructor terminates and reaps it, so no child outlives its handle and none is
+/// left a zombie. Move-only.
+class ChildProcess {
+ public:
+  /// The fd number the report pipe has in the child.
+  static constexpr int kReportFd = 3;
+  /// How long terminate() waits after SIGTERM before SIGKILL.
+  static constexpr std::chrono::milliseconds kGrace{2000};
+
+  ChildProcess() = default;
+  ChildProcess(ChildProcess&& o) noexcept;
+  ChildProcess& operator=(ChildProcess&& o) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess() { terminate(); }
+
+  /// Starts `request`. Returns 0 and sets `out`, or returns the errno of the failure.
+  static int spawn(const SpawnRequest& request, ChildProcess& out);
+
+  pid_t pid() const { return pid_; }
+  /// True from spawn until reaped.
+  bool alive() const { return pid_ > 0; }
+  /// A pidfd that polls readable once the leader has exited, or -1 (kernel < 5.3).
+  int pidfd() const { return pidfd_.get(); }
+
+  /// Waits until the leader has exited (without reaping it) or `deadline` passes.
+  /// Returns true when it has exited.
+  bool wait_exit(std::optional<std::chrono::steady_clock::time_point> deadline) const noexcept;
+  /// For a leader that has exited: SIGKILLs what is left of its group, then reaps the
+  /// leader. Returns its wait status, or nullopt when it could not be collected (SIGCHLD
+  /// ignored).
+  std::optional<int> reap() noexcept;
+  /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group
+  /// and reap. No-op once reaped. Never throws.
+  std::optional<int> terminate(std::chrono::milliseconds grace = kGrace) noexcept;
+
+ private:
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+};
+
+/// Where argv[0] of a command resolves to: `path` is absolute when `error` is 0.
+struct ResolvedProgram {
+  std::string path;
+  int error = 0;  ///< errno: ENOENT, EACCES (not executable), ...
+};
+
+/// Resolves `program` as the command trainable does: a name with a '/' is a path, relative
+/// ones to `config_dir` (or the working directory when that is ""); a bare name is looked up
+/// in `path_env` (a PATH value) like execvp does.
+ResolvedProgram resolve_program(const std::string& program, const std::string& config_dir,
+                                const std::string& path_env);
+
+/// "SIGSEGV (11)", or "signal 42" for one without a common name.
+std::string signal_description(int sig);
+
+/// The last `max_lines` lines of the file at `path`, at most `max_bytes` bytes of it; "" when
+/// it cannot be read.
+std::string read_tail(const std::string& path, int max_lines = 20, std::size_t max_bytes = 2000);
+
+/// Runs `spec.command` as one subprocess per trial attempt. Every step() returns the next
+/// JSON line the program reports; its exit ends the trial (code 0: done, else a failure).
+class CommandTrainable : public Trainable {
+ public:
+  explicit CommandTrainable(io::TrainableSpec spec);
+  ~CommandTrainable() override = default;  // child_ terminates and reaps
+
+  /// Starts the program. Throws TrialFailure when it cannot be started.
+  void setup(const search::Config& config, const Context& context) override;
+  /// Blocks until the next report (at most spec.step_timeout_s when > 0). Throws TrialFailure
+  /// on a malformed line, a silent program, a non-zero exit or a signal.
+  StepResult step() override;
+  /// Terminates the program and its process group. Never throws.
+  void stop() override;
+  std::string log_tail() const override;
+
+  /// The log of the current attempt ("" before setup).
+  const std::string& log_path() const { return log_path_; }
+  /// The program's pid while it runs, else -1.
+  pid_t pid() const { return child_.pid(); }
+
+ private:
+  /// Moves the next complete line out of buffer_, if any.
+  std::optional<std::string> take_line();
+  /// Waits until `deadline` for output or the leader's exit, then reads what is there.
+  /// Sets eof_ when the trial's output is over. Returns false on timeout.
+  bool fill(std::optional<std::chrono::steady_clock::time_point> deadline);
+  /// One read() into buffer_: false at EOF (sets eof_). Throws TrialFailure on errors.
+  bool read_some();
+  /// Terminates the program and throws TrialFailure(reason, log tail).
+  [[noreturn]] void fail(const std::string& reason);
+  /// After eof_: reaps the program and turns its exit into done or a failure.
+  StepResult finish();
+  StepResult parse(const std::string& line);
+
+  io::TrainableSpec spec_;
+  ChildProcess child_;
+  UniqueFd report_;     ///< read end of the report pipe
+  std::string buffer_;  ///< bytes read but not yet split into lines
+  std::int64_t line_no_ = 0;
+  bool eof_ = false;
+  bool finished_ = false;
+  bool started_ = false;
+  std::string log_path_;
+};
+
+}  // namespace ranktune::train

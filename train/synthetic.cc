@@ -1,0 +1,147 @@
+#include "train/synthetic.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <thread>
+#include <variant>
+
+namespace ranktune::train {
+
+double branin(std::span<const double> x) {
+  constexpr double pi = std::numbers::pi;
+  constexpr double b = 5.1 / (4 * pi * pi), c = 5 / pi, r = 6, s = 10, t = 1 / (8 * pi);
+  const double u = x[1] - b * x[0] * x[0] + c * x[0] - r;
+  return u * u + s * (1 - t) * std::cos(x[0]) + s;
+}
+
+double hartmann6(std::span<const double> x) {
+  static constexpr std::array<double, 4> alpha = {1.0, 1.2, 3.0, 3.2};
+  static constexpr double A[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                     {0.05, 10, 17, 0.1, 8, 14},
+                                     {3, 3.5, 1.7, 10, 17, 8},
+                                     {17, 8, 0.05, 10, 0.1, 14}};
+  static constexpr double P[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
+                                     {2329, 4135, 8307, 3736, 1004, 9991},
+                                     {2348, 1451, 3522, 2883, 3047, 6650},
+                                     {4047, 8828, 8732, 5743, 1091, 381}};
+  double f = 0;
+  for (int i = 0; i < 4; ++i) {
+    double e = 0;
+    for (int j = 0; j < 6; ++j) {
+      const double d = x[j] - P[i][j] * 1e-4;
+      e += A[i][j] * d * d;
+    }
+    f -= alpha[i] * std::exp(-e);
+  }
+  return f;
+}
+
+double rosenbrock(std::span<const double> x) {
+  if (x.size() == 1) return (1 - x[0]) * (1 - x[0]);
+  double f = 0;
+  for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+    const double a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
+    f += 100 * a * a + b * b;
+  }
+  return f;
+}
+
+double sphere(std::span<const double> x) {
+  double f = 0;
+  for (double v : x) f += v * v;
+  return f;
+}
+
+const std::vector<SyntheticFunction>& synthetic_functions() {
+  static const std::vector<std::string> metrics = {"loss", "objective"};
+  static const std::vector<SyntheticFunction> table = {
+      {"branin", {"x1", "x2"}, 0.397887357729739, metrics, &branin},
+      {"hartmann6", {"x1", "x2", "x3", "x4", "x5", "x6"}, -3.32236801141551, metrics, &hartmann6},
+      {"rosenbrock", {}, 0.0, metrics, &rosenbrock},
+      {"sphere", {}, 0.0, metrics, &sphere},
+  };
+  return table;
+}
+
+std::string variadic_param(int i) {
+  std::string name = "x";
+  name += std::to_string(i);
+  return name;
+}
+
+const SyntheticFunction* find_synthetic_function(const std::string& name) {
+  for (const auto& f : synthetic_functions()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+double learning_curve(double gap, std::int64_t t) {
+  return (1 + gap) / std::sqrt(static_cast<double>(t));
+}
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// A uniform draw in the open interval (0, 1), so log() below is finite.
+double open_unit(std::uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1p-53; }
+
+}  // namespace
+
+double seeded_normal(std::uint64_t seed, std::int64_t trial_id, int attempt, std::int64_t t) {
+  // Chaining the keys through the mixer (rather than adding them) keeps nearby key tuples,
+  // e.g. (trial 1, step 2) and (trial 2, step 1), from sharing a stream.
+  std::uint64_t h = splitmix64(seed);
+  h = splitmix64(h ^ static_cast<std::uint64_t>(trial_id));
+  h = splitmix64(h ^ static_cast<std::uint64_t>(attempt));
+  h = splitmix64(h ^ static_cast<std::uint64_t>(t));
+  const double u1 = open_unit(splitmix64(h)), u2 = open_unit(splitmix64(h + 1));
+  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+}
+
+SyntheticTrainable::SyntheticTrainable(const io::TrainableSpec& spec)
+    : function_(find_synthetic_function(spec.function)),
+      seconds_per_step_(spec.seconds_per_step),
+      noise_(spec.noise) {}  // an unknown name fails in setup(), so building never throws
+
+void SyntheticTrainable::setup(const search::Config& config, const Context& context) {
+  if (!function_) throw TrialFailure("unknown synthetic function");
+  context_ = context;
+  t_ = 0;
+  std::vector<std::string> names = function_->params;
+  if (function_->variadic()) {
+    for (int i = 1; config.contains(variadic_param(i)); ++i) names.push_back(variadic_param(i));
+    if (names.empty()) throw TrialFailure(function_->name + " needs parameters x1..xn; the config has no x1");
+  }
+  std::vector<double> x;
+  x.reserve(names.size());
+  for (const auto& name : names) {
+    const auto it = config.find(name);
+    if (it == config.end()) throw TrialFailure(function_->name + " needs parameter '" + name + "'");
+    if (const auto* d = std::get_if<double>(&it->second)) x.push_back(*d);
+    else if (const auto* i = std::get_if<std::int64_t>(&it->second)) x.push_back(static_cast<double>(*i));
+    else throw TrialFailure("parameter '" + name + "' of " + function_->name + " must be a number");
+  }
+  value_ = function_->eval(x);
+  gap_ = std::max(0.0, value_ - function_->optimum);
+}
+
+StepResult SyntheticTrainable::step() {
+  if (!function_) throw TrialFailure("unknown synthetic function");
+  ++t_;
+  if (seconds_per_step_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds_per_step_));
+  double loss = value_ + learning_curve(gap_, t_);
+  if (noise_ > 0) loss += noise_ * seeded_normal(context_.seed, context_.trial_id, context_.attempt, t_);
+  return StepResult{{{"loss", loss}, {"objective", value_}}, false};
+}
+
+}  // namespace ranktune::train

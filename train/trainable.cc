@@ -1,0 +1,129 @@
+#include "train/trainable.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "train/command.h"
+#include "train/synthetic.h"
+
+namespace ranktune::train {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+bool in_space(const search::Space& space, const std::string& name) {
+  return std::any_of(space.params.begin(), space.params.end(), [&](const auto& p) { return p.name == name; });
+}
+
+// The index n of a parameter named "x<n>", or 0.
+int x_index(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'x' || name[1] == '0') return 0;
+  if (!std::all_of(name.begin() + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  return name.size() > 6 ? 0 : std::atoi(name.c_str() + 1);
+}
+
+void validate_synthetic(io::ExperimentConfig& cfg) {
+  const auto& spec = cfg.trainable;
+  const SyntheticFunction* f = find_synthetic_function(spec.function);
+  if (f == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& g : synthetic_functions()) names.push_back(g.name);
+    cfg.fail("trainable.function", "unknown function '" + spec.function + "'; valid: " + join(names));
+  }
+
+  std::vector<std::string> needed = f->params;
+  if (f->variadic()) {
+    // x1..xn up to the first gap are used; a later xk would be silently ignored, so refuse it.
+    int highest = 0;
+    for (const auto& p : cfg.space.params) highest = std::max(highest, x_index(p.name));
+    if (highest == 0) {
+      cfg.fail("search.space", spec.function + " needs parameters x1..xn (n >= 1); missing: x1");
+    }
+    for (int i = 1; i <= highest; ++i) needed.push_back(variadic_param(i));
+  }
+  std::vector<std::string> missing;
+  for (const auto& name : needed) {
+    if (!in_space(cfg.space, name)) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    cfg.fail("search.space", spec.function + " needs parameters " + join(needed) + "; missing: " + join(missing));
+  }
+  for (const auto& p : cfg.space.params) {
+    if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) continue;
+    for (const auto& v : p.domain.values) {
+      if (std::holds_alternative<std::string>(v)) {
+        cfg.fail("search.space." + p.name, "'" + p.name + "' is an input of " + spec.function + " and must be numeric");
+      }
+    }
+  }
+
+  if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
+    cfg.fail("experiment.metric", "the synthetic trainable reports " + join(f->metrics) + "; '" + cfg.metric +
+                                      "' is not one of them (\"objective\" is f(x) without noise)");
+  }
+}
+
+void validate_command(io::ExperimentConfig& cfg) {
+  const auto& spec = cfg.trainable;
+  if (spec.command.empty()) {
+    cfg.fail("trainable.command", "is empty; give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
+  }
+  std::error_code ec;
+  const std::string config_dir =
+      cfg.path.empty() ? std::filesystem::current_path(ec).string() : std::filesystem::path(cfg.path).parent_path().string();
+  const auto spec_path = spec.env.find("PATH");
+  const char* inherited_path = std::getenv("PATH");
+  const std::string path_env = spec_path != spec.env.end() ? spec_path->second : inherited_path ? inherited_path : "";
+  const std::string& program = spec.command[0];
+  const ResolvedProgram r = resolve_program(program, config_dir, path_env);
+  if (r.error != 0) {
+    const std::string where = r.path.empty() ? "not found in PATH" : "resolved to " + r.path;
+    cfg.fail("trainable.command", "cannot run '" + program + "': " + std::strerror(r.error) + " (" + where +
+                                      "). Relative paths with a '/' are relative to the config's folder");
+  }
+  if (!spec.workdir.empty() && !std::filesystem::is_directory(spec.workdir, ec)) {
+    cfg.fail("trainable.workdir", "'" + spec.workdir + "' is not a directory");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec) {
+  if (spec.kind == "synthetic") return std::make_unique<SyntheticTrainable>(spec);
+  if (spec.kind == "command") return std::make_unique<CommandTrainable>(spec);
+  throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: synthetic, command");
+}
+
+std::vector<std::string> reported_metrics(const io::TrainableSpec& spec) {
+  if (spec.kind == "synthetic") {
+    const SyntheticFunction* f = find_synthetic_function(spec.function);
+    return f != nullptr ? f->metrics : std::vector<std::string>{};
+  }
+  return spec.metrics;
+}
+
+void validate(io::ExperimentConfig& cfg) {
+  if (cfg.trainable.kind == "synthetic") {
+    validate_synthetic(cfg);
+  } else if (cfg.trainable.kind == "command") {
+    validate_command(cfg);
+  } else {
+    cfg.fail("trainable.kind", "unknown kind '" + cfg.trainable.kind + "'; valid: synthetic, command");
+  }
+  // The experiment metric first (the results table's first metric column), no duplicates.
+  std::vector<std::string> metrics = {cfg.metric};
+  for (const auto& m : reported_metrics(cfg.trainable)) {
+    if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+  }
+  cfg.trainable.metrics = std::move(metrics);
+}
+
+}  // namespace ranktune::train
