@@ -1,0 +1,40 @@
+#include "io/hdf5.h"
+
+#include <cstring>
+#include <string_view>
+
+namespace ranktune::io::h5 {
+
+void quiet() noexcept { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+std::string last_error() {
+  std::string message;
+  // Walking upward starts at the frame that detected the problem ("file signature not
+  // found", "truncated file"), which says more than the API-level "unable to open file".
+  auto first = [](unsigned n, const H5E_error2_t* e, void* data) -> herr_t {
+    if (n == 0 && e->desc) *static_cast<std::string*>(data) = e->desc;
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first, &message);
+  return message;
+}
+
+[[noreturn]] void fail(const char* expr, const char* file, int line) {
+  std::string_view call(expr);
+  call = call.substr(0, call.find('('));
+  std::string_view where(file);
+  if (auto slash = where.rfind('/'); slash != std::string_view::npos) where.remove_prefix(slash + 1);
+  std::string message = std::string(where) + ":" + std::to_string(line) + ": " +
+                        std::string(call) + " failed";
+  if (std::string detail = last_error(); !detail.empty()) message += ": " + detail;
+  throw CallError(message);
+}
+
+Datatype string_type(std::size_t size) {
+  Datatype type{H5_CHECK(H5Tcopy(H5T_C_S1))};
+  H5_CHECK(H5Tset_size(type.get(), size));
+  H5_CHECK(H5Tset_strpad(type.get(), H5T_STR_NULLPAD));
+  return type;
+}
+
+}  // namespace ranktune::io::h5

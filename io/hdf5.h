@@ -1,0 +1,86 @@
+#pragma once
+/// RAII handles and checked calls for the HDF5 C API. Internal to io/: other layers read
+/// and write results files through io/store.h only.
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "io/store.h"
+
+namespace ranktune::io::h5 {
+
+/// A failed HDF5 call (thrown by H5_CHECK). While reading, it means the file is damaged
+/// rather than of the wrong kind: the reader says so.
+class CallError : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
+/// Owns one HDF5 identifier and closes it with `Close`. Move-only; the destructor never
+/// throws (a failed close is ignored: there is nothing useful left to do with it).
+template <herr_t (*Close)(hid_t)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) noexcept : id_(id) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+
+  hid_t get() const noexcept { return id_; }
+  explicit operator bool() const noexcept { return id_ >= 0; }
+  /// Closes the identifier now (if any); the handle becomes empty.
+  void reset() noexcept {
+    if (id_ >= 0) Close(id_);
+    id_ = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+using File = Handle<H5Fclose>;
+using Group = Handle<H5Gclose>;
+using Dataset = Handle<H5Dclose>;
+using Dataspace = Handle<H5Sclose>;
+using Datatype = Handle<H5Tclose>;  ///< never wrap a predefined type (H5T_NATIVE_*)
+using PropList = Handle<H5Pclose>;
+using Attribute = Handle<H5Aclose>;
+
+/// Turns off HDF5's automatic error-stack printing for the calling thread (thread-safe
+/// builds keep one error stack per thread), so a corrupt file never spews traces to
+/// stderr. Cheap; every entry point of the store calls it.
+void quiet() noexcept;
+
+/// The most specific message on the calling thread's HDF5 error stack, "" when empty.
+std::string last_error();
+
+/// Throws CallError "FILE:LINE: FUNCTION failed: <HDF5's most specific message>".
+/// `expr` is the failed call's source text; only the function name is kept.
+[[noreturn]] void fail(const char* expr, const char* file, int line);
+
+/// Returns `result` (an hid_t, herr_t or htri_t) when it is non-negative, else fail()s.
+template <class T>
+T check(T result, const char* expr, const char* file, int line) {
+  if (result < 0) fail(expr, file, line);
+  return result;
+}
+
+/// A fixed-length, NUL-padded C string type `size` bytes wide (size >= 1).
+Datatype string_type(std::size_t size);
+
+}  // namespace ranktune::io::h5
+
+/// Evaluates an HDF5 call and throws io::h5::CallError with file:line when it returns < 0.
+#define H5_CHECK(call) ::ranktune::io::h5::check((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,867 @@
+#include "io/store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <variant>
+
+#include "io/hdf5.h"
+#include "ranktune/config.h"
+
+namespace ranktune::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs `f`, prefixing any StoreError with `context` and keeping its type.
+template <class F>
+auto with_context(const std::string& context, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const h5::CallError& e) {
+    throw h5::CallError(context + e.what());
+  } catch (const StoreError& e) {
+    throw StoreError(context + e.what());
+  }
+}
+
+// ------------------------------------------------------------------------ row layouts
+
+enum class Kind { F64, I64, I32, Str };
+
+struct Column {
+  std::string name;
+  Kind kind = Kind::F64;
+  std::size_t size = 0;    // bytes
+  std::size_t offset = 0;  // bytes from the start of the row
+};
+
+// A packed compound row (no padding): the buffered bytes are the file's layout, so a write
+// converts nothing, and the same helper builds the memory type the reader asks for.
+class Layout {
+ public:
+  void add(std::string name, Kind kind, std::size_t str_len = 0) {
+    std::size_t size = kind == Kind::Str ? str_len : kind == Kind::I32 ? 4 : 8;
+    columns_.push_back({std::move(name), kind, size, row_size_});
+    row_size_ += size;
+  }
+  const Column& operator[](std::size_t i) const { return columns_[i]; }
+  std::size_t size() const { return columns_.size(); }
+  std::size_t row_size() const { return row_size_; }
+
+  h5::Datatype type() const {
+    h5::Datatype type{H5_CHECK(H5Tcreate(H5T_COMPOUND, row_size_))};
+    for (const Column& c : columns_) {
+      h5::Datatype string;
+      hid_t member = H5T_NATIVE_DOUBLE;
+      if (c.kind == Kind::I64) member = H5T_NATIVE_INT64;
+      if (c.kind == Kind::I32) member = H5T_NATIVE_INT32;
+      if (c.kind == Kind::Str) member = (string = h5::string_type(c.size)).get();
+      H5_CHECK(H5Tinsert(type.get(), c.name.c_str(), c.offset, member));
+    }
+    return type;
+  }
+
+ private:
+  std::vector<Column> columns_;
+  std::size_t row_size_ = 0;
+};
+
+// Longest prefix of `s` that fits `max` bytes without splitting a UTF-8 sequence.
+std::size_t utf8_prefix(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return s.size();
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
+
+void put_f64(std::byte* row, const Column& c, double v) { std::memcpy(row + c.offset, &v, 8); }
+
+void put_int(std::byte* row, const Column& c, std::int64_t v) {
+  if (c.kind == Kind::I32) {
+    auto narrow = static_cast<std::int32_t>(
+        std::clamp<std::int64_t>(v, std::numeric_limits<std::int32_t>::min(),
+                                 std::numeric_limits<std::int32_t>::max()));
+    std::memcpy(row + c.offset, &narrow, 4);
+  } else {
+    std::memcpy(row + c.offset, &v, 8);
+  }
+}
+
+void put_str(std::byte* row, const Column& c, std::string_view s) {
+  std::size_t n = utf8_prefix(s, c.size);
+  std::memcpy(row + c.offset, s.data(), n);
+  std::memset(row + c.offset + n, 0, c.size - n);
+}
+
+std::int64_t get_int(const std::byte* row, const Column& c) {
+  if (c.kind == Kind::I32) {
+    std::int32_t v;
+    std::memcpy(&v, row + c.offset, 4);
+    return v;
+  }
+  std::int64_t v;
+  std::memcpy(&v, row + c.offset, 8);
+  return v;
+}
+
+// Reads any numeric column as a double (metrics may be stored as integers by other tools).
+double get_f64(const std::byte* row, const Column& c) {
+  if (c.kind != Kind::F64) return static_cast<double>(get_int(row, c));
+  double v;
+  std::memcpy(&v, row + c.offset, 8);
+  return v;
+}
+
+std::string get_str(const std::byte* row, const Column& c) {
+  const char* p = reinterpret_cast<const char*>(row + c.offset);
+  return std::string(p, strnlen(p, c.size));
+}
+
+// ------------------------------------------------------------------------ the schema
+
+struct FixedColumn {
+  const char* name;
+  Kind kind;
+  std::size_t length = 0;  // Str only
+};
+
+// Column order of each table as documented in store.h; the enums below index into them.
+constexpr FixedColumn kTrialColumns[] = {
+    {"trial_id", Kind::I64},   {"status", Kind::Str, kStatusLen},
+    {"attempt", Kind::I32},    {"iterations", Kind::I64},
+    {"best", Kind::F64},       {"best_iteration", Kind::I64},
+    {"last", Kind::F64},       {"start_time", Kind::F64},
+    {"end_time", Kind::F64},   {"workers", Kind::Str, kWorkersLen},
+    {"error", Kind::Str, kErrorLen}, {"log_tail", Kind::Str, kLogTailLen}};
+enum TrialCol {
+  kTrialId, kStatus, kAttempt, kIterations, kBest, kBestIteration, kLast, kStart, kEnd,
+  kWorkers, kError, kLogTail, kTrialFixed
+};
+static_assert(std::size(kTrialColumns) == kTrialFixed);
+
+constexpr FixedColumn kResultColumns[] = {
+    {"trial_id", Kind::I64}, {"attempt", Kind::I32}, {"iteration", Kind::I64},
+    {"time", Kind::F64}};
+enum ResultCol { kResTrial, kResAttempt, kResIteration, kResTime, kResultFixed };
+static_assert(std::size(kResultColumns) == kResultFixed);
+
+constexpr FixedColumn kEventColumns[] = {
+    {"time", Kind::F64}, {"trial_id", Kind::I64}, {"worker", Kind::I32},
+    {"kind", Kind::Str, kEventKindLen}, {"message", Kind::Str, kEventMessageLen}};
+enum EventCol { kEvTime, kEvTrial, kEvWorker, kEvKind, kEvMessage, kEventFixed };
+static_assert(std::size(kEventColumns) == kEventFixed);
+
+constexpr FixedColumn kWorkerColumns[] = {
+    {"rank", Kind::I32}, {"host", Kind::Str, kHostLen}, {"local_index", Kind::I32},
+    {"device", Kind::Str, kDeviceLen}, {"device_name", Kind::Str, kDeviceNameLen}};
+enum WorkerCol { kWkRank, kWkHost, kWkLocal, kWkDevice, kWkDeviceName, kWorkerFixed };
+static_assert(std::size(kWorkerColumns) == kWorkerFixed);
+
+struct TableSpec {
+  const char* name;
+  std::span<const FixedColumn> fixed;
+  hsize_t chunk_rows;
+};
+constexpr TableSpec kTrials{"trials", kTrialColumns, 256};
+constexpr TableSpec kResults{"results", kResultColumns, 1024};
+constexpr TableSpec kEvents{"events", kEventColumns, 1024};
+constexpr TableSpec kWorkersTable{"workers", kWorkerColumns, 256};
+
+constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();
+constexpr std::size_t kMaxParamWidth = 64 * 1024;
+
+Layout fixed_layout(const TableSpec& spec) {
+  Layout layout;
+  for (const FixedColumn& f : spec.fixed) layout.add(f.name, f.kind, f.length);
+  return layout;
+}
+
+Kind kind_of(search::ValueType t) {
+  switch (t) {
+    case search::ValueType::Float: return Kind::F64;
+    case search::ValueType::Int: return Kind::I64;
+    case search::ValueType::String: return Kind::Str;
+  }
+  return Kind::F64;
+}
+
+// Compound member names must be unique; a parameter called "best" or a metric called
+// "time" would otherwise fail deep inside HDF5 with a cryptic message.
+void check_extra_names(const TableSpec& spec, const std::vector<std::string>& names,
+                       const char* what) {
+  std::vector<std::string> seen;
+  for (const FixedColumn& f : spec.fixed) seen.emplace_back(f.name);
+  for (const std::string& n : names) {
+    if (n.empty() || std::find(seen.begin(), seen.end(), n) != seen.end())
+      throw StoreError(std::string(what) + " name '" + n + "' is empty, repeated or clashes " +
+                       "with a fixed /" + spec.name + " column");
+    seen.push_back(n);
+  }
+}
+
+std::string join_ranks(const std::vector<int>& ranks, std::size_t width) {
+  std::string s;
+  for (int r : ranks) {
+    std::string item = std::to_string(r);
+    if (s.size() + !s.empty() + item.size() > width) break;  // cut between numbers
+    if (!s.empty()) s.push_back(',');
+    s.append(item);
+  }
+  return s;
+}
+
+std::vector<int> parse_ranks(std::string_view s) {
+  std::vector<int> ranks;
+  while (!s.empty()) {
+    std::string_view item = s.substr(0, s.find(','));
+    int r = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
+    if (ec != std::errc() || end != item.data() + item.size())
+      throw StoreError("bad workers list '" + std::string(s) + "'");
+    ranks.push_back(r);
+    s.remove_prefix(std::min(s.size(), item.size() + 1));
+  }
+  return ranks;
+}
+
+void put_value(std::byte* row, const Column& c, const search::Value* v) {
+  if (c.kind == Kind::F64) {
+    double d = NAN;
+    if (v && std::holds_alternative<double>(*v)) d = std::get<double>(*v);
+    if (v && std::holds_alternative<std::int64_t>(*v)) d = static_cast<double>(std::get<std::int64_t>(*v));
+    put_f64(row, c, d);
+  } else if (c.kind == Kind::I64) {
+    std::int64_t i = kMissingInt;
+    if (v && std::holds_alternative<std::int64_t>(*v)) i = std::get<std::int64_t>(*v);
+    if (v && std::holds_alternative<double>(*v) && std::isfinite(std::get<double>(*v)))
+      i = std::llround(std::get<double>(*v));
+    put_int(row, c, i);
+  } else {
+    put_str(row, c, v ? (std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v)
+                                                                  : search::to_string(*v))
+                      : std::string());
+  }
+}
+
+std::string iso8601_utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// ------------------------------------------------------------------------ attributes
+
+void write_string_attr(hid_t loc, const char* name, std::string_view text) {
+  std::string padded(text);
+  padded.resize(std::max<std::size_t>(1, text.size()));  // HDF5 strings are >= 1 byte
+  h5::Datatype type = h5::string_type(padded.size());
+  h5::Dataspace scalar{H5_CHECK(H5Screate(H5S_SCALAR))};
+  h5::Attribute attr{
+      H5_CHECK(H5Acreate2(loc, name, type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT))};
+  H5_CHECK(H5Awrite(attr.get(), type.get(), padded.data()));
+}
+
+// Large texts go to a dataset: object headers hold attributes of at most 64 KiB.
+void write_text(hid_t loc, const char* name, std::string_view text) {
+  if (text.size() <= kMaxTextAttribute) return write_string_attr(loc, name, text);
+  h5::Datatype type = h5::string_type(text.size());
+  h5::Dataspace scalar{H5_CHECK(H5Screate(H5S_SCALAR))};
+  h5::Dataset ds{H5_CHECK(H5Dcreate2(loc, name, type.get(), scalar.get(), H5P_DEFAULT,
+                                     H5P_DEFAULT, H5P_DEFAULT))};
+  H5_CHECK(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()));
+}
+
+void write_int_attr(hid_t loc, const char* name, int value) {
+  h5::Dataspace scalar{H5_CHECK(H5Screate(H5S_SCALAR))};
+  h5::Attribute attr{H5_CHECK(
+      H5Acreate2(loc, name, H5T_STD_I32LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT))};
+  H5_CHECK(H5Awrite(attr.get(), H5T_NATIVE_INT, &value));
+}
+
+constexpr std::size_t kMaxTextRead = 64u << 20;
+
+// One reader for string attributes and string datasets: same checks, different H5xread.
+template <class Read>
+std::string read_scalar_string(hid_t file_type, hid_t space, const std::string& what,
+                               Read read) {
+  if (H5Tget_class(file_type) != H5T_STRING || H5_CHECK(H5Tis_variable_str(file_type)) > 0)
+    throw StoreError(what + " is not a fixed-length string");
+  if (H5_CHECK(H5Sget_simple_extent_npoints(space)) != 1)
+    throw StoreError(what + " is not a single value");
+  std::size_t size = H5Tget_size(file_type);
+  if (size == 0 || size > kMaxTextRead) throw StoreError(what + " has an implausible size");
+  h5::Datatype mem = h5::string_type(size);
+  std::string buf(size, '\0');
+  H5_CHECK(read(mem.get(), buf.data()));
+  buf.resize(strnlen(buf.data(), size));
+  return buf;
+}
+
+std::optional<std::string> read_string_attr(hid_t loc, const char* name) {
+  if (H5_CHECK(H5Aexists(loc, name)) == 0) return std::nullopt;
+  h5::Attribute attr{H5_CHECK(H5Aopen(loc, name, H5P_DEFAULT))};
+  h5::Datatype type{H5_CHECK(H5Aget_type(attr.get()))};
+  h5::Dataspace space{H5_CHECK(H5Aget_space(attr.get()))};
+  return read_scalar_string(type.get(), space.get(), std::string("attribute ") + name,
+                            [&](hid_t mem, void* buf) { return H5Aread(attr.get(), mem, buf); });
+}
+
+// The attribute, else the dataset write_text() falls back to, else nullopt.
+std::optional<std::string> read_text(hid_t loc, const char* name) {
+  if (auto attr = read_string_attr(loc, name)) return attr;
+  if (H5_CHECK(H5Lexists(loc, name, H5P_DEFAULT)) == 0) return std::nullopt;
+  h5::Dataset ds{H5_CHECK(H5Dopen2(loc, name, H5P_DEFAULT))};
+  h5::Datatype type{H5_CHECK(H5Dget_type(ds.get()))};
+  h5::Dataspace space{H5_CHECK(H5Dget_space(ds.get()))};
+  return read_scalar_string(type.get(), space.get(), std::string("/") + name, [&](hid_t mem, void* buf) {
+    return H5Dread(ds.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+  });
+}
+
+long long read_int_attr(hid_t loc, const char* name) {
+  h5::Attribute attr{H5_CHECK(H5Aopen(loc, name, H5P_DEFAULT))};
+  h5::Datatype type{H5_CHECK(H5Aget_type(attr.get()))};
+  h5::Dataspace space{H5_CHECK(H5Aget_space(attr.get()))};
+  if (H5Tget_class(type.get()) != H5T_INTEGER ||
+      H5_CHECK(H5Sget_simple_extent_npoints(space.get())) != 1)
+    throw StoreError(std::string("attribute ") + name + " is not a single integer");
+  long long value = 0;
+  H5_CHECK(H5Aread(attr.get(), H5T_NATIVE_LLONG, &value));
+  return value;
+}
+
+std::vector<std::string> attribute_names(hid_t loc) {
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+    try {
+      static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+      return 0;
+    } catch (...) {
+      return -1;  // exceptions must not unwind through HDF5's C frames
+    }
+  };
+  H5_CHECK(H5Aiterate2(loc, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names));
+  return names;
+}
+
+// ------------------------------------------------------------------------ reading tables
+
+std::string member_name(hid_t type, unsigned i) {
+  char* raw = H5Tget_member_name(type, i);
+  if (!raw) h5::fail("H5Tget_member_name", __FILE__, __LINE__);
+  std::string name(raw);
+  H5free_memory(raw);
+  return name;
+}
+
+// The kind a file member is read as, or nullopt for classes the store never writes.
+std::optional<std::pair<Kind, std::size_t>> member_kind(hid_t member) {
+  switch (H5Tget_class(member)) {
+    case H5T_INTEGER: return std::pair{Kind::I64, std::size_t{0}};
+    case H5T_FLOAT: return std::pair{Kind::F64, std::size_t{0}};
+    case H5T_STRING: {
+      std::size_t size = H5Tget_size(member);
+      if (H5Tis_variable_str(member) != 0 || size == 0 || size > kMaxParamWidth) return std::nullopt;
+      return std::pair{Kind::Str, size};
+    }
+    default: return std::nullopt;
+  }
+}
+
+bool same_class(Kind a, Kind b) {
+  auto cls = [](Kind k) { return k == Kind::I32 ? Kind::I64 : k; };
+  return cls(a) == cls(b);
+}
+
+// The memory layout for reading `file_type`: the fixed columns (each must exist with the
+// right class; HDF5 converts widths by name) followed by every other member in file order.
+Layout layout_from_file(hid_t file_type, const TableSpec& spec) {
+  if (H5Tget_class(file_type) != H5T_COMPOUND) throw StoreError("not a table of records");
+  Layout layout;
+  for (const FixedColumn& f : spec.fixed) {
+    int index = H5Tget_member_index(file_type, f.name);
+    if (index < 0) throw StoreError(std::string("no column '") + f.name + "'");
+    h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, static_cast<unsigned>(index)))};
+    auto kind = member_kind(member.get());
+    if (!kind || !same_class(kind->first, f.kind))
+      throw StoreError(std::string("column '") + f.name + "' has the wrong type");
+    layout.add(f.name, f.kind, kind->second);
+  }
+  int count = H5_CHECK(H5Tget_nmembers(file_type));
+  for (unsigned i = 0; i < static_cast<unsigned>(count); ++i) {
+    std::string name = member_name(file_type, i);
+    bool fixed = std::any_of(spec.fixed.begin(), spec.fixed.end(),
+                             [&](const FixedColumn& f) { return name == f.name; });
+    if (fixed) continue;
+    h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, i))};
+    auto kind = member_kind(member.get());
+    if (!kind) throw StoreError("column '" + name + "' has an unsupported type");
+    layout.add(name, kind->first, kind->second);
+  }
+  return layout;
+}
+
+struct RawTable {
+  Layout layout;
+  std::vector<std::byte> bytes;
+  std::size_t rows = 0;
+  const std::byte* row(std::size_t i) const { return bytes.data() + i * layout.row_size(); }
+};
+
+RawTable read_table(hid_t file, const TableSpec& spec, std::uintmax_t file_size) {
+  return with_context(std::string("/") + spec.name + ": ", [&] {
+    h5::Dataset ds{H5_CHECK(H5Dopen2(file, spec.name, H5P_DEFAULT))};
+    h5::Dataspace space{H5_CHECK(H5Dget_space(ds.get()))};
+    hsize_t dims[H5S_MAX_RANK];
+    int rank = H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims, nullptr));
+    if (rank != 1) throw StoreError("has rank " + std::to_string(rank) + ", expected 1");
+    h5::Datatype file_type{H5_CHECK(H5Dget_type(ds.get()))};
+    RawTable table;
+    table.layout = layout_from_file(file_type.get(), spec);
+    // Unwritten chunks read as fill values, so a table may exceed the file, but not by
+    // orders of magnitude: a corrupted extent must not make us allocate terabytes.
+    const double bytes = static_cast<double>(dims[0]) * static_cast<double>(table.layout.row_size());
+    if (dims[0] > 1'000'000'000 || bytes > std::max(1e9, 64.0 * static_cast<double>(file_size)))
+      throw StoreError("has an implausible size (" + std::to_string(dims[0]) + " rows)");
+    table.rows = dims[0];
+    table.bytes.resize(table.rows * table.layout.row_size());
+    if (table.rows > 0) {
+      h5::Datatype mem = table.layout.type();
+      H5_CHECK(H5Dread(ds.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, table.bytes.data()));
+    }
+    return table;
+  });
+}
+
+search::Mode parse_mode(const std::string& s) {
+  if (s == "max") return search::Mode::Max;
+  if (s == "min") return search::Mode::Min;
+  throw StoreError("attribute mode is '" + s + "', expected 'max' or 'min'");
+}
+
+StoreMeta read_meta(hid_t file) {
+  StoreMeta meta;
+  meta.schema_version = static_cast<int>(read_int_attr(file, "schema_version"));
+  auto text = [&](const char* name) { return read_text(file, name).value_or(""); };
+  meta.ranktune_version = text("ranktune_version");
+  meta.experiment = text("experiment");
+  meta.metric = text("metric");
+  meta.mode = parse_mode(text("mode"));
+  meta.config_text = text("config");
+  meta.overrides = text("overrides");
+  meta.command_line = text("command_line");
+  meta.created = text("created");
+  if (H5_CHECK(H5Lexists(file, "stack", H5P_DEFAULT)) > 0) {
+    h5::Group stack{H5_CHECK(H5Gopen2(file, "stack", H5P_DEFAULT))};
+    for (const std::string& name : attribute_names(stack.get()))
+      meta.stack[name] = read_string_attr(stack.get(), name.c_str()).value_or("");
+  }
+  return meta;
+}
+
+std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
+  const Layout& L = t.layout;
+  for (std::size_t c = kTrialFixed; c < L.size(); ++c) {
+    auto type = L[c].kind == Kind::Str   ? search::ValueType::String
+                : L[c].kind == Kind::I64 ? search::ValueType::Int
+                                         : search::ValueType::Float;
+    schema.params.push_back({L[c].name, type, L[c].kind == Kind::Str ? L[c].size : 0});
+  }
+  std::vector<search::Trial> trials;
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    const std::byte* row = t.row(i);
+    search::Trial trial;
+    trial.id = get_int(row, L[kTrialId]);
+    if (trial.id == 0) continue;  // a row below the highest id that was never written
+    auto where = [&] { return "/trials row " + std::to_string(i) + ": "; };
+    if (trial.id < 0) throw StoreError(where() + "negative trial_id");
+    std::string status = get_str(row, L[kStatus]);
+    auto parsed = search::parse_trial_status(status);
+    if (!parsed) throw StoreError(where() + "unknown status '" + status + "'");
+    trial.status = *parsed;
+    trial.attempt = static_cast<int>(get_int(row, L[kAttempt]));
+    trial.iterations = get_int(row, L[kIterations]);
+    trial.best = get_f64(row, L[kBest]);
+    trial.best_iteration = get_int(row, L[kBestIteration]);
+    trial.last = get_f64(row, L[kLast]);
+    trial.start_time = get_f64(row, L[kStart]);
+    trial.end_time = get_f64(row, L[kEnd]);
+    trial.workers = with_context(where(), [&] { return parse_ranks(get_str(row, L[kWorkers])); });
+    trial.error = get_str(row, L[kError]);
+    trial.log_tail = get_str(row, L[kLogTail]);
+    for (std::size_t c = kTrialFixed; c < L.size(); ++c) {
+      const Column& col = L[c];
+      if (col.kind == Kind::F64) {
+        if (double d = get_f64(row, col); !std::isnan(d)) trial.config[col.name] = d;
+      } else if (col.kind == Kind::I64) {
+        if (std::int64_t v = get_int(row, col); v != kMissingInt) trial.config[col.name] = v;
+      } else if (std::string s = get_str(row, col); !s.empty()) {
+        trial.config[col.name] = std::move(s);
+      }
+    }
+    trials.push_back(std::move(trial));
+  }
+  return trials;
+}
+
+std::vector<ResultRow> read_results(const RawTable& t, StoreSchema& schema) {
+  const Layout& L = t.layout;
+  for (std::size_t c = kResultFixed; c < L.size(); ++c) {
+    if (L[c].kind == Kind::Str)
+      throw StoreError("/results: metric column '" + L[c].name + "' is not numeric");
+    schema.metrics.push_back(L[c].name);
+  }
+  std::vector<ResultRow> rows(t.rows);
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    const std::byte* row = t.row(i);
+    ResultRow& r = rows[i];
+    r.trial = get_int(row, L[kResTrial]);
+    r.attempt = static_cast<int>(get_int(row, L[kResAttempt]));
+    r.iteration = get_int(row, L[kResIteration]);
+    r.time = get_f64(row, L[kResTime]);
+    for (std::size_t c = kResultFixed; c < L.size(); ++c) r.values.push_back(get_f64(row, L[c]));
+  }
+  return rows;
+}
+
+std::vector<EventRow> read_events(const RawTable& t) {
+  const Layout& L = t.layout;
+  std::vector<EventRow> events(t.rows);
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    const std::byte* row = t.row(i);
+    events[i] = {get_f64(row, L[kEvTime]), get_int(row, L[kEvTrial]),
+                 static_cast<int>(get_int(row, L[kEvWorker])), get_str(row, L[kEvKind]),
+                 get_str(row, L[kEvMessage])};
+  }
+  return events;
+}
+
+std::vector<WorkerInfo> read_workers(const RawTable& t) {
+  const Layout& L = t.layout;
+  std::vector<WorkerInfo> workers(t.rows);
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    const std::byte* row = t.row(i);
+    workers[i] = {static_cast<int>(get_int(row, L[kWkRank])), get_str(row, L[kWkHost]),
+                  static_cast<int>(get_int(row, L[kWkLocal])), get_str(row, L[kWkDevice]),
+                  get_str(row, L[kWkDeviceName])};
+  }
+  return workers;
+}
+
+ResultsFile read_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) throw StoreError("no such file");
+  if (!fs::is_regular_file(st)) throw StoreError("not a regular file");
+  const std::uintmax_t file_size = fs::file_size(path, ec);
+
+  const std::string not_hdf5 = "not an HDF5 file (or it is truncated/corrupted): ";
+  if (const htri_t is_hdf5 = H5Fis_hdf5(path.c_str()); is_hdf5 <= 0)
+    throw StoreError(not_hdf5 + (is_hdf5 == 0 ? "no HDF5 signature" : h5::last_error()));
+  // SWMR_READ lets us read while the writer runs; files from other tools may only open
+  // plainly. Two metadata attempts: the default retries a bad checksum for minutes.
+  h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
+  H5_CHECK(H5Pset_metadata_read_attempts(fapl.get(), 2));
+  h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get())};
+  if (!file) file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())};
+  if (!file) throw StoreError(not_hdf5 + h5::last_error());
+
+  if (H5_CHECK(H5Aexists(file.get(), "schema_version")) == 0)
+    throw StoreError("not a ranktune results file (no schema_version attribute)");
+  const long long version = read_int_attr(file.get(), "schema_version");
+  if (version != kSchemaVersion)
+    throw StoreError("schema version " + std::to_string(version) + ", but ranktune " +
+                     RANKTUNE_VERSION + " reads schema version " +
+                     std::to_string(kSchemaVersion) + " only");
+
+  for (const TableSpec* spec : {&kTrials, &kResults, &kEvents, &kWorkersTable})
+    if (H5_CHECK(H5Lexists(file.get(), spec->name, H5P_DEFAULT)) == 0)
+      throw StoreError(std::string("not a ranktune results file (no /") + spec->name + " table)");
+
+  ResultsFile out;
+  out.path = path;
+  out.meta = read_meta(file.get());
+  out.trials = read_trials(read_table(file.get(), kTrials, file_size), out.schema);
+  out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
+  out.events = read_events(read_table(file.get(), kEvents, file_size));
+  out.workers = read_workers(read_table(file.get(), kWorkersTable, file_size));
+  return out;
+}
+
+// ------------------------------------------------------------------------ writing tables
+
+// One appendable table: rows are packed into `buffer` and written by append().
+struct Table {
+  Layout layout;
+  h5::Datatype type;
+  h5::Dataset ds;
+  std::vector<std::byte> buffer;
+  hsize_t rows = 0;  // rows in the file
+
+  void create(hid_t file, const TableSpec& spec, Layout row_layout) {
+    layout = std::move(row_layout);
+    type = layout.type();
+    hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = spec.chunk_rows;
+    h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
+    h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
+    H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
+    ds = h5::Dataset{H5_CHECK(H5Dcreate2(file, spec.name, type.get(), space.get(), H5P_DEFAULT,
+                                         dcpl.get(), H5P_DEFAULT))};
+  }
+
+  std::byte* add_row() {
+    buffer.resize(buffer.size() + layout.row_size());
+    return buffer.data() + buffer.size() - layout.row_size();
+  }
+  std::size_t pending() const { return buffer.size() / layout.row_size(); }
+
+  void extend(hsize_t extent) {
+    H5_CHECK(H5Dset_extent(ds.get(), &extent));
+    rows = extent;
+  }
+
+  // Writes `count` packed rows to the elements selected in `file_space`.
+  void write(hid_t file_space, hsize_t count, const void* data) {
+    h5::Dataspace mem{H5_CHECK(H5Screate_simple(1, &count, nullptr))};
+    H5_CHECK(H5Dwrite(ds.get(), type.get(), mem.get(), file_space, H5P_DEFAULT, data));
+  }
+
+  // Group commit: one set_extent and one write for every row buffered since the last call.
+  void append() {
+    hsize_t count = pending();
+    if (count == 0) return;
+    hsize_t first = rows;
+    extend(first + count);
+    h5::Dataspace space{H5_CHECK(H5Dget_space(ds.get()))};
+    H5_CHECK(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr));
+    write(space.get(), count, buffer.data());
+    buffer.clear();
+  }
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------------ public API
+
+StoreSchema StoreSchema::from(const search::Space& space, std::vector<std::string> metrics) {
+  StoreSchema schema;
+  schema.metrics = std::move(metrics);
+  for (const search::Param& p : space.params) {
+    ParamColumn column{p.name, p.domain.type(), 0};
+    if (column.type == search::ValueType::String) {
+      column.length = 8;
+      for (const search::Value& v : p.domain.values)
+        if (const auto* s = std::get_if<std::string>(&v)) column.length = std::max(column.length, s->size());
+    }
+    schema.params.push_back(std::move(column));
+  }
+  return schema;
+}
+
+ResultsFile ResultsFile::read(const std::string& path) {
+  h5::quiet();
+  try {
+    return read_file(path);
+  } catch (const h5::CallError& e) {
+    throw StoreError(path + ": corrupted or unreadable: " + e.what());
+  } catch (const std::exception& e) {  // bad_alloc and filesystem errors too: one line
+    throw StoreError(path + ": " + e.what());
+  }
+}
+
+struct ResultsWriter::Impl {
+  std::string path;
+  StoreSchema schema;
+  h5::File file;  // declared first: closed after every dataset
+  Table trials, results, events, workers;
+  std::map<search::TrialId, std::vector<std::byte>> dirty_trials;  // id -> packed row
+
+  void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
+  void pack_trial(const search::Trial& t, std::byte* row) const;
+  void flush_trials();
+};
+
+void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list,
+                                 bool& created) {
+  std::vector<std::string> param_names, metric_names = schema.metrics;
+  for (ParamColumn& p : schema.params) {
+    param_names.push_back(p.name);
+    if (p.type == search::ValueType::String && p.length == 0) p.length = 8;
+    if (p.length > kMaxParamWidth) throw StoreError("parameter '" + p.name + "' is wider than 64 KiB");
+  }
+  check_extra_names(kTrials, param_names, "parameter");
+  check_extra_names(kResults, metric_names, "metric");
+
+  std::error_code ec;
+  if (fs::exists(path, ec)) throw StoreError("already exists (refusing to overwrite it)");
+  // SWMR needs the latest format; it also gives checksummed metadata, so the reader
+  // detects corruption instead of following garbage.
+  h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
+  H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
+  file = h5::File{H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
+  created = true;
+
+  const hid_t root = file.get();
+  write_int_attr(root, "schema_version", kSchemaVersion);
+  write_string_attr(root, "ranktune_version", RANKTUNE_VERSION);
+  write_text(root, "experiment", meta.experiment);
+  write_text(root, "metric", meta.metric);
+  write_string_attr(root, "mode", meta.mode == search::Mode::Max ? "max" : "min");
+  write_text(root, "config", meta.config_text);
+  write_text(root, "overrides", meta.overrides);
+  write_text(root, "command_line", meta.command_line);
+  write_string_attr(root, "created", meta.created.empty() ? iso8601_utc_now() : meta.created);
+  {
+    h5::Group stack{H5_CHECK(H5Gcreate2(root, "stack", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))};
+    for (const auto& [key, value] : meta.stack)
+      write_string_attr(stack.get(), key.c_str(),
+                        std::string_view(value).substr(0, utf8_prefix(value, kMaxTextAttribute)));
+  }  // attributes and groups must be closed before SWMR writing starts
+
+  Layout trial_layout = fixed_layout(kTrials);
+  for (const ParamColumn& p : schema.params) trial_layout.add(p.name, kind_of(p.type), p.length);
+  Layout result_layout = fixed_layout(kResults);
+  for (const std::string& m : schema.metrics) result_layout.add(m, Kind::F64);
+  trials.create(root, kTrials, std::move(trial_layout));
+  results.create(root, kResults, std::move(result_layout));
+  events.create(root, kEvents, fixed_layout(kEvents));
+  workers.create(root, kWorkersTable, fixed_layout(kWorkersTable));
+
+  for (const WorkerInfo& w : worker_list) {
+    std::byte* row = workers.add_row();
+    const Layout& L = workers.layout;
+    put_int(row, L[kWkRank], w.rank);
+    put_str(row, L[kWkHost], w.host);
+    put_int(row, L[kWkLocal], w.local_index);
+    put_str(row, L[kWkDevice], w.device);
+    put_str(row, L[kWkDeviceName], w.device_name);
+  }
+  workers.append();
+  H5_CHECK(H5Fstart_swmr_write(root));
+}
+
+void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) const {
+  const Layout& L = trials.layout;
+  put_int(row, L[kTrialId], t.id);
+  put_str(row, L[kStatus], search::to_string(t.status));
+  put_int(row, L[kAttempt], t.attempt);
+  put_int(row, L[kIterations], t.iterations);
+  put_f64(row, L[kBest], t.best);
+  put_int(row, L[kBestIteration], t.best_iteration);
+  put_f64(row, L[kLast], t.last);
+  put_f64(row, L[kStart], t.start_time);
+  put_f64(row, L[kEnd], t.end_time);
+  put_str(row, L[kWorkers], join_ranks(t.workers, L[kWorkers].size));
+  put_str(row, L[kError], t.error);
+  put_str(row, L[kLogTail], t.log_tail);
+  for (std::size_t c = kTrialFixed; c < L.size(); ++c) {
+    auto it = t.config.find(L[c].name);
+    put_value(row, L[c], it == t.config.end() ? nullptr : &it->second);
+  }
+}
+
+// Rows are addressed by id (row = id - 1) with one point selection, so rewrites and
+// out-of-order ids cost one write like an append does.
+void ResultsWriter::Impl::flush_trials() {
+  if (dirty_trials.empty()) return;
+  const auto highest = static_cast<hsize_t>(dirty_trials.rbegin()->first);
+  if (highest > trials.rows) trials.extend(highest);
+  std::vector<hsize_t> coords;
+  std::vector<std::byte> packed;
+  for (const auto& [id, row] : dirty_trials) {
+    coords.push_back(static_cast<hsize_t>(id - 1));
+    packed.insert(packed.end(), row.begin(), row.end());
+  }
+  h5::Dataspace space{H5_CHECK(H5Dget_space(trials.ds.get()))};
+  H5_CHECK(H5Sselect_elements(space.get(), H5S_SELECT_SET, coords.size(), coords.data()));
+  trials.write(space.get(), coords.size(), packed.data());
+  dirty_trials.clear();
+}
+
+ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
+                             const StoreSchema& schema, const std::vector<WorkerInfo>& workers)
+    : impl_(std::make_unique<Impl>()) {
+  h5::quiet();
+  impl_->path = path;
+  impl_->schema = schema;
+  bool created = false;
+  try {
+    impl_->create(meta, workers, created);
+  } catch (const std::exception& e) {
+    impl_.reset();  // closes every handle before the half-made file is removed
+    std::error_code ec;
+    if (created) fs::remove(path, ec);
+    throw StoreError(path + ": " + e.what());
+  }
+}
+
+ResultsWriter::~ResultsWriter() {
+  try {
+    flush();
+  } catch (...) {  // destructors never throw; flush() errors were already reportable
+  }
+}
+
+void ResultsWriter::write_trial(const search::Trial& trial) {
+  // Ids bound the table's extent, so a garbage id must not grow the file to petabytes.
+  if (trial.id < 1 || trial.id > 1'000'000'000)
+    throw StoreError(impl_->path + ": trial id " + std::to_string(trial.id) + " is out of range");
+  std::vector<std::byte>& row = impl_->dirty_trials[trial.id];
+  row.assign(impl_->trials.layout.row_size(), std::byte{0});
+  impl_->pack_trial(trial, row.data());
+}
+
+void ResultsWriter::append_result(search::TrialId trial, int attempt, std::int64_t iteration,
+                                  double time, const search::Metrics& metrics) {
+  Table& t = impl_->results;
+  std::byte* row = t.add_row();
+  put_int(row, t.layout[kResTrial], trial);
+  put_int(row, t.layout[kResAttempt], attempt);
+  put_int(row, t.layout[kResIteration], iteration);
+  put_f64(row, t.layout[kResTime], time);
+  for (std::size_t c = kResultFixed; c < t.layout.size(); ++c) {
+    auto it = metrics.find(t.layout[c].name);
+    put_f64(row, t.layout[c], it == metrics.end() ? NAN : it->second);
+  }
+}
+
+void ResultsWriter::append_event(const EventRow& event) {
+  Table& t = impl_->events;
+  std::byte* row = t.add_row();
+  put_f64(row, t.layout[kEvTime], event.time);
+  put_int(row, t.layout[kEvTrial], event.trial);
+  put_int(row, t.layout[kEvWorker], event.worker);
+  put_str(row, t.layout[kEvKind], event.kind);
+  put_str(row, t.layout[kEvMessage], event.message);
+}
+
+void ResultsWriter::flush() {
+  h5::quiet();
+  with_context(impl_->path + ": ", [&] {
+    impl_->results.append();
+    impl_->events.append();
+    impl_->flush_trials();
+    // H5Fflush, not only H5Dflush: recovery after kill -9 keeps only what this wrote.
+    H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL));
+  });
+}
+
+std::size_t ResultsWriter::pending() const {
+  return impl_->results.pending() + impl_->events.pending() + impl_->dirty_trials.size();
+}
+
+const std::string& ResultsWriter::path() const { return impl_->path; }
+
+}  // namespace ranktune::io

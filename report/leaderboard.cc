@@ -1,0 +1,321 @@
+#include "report/leaderboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/json.h"
+
+namespace ranktune::report {
+namespace {
+
+struct Ranked {
+  std::size_t rank = 0;
+  const search::Trial* trial = nullptr;
+  double wall_s = NAN;
+};
+
+template <class Range, class Text>
+std::string join(const Range& items, const char* separator, Text text) {
+  std::string out;
+  bool first = true;
+  for (const auto& item : items) {
+    if (!std::exchange(first, false)) out += separator;
+    out += text(item);
+  }
+  return out;
+}
+constexpr auto as_is = [](const std::string& s) -> const std::string& { return s; };
+
+std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top) {
+  std::map<search::TrialId, double> last_result_time;
+  for (const io::ResultRow& r : file.results) {
+    double& t = last_result_time.try_emplace(r.trial, r.time).first->second;
+    t = std::max(t, r.time);
+  }
+  std::vector<Ranked> rows;
+  for (const search::Trial& t : file.trials) {
+    double wall = NAN;
+    if (std::isfinite(t.start_time)) {
+      if (std::isfinite(t.end_time)) {
+        wall = t.end_time - t.start_time;
+      } else if (auto it = last_result_time.find(t.id); it != last_result_time.end()) {
+        wall = it->second - t.start_time;
+      }
+    }
+    rows.push_back({0, &t, wall});
+  }
+  const double sign = search::sign(file.meta.mode);
+  std::stable_sort(rows.begin(), rows.end(), [&](const Ranked& a, const Ranked& b) {
+    const bool fa = std::isfinite(a.trial->best), fb = std::isfinite(b.trial->best);
+    if (fa != fb) return fa;
+    if (fa && a.trial->best != b.trial->best) return sign * a.trial->best > sign * b.trial->best;
+    return a.trial->id < b.trial->id;
+  });
+  if (top != 0 && rows.size() > top) rows.resize(top);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].rank = i + 1;
+  return rows;
+}
+
+// ---------------------------------------------------------------- header lines
+
+constexpr search::TrialStatus kStatuses[] = {
+    search::TrialStatus::Pending, search::TrialStatus::Running, search::TrialStatus::Paused,
+    search::TrialStatus::Terminated, search::TrialStatus::Error};
+
+std::map<std::string, std::size_t> count_by_status(const io::ResultsFile& file) {
+  std::map<std::string, std::size_t> counts;
+  for (const search::Trial& t : file.trials) ++counts[search::to_string(t.status)];
+  return counts;
+}
+
+// "TERMINATED 14, ERROR 2", in lifecycle order rather than alphabetically.
+std::string counts_line(const io::ResultsFile& file) {
+  const auto counts = count_by_status(file);
+  std::vector<std::string> parts;
+  for (search::TrialStatus s : kStatuses)
+    if (auto it = counts.find(search::to_string(s)); it != counts.end())
+      parts.push_back(it->first + " " + std::to_string(it->second));
+  return parts.empty() ? "none" : join(parts, ", ", as_is);
+}
+
+std::string stack_summary(const io::ResultsFile& file) {
+  const auto& stack = file.meta.stack;
+  auto get = [&](const char* key) {
+    auto it = stack.find(key);
+    return it == stack.end() ? std::string() : it->second;
+  };
+  std::vector<std::string> parts;
+  std::string hosts = get("hosts");
+  if (hosts.empty()) {
+    std::set<std::string> unique;
+    for (const io::WorkerInfo& w : file.workers) unique.insert(w.host);
+    hosts = join(unique, ",", as_is);
+  }
+  if (!hosts.empty()) parts.push_back("hosts " + hosts);
+  if (std::string mpi = get("mpi_library"); !mpi.empty()) parts.push_back(mpi.substr(0, mpi.find('\n')));
+  if (std::string hdf5 = get("hdf5"); !hdf5.empty()) parts.push_back("HDF5 " + hdf5);
+  std::size_t gpus = std::count_if(file.workers.begin(), file.workers.end(),
+                                   [](const io::WorkerInfo& w) { return w.device != "cpu"; });
+  if (!file.workers.empty()) {
+    const char* mode = gpus == 0 ? "cpu" : gpus == file.workers.size() ? "gpu" : "mixed";
+    const std::size_t n = file.workers.size();
+    parts.push_back(std::string(mode) + " mode, " + std::to_string(n) + (n == 1 ? " worker" : " workers"));
+  } else if (std::string mode = get("device_mode"); !mode.empty()) {
+    parts.push_back(mode + " mode");
+  }
+  return parts.empty() ? "unknown" : join(parts, " | ", as_is);
+}
+
+const char* mode_name(search::Mode m) { return m == search::Mode::Max ? "max" : "min"; }
+
+// ---------------------------------------------------------------- cells
+
+struct Cell {
+  std::string text;
+  bool numeric = false;
+};
+
+std::string number(double v, int digits) {
+  if (std::isnan(v)) return "";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::vector<std::string> header(const io::ResultsFile& file) {
+  std::vector<std::string> h = {"rank", "trial_id", "status", "best", "best_iteration",
+                                "iterations", "wall_s"};
+  for (const io::ParamColumn& p : file.schema.params) h.push_back(p.name);
+  return h;
+}
+
+// One row as text, with `digits` significant digits for floating-point values.
+std::vector<Cell> cells(const Ranked& r, const io::ResultsFile& file, int digits) {
+  const search::Trial& t = *r.trial;
+  std::vector<Cell> row = {{std::to_string(r.rank), true},
+                           {std::to_string(t.id), true},
+                           {search::to_string(t.status), false},
+                           {number(t.best, digits), true},
+                           {std::isfinite(t.best) ? std::to_string(t.best_iteration) : "", true},
+                           {std::to_string(t.iterations), true},
+                           {number(r.wall_s, digits), true}};
+  for (const io::ParamColumn& p : file.schema.params) {
+    auto it = t.config.find(p.name);
+    if (it == t.config.end()) {
+      row.push_back({"", false});
+    } else if (const auto* d = std::get_if<double>(&it->second)) {
+      row.push_back({number(*d, digits), true});
+    } else if (const auto* i = std::get_if<std::int64_t>(&it->second)) {
+      row.push_back({std::to_string(*i), true});
+    } else {
+      row.push_back({std::get<std::string>(it->second), false});
+    }
+  }
+  return row;
+}
+
+// Parameter strings come from the file: keep one row on one line.
+std::string one_line(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  return s;
+}
+
+// Display columns, counting UTF-8 code points rather than bytes.
+std::size_t display_width(const std::string& s) {
+  return std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right) {
+  std::string fill(width - std::min(width, display_width(s)), ' ');
+  return right ? fill + s : s + fill;
+}
+
+// The rows as text, and which columns hold only numbers (those are right-aligned).
+struct Grid {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> body;
+  std::vector<bool> numeric;
+};
+
+Grid grid(const io::ResultsFile& file, const std::vector<Ranked>& rows, int digits) {
+  Grid g{header(file), {}, {}};
+  g.numeric.assign(g.head.size(), true);
+  for (const Ranked& r : rows) {
+    std::vector<std::string>& texts = g.body.emplace_back();
+    std::vector<Cell> row = cells(r, file, digits);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      g.numeric[c] = g.numeric[c] && (row[c].numeric || row[c].text.empty());
+      texts.push_back(std::move(row[c].text));
+    }
+  }
+  return g;
+}
+
+std::string render_table(const Grid& g) {
+  std::vector<std::size_t> width(g.head.size());
+  for (std::size_t c = 0; c < g.head.size(); ++c) {
+    width[c] = display_width(g.head[c]);
+    for (const auto& row : g.body) width[c] = std::max(width[c], display_width(one_line(row[c])));
+  }
+  auto line = [&](auto text_of) {
+    std::string out;
+    for (std::size_t c = 0; c < g.head.size(); ++c) {
+      if (c) out += "  ";
+      out += pad(one_line(text_of(c)), width[c], g.numeric[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line([&](std::size_t c) { return g.head[c]; });
+  out += line([&](std::size_t c) { return std::string(width[c], '-'); });
+  for (const auto& row : g.body) out += line([&](std::size_t c) { return row[c]; });
+  return out;
+}
+
+std::string markdown_escape(const std::string& s) {
+  std::string out;
+  for (char c : one_line(s)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string render_markdown_table(const Grid& g) {
+  auto line = [](const std::vector<std::string>& cells) {
+    return "| " + join(cells, " | ", markdown_escape) + " |\n";
+  };
+  std::string out = line(g.head) + "|";
+  for (bool right : g.numeric) out += right ? "---:|" : "---|";
+  out += "\n";
+  for (const auto& row : g.body) out += line(row);
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string render_csv(const Grid& g) {
+  auto line = [](const std::vector<std::string>& fields) { return join(fields, ",", csv_field) + "\n"; };
+  std::string out = line(g.head);
+  for (const auto& row : g.body) out += line(row);
+  return out;
+}
+
+std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json trials = nlohmann::json::array();
+  for (const Ranked& r : rows) {
+    const search::Trial& t = *r.trial;
+    trials.push_back({{"rank", r.rank},
+                      {"trial_id", t.id},
+                      {"status", search::to_string(t.status)},
+                      {"best", num(t.best)},
+                      {"best_iteration", std::isfinite(t.best) ? nlohmann::json(t.best_iteration) : nlohmann::json(nullptr)},
+                      {"iterations", t.iterations},
+                      {"wall_s", num(r.wall_s)},
+                      {"config", io::to_json(t.config)}});
+  }
+  nlohmann::json doc = {{"experiment", file.meta.experiment},
+                        {"metric", file.meta.metric},
+                        {"mode", mode_name(file.meta.mode)},
+                        {"counts", count_by_status(file)},
+                        {"trials", std::move(trials)}};
+  // Strings come from the file and may not be valid UTF-8; replace rather than throw.
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string trials_line(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
+  std::string line = std::to_string(file.trials.size()) + " (" + counts_line(file) + ")";
+  if (rows.size() < file.trials.size()) line += ", showing the top " + std::to_string(rows.size());
+  return line;
+}
+
+}  // namespace
+
+std::optional<Format> parse_format(const std::string& name) {
+  if (name == "table") return Format::Table;
+  if (name == "csv") return Format::Csv;
+  if (name == "json") return Format::Json;
+  if (name == "markdown" || name == "md") return Format::Markdown;
+  return std::nullopt;
+}
+
+std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOptions& opt) {
+  const std::vector<Ranked> rows = rank_trials(file, opt.top);
+  const std::string metric = file.meta.metric + " (" + mode_name(file.meta.mode) + ")";
+  switch (opt.format) {
+    case Format::Csv: return render_csv(grid(file, rows, 10));
+    case Format::Json: return render_json(file, rows);
+    case Format::Markdown:
+      return "## Leaderboard: " + markdown_escape(file.meta.experiment) + "\n\n" +
+             "- metric: " + markdown_escape(metric) + "\n" +
+             "- trials: " + trials_line(file, rows) + "\n" +
+             "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" +
+             render_markdown_table(grid(file, rows, 6));
+    case Format::Table:
+      break;
+  }
+  return "experiment  " + one_line(file.meta.experiment) + "\n" +
+         "metric      " + one_line(metric) + "\n" +
+         "trials      " + trials_line(file, rows) + "\n" +
+         "stack       " + one_line(stack_summary(file)) + "\n\n" +
+         render_table(grid(file, rows, 6));
+}
+
+}  // namespace ranktune::report

@@ -1,0 +1,34 @@
+#pragma once
+/// The leaderboard: the trials of a results file ranked by the best value of the
+/// experiment's metric, as a fixed-width table, CSV, JSON or GitHub Markdown.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "io/store.h"
+
+namespace ranktune::report {
+
+enum class Format { Table, Csv, Json, Markdown };
+
+/// "table", "csv", "json", "markdown" (or "md"); nullopt for anything else.
+std::optional<Format> parse_format(const std::string& name);
+
+struct LeaderboardOptions {
+  std::size_t top = 10;  ///< rows to show; 0 shows every trial
+  Format format = Format::Table;
+};
+
+/// Renders the leaderboard of `file`. Rows: rank, trial_id, status, best (the best metric
+/// value), best_iteration, iterations, wall_s, then one column per hyperparameter.
+/// Order: best value first by meta.mode (max: descending, min: ascending); trials without
+/// a finite best come last, by id. wall_s is end_time - start_time, or for an unfinished
+/// trial the time of its last result - start_time, else blank (null in JSON).
+/// Table and Markdown start with a header (experiment, metric and mode, counts by status,
+/// a one-line stack summary); CSV is a header row plus data rows (RFC 4180 quoting); JSON
+/// is one object {experiment, metric, mode, counts, trials: [...]} with non-finite
+/// numbers as null. The text ends with a newline.
+std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOptions& opt);
+
+}  // namespace ranktune::report

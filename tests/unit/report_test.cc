@@ -1,0 +1,235 @@
+// The leaderboard, rendered from a real results file in every format.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "io/store.h"
+#include "report/leaderboard.h"
+
+namespace ranktune::report {
+namespace {
+
+namespace fs = std::filesystem;
+using search::TrialStatus;
+
+// Writes a results file with six trials and reads it back:
+//   id  status      best  start  end   results
+//   1   TERMINATED  0.5   0      10
+//   2   TERMINATED  0.9   1      21
+//   3   ERROR       NaN   2      3
+//   4   RUNNING     0.7   10     -     last at 25 -> wall 15
+//   5   PENDING     NaN   -      -
+//   6   TERMINATED  0.9   3      4     (ties with 2: the lower id ranks first)
+io::ResultsFile make_file(search::Mode mode) {
+  const fs::path p = fs::temp_directory_path() /
+                     ("ranktune_report_test_" + std::to_string(getpid()) + ".h5");
+  fs::remove(p);
+  io::StoreMeta meta;
+  meta.experiment = "mnist-asha";
+  meta.metric = "acc";
+  meta.mode = mode;
+  meta.stack = {{"hosts", "n1,n2"}, {"mpi_library", "Open MPI v4.1.4\nbuilt by debian"}, {"hdf5", "1.10.8"}};
+  io::StoreSchema schema;
+  schema.params = {{"lr", search::ValueType::Float, 0}, {"act", search::ValueType::String, 16}};
+  schema.metrics = {"acc"};
+  {
+    io::ResultsWriter w(p.string(), meta, schema, {{1, "n1", 0, "cpu", ""}, {2, "n2", 0, "cpu", ""}});
+    struct Row { TrialStatus status; double best, start, end; };
+    const Row rows[] = {{TrialStatus::Terminated, 0.5, 0, 10}, {TrialStatus::Terminated, 0.9, 1, 21},
+                        {TrialStatus::Error, NAN, 2, 3},       {TrialStatus::Running, 0.7, 10, NAN},
+                        {TrialStatus::Pending, NAN, NAN, NAN}, {TrialStatus::Terminated, 0.9, 3, 4}};
+    for (int i = 0; i < 6; ++i) {
+      search::Trial t;
+      t.id = i + 1;
+      t.status = rows[i].status;
+      t.best = rows[i].best;
+      t.best_iteration = 10 + i;
+      t.iterations = 20 + i;
+      t.start_time = rows[i].start;
+      t.end_time = rows[i].end;
+      t.config = {{"lr", 0.125 * (i + 1)}, {"act", std::string(i == 0 ? "a,\"b\"" : "relu")}};
+      w.write_trial(t);
+    }
+    w.append_result(4, 0, 1, 20.0, {{"acc", 0.6}});
+    w.append_result(4, 0, 2, 25.0, {{"acc", 0.7}});
+    w.append_result(1, 0, 1, 99.0, {{"acc", 0.5}});  // ignored: trial 1 has an end time
+  }
+  io::ResultsFile file = io::ResultsFile::read(p.string());
+  fs::remove(p);
+  return file;
+}
+
+std::string render(const io::ResultsFile& f, Format format, std::size_t top = 0) {
+  return render_leaderboard(f, {top, format});
+}
+
+// RFC 4180: fields separated by commas, quoted fields may hold commas, quotes ("") and
+// newlines.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    std::string& field = rows.back().back();
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\n') {
+      rows.emplace_back(1);
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+  return rows;
+}
+
+std::vector<std::int64_t> csv_ids(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t i = 1; i < rows.size(); ++i) ids.push_back(std::stoll(rows[i][1]));
+  return ids;
+}
+
+std::vector<std::int64_t> json_ids(const nlohmann::json& j) {
+  std::vector<std::int64_t> ids;
+  for (const auto& t : j.at("trials")) ids.push_back(t.at("trial_id").get<std::int64_t>());
+  return ids;
+}
+
+TEST(Leaderboard, ParsesFormatNames) {
+  EXPECT_EQ(parse_format("table"), Format::Table);
+  EXPECT_EQ(parse_format("csv"), Format::Csv);
+  EXPECT_EQ(parse_format("json"), Format::Json);
+  EXPECT_EQ(parse_format("markdown"), Format::Markdown);
+  EXPECT_EQ(parse_format("md"), Format::Markdown);
+  EXPECT_EQ(parse_format("html"), std::nullopt);
+  EXPECT_EQ(parse_format(""), std::nullopt);
+}
+
+TEST(Leaderboard, CsvIsSortedQuotedAndMachineReadable) {
+  const io::ResultsFile f = make_file(search::Mode::Max);
+  const auto rows = parse_csv(render(f, Format::Csv));
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"rank", "trial_id", "status", "best", "best_iteration",
+                                               "iterations", "wall_s", "lr", "act"}));
+  for (const auto& r : rows) ASSERT_EQ(r.size(), 9u);
+  EXPECT_EQ(csv_ids(rows), (std::vector<std::int64_t>{2, 6, 4, 1, 3, 5}));
+  EXPECT_EQ(rows[1][0], "1");
+  EXPECT_EQ(rows[6][0], "6");
+  EXPECT_EQ(rows[1][2], "TERMINATED");
+  EXPECT_EQ(rows[1][3], "0.9");
+  EXPECT_EQ(rows[1][4], "11");
+  EXPECT_EQ(rows[1][5], "21");
+  EXPECT_EQ(rows[1][6], "20");      // end - start
+  EXPECT_EQ(rows[3][6], "15");      // running: last result - start
+  EXPECT_EQ(rows[6][6], "");        // never started
+  EXPECT_EQ(rows[5][3], "");        // no finite best
+  EXPECT_EQ(rows[4][8], "a,\"b\"");  // survived quoting
+  EXPECT_EQ(rows[4][7], "0.125");
+}
+
+TEST(Leaderboard, MinModeSortsAscendingAndTopLimits) {
+  const io::ResultsFile f = make_file(search::Mode::Min);
+  EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv))), (std::vector<std::int64_t>{1, 4, 2, 6, 3, 5}));
+  EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv, 3))), (std::vector<std::int64_t>{1, 4, 2}));
+}
+
+TEST(Leaderboard, JsonObject) {
+  for (search::Mode mode : {search::Mode::Max, search::Mode::Min}) {
+    const bool max = mode == search::Mode::Max;
+    SCOPED_TRACE(max ? "max" : "min");
+    const io::ResultsFile f = make_file(mode);
+    const nlohmann::json j = nlohmann::json::parse(render(f, Format::Json));
+    EXPECT_EQ(j.at("experiment"), "mnist-asha");
+    EXPECT_EQ(j.at("metric"), "acc");
+    EXPECT_EQ(j.at("mode"), max ? "max" : "min");
+    EXPECT_EQ(j.at("counts"),
+              (nlohmann::json{{"TERMINATED", 3}, {"ERROR", 1}, {"RUNNING", 1}, {"PENDING", 1}}));
+    EXPECT_EQ(json_ids(j), max ? (std::vector<std::int64_t>{2, 6, 4, 1, 3, 5})
+                               : (std::vector<std::int64_t>{1, 4, 2, 6, 3, 5}));
+    const auto& trials = j.at("trials");
+    for (std::size_t i = 0; i < trials.size(); ++i) EXPECT_EQ(trials[i].at("rank"), i + 1);
+    const auto& last = trials.back();  // trial 5: nothing finite
+    EXPECT_TRUE(last.at("best").is_null());
+    EXPECT_TRUE(last.at("wall_s").is_null());
+    EXPECT_TRUE(trials[4].at("best").is_null());  // trial 3
+    EXPECT_DOUBLE_EQ(trials[4].at("wall_s").get<double>(), 1.0);
+    EXPECT_EQ(trials[0].at("config").at("act"), max ? "relu" : "a,\"b\"");
+    EXPECT_DOUBLE_EQ(trials[0].at("config").at("lr").get<double>(), max ? 0.25 : 0.125);
+  }
+  const nlohmann::json top2 = nlohmann::json::parse(render(make_file(search::Mode::Max), Format::Json, 2));
+  EXPECT_EQ(json_ids(top2), (std::vector<std::int64_t>{2, 6}));
+  EXPECT_EQ(top2.at("counts").at("TERMINATED"), 3);  // counts cover every trial
+}
+
+TEST(Leaderboard, TableHasHeaderAndAlignedRows) {
+  const io::ResultsFile f = make_file(search::Mode::Max);
+  const std::string text = render(f, Format::Table, 4);
+  EXPECT_NE(text.find("mnist-asha"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc (max)"), std::string::npos) << text;
+  EXPECT_NE(text.find("PENDING 1, RUNNING 1, TERMINATED 3, ERROR 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("showing the top 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("hosts n1,n2 | Open MPI v4.1.4 | HDF5 1.10.8 | cpu mode, 2 workers"), std::string::npos) << text;
+  EXPECT_EQ(text.find("built by debian"), std::string::npos) << text;
+
+  std::istringstream in(text.substr(text.find("\nrank") + 1));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 2u + 4u) << text;  // header, rule, 4 rows
+  EXPECT_EQ(lines[1].find_first_not_of("- "), std::string::npos);
+  // Right-aligned numeric columns end where the rule's dashes end.
+  const std::size_t trial_end = lines[1].find(' ', lines[1].find('-', lines[1].find(' ')));
+  for (std::size_t i = 2; i < lines.size(); ++i) EXPECT_NE(lines[i][trial_end - 1], ' ') << lines[i];
+  EXPECT_NE(lines[2].find("TERMINATED"), std::string::npos);
+  EXPECT_EQ(lines[2].rfind("   1", 0), 0u) << lines[2];
+}
+
+TEST(Leaderboard, MarkdownTable) {
+  const io::ResultsFile f = make_file(search::Mode::Max);
+  const std::string text = render(f, Format::Markdown);
+  EXPECT_EQ(text.rfind("## Leaderboard: mnist-asha\n", 0), 0u) << text;
+  EXPECT_NE(text.find("TERMINATED 3"), std::string::npos);
+  EXPECT_NE(text.find("| rank | trial_id | status | best |"), std::string::npos) << text;
+  EXPECT_NE(text.find("|---:|---:|---|---:|"), std::string::npos) << text;
+  std::size_t table_lines = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("|", 0) != 0) continue;
+    ++table_lines;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 10) << line;
+  }
+  EXPECT_EQ(table_lines, 2u + 6u);
+}
+
+TEST(Leaderboard, EmptyFileRendersEveryFormat) {
+  io::ResultsFile f;
+  f.meta.experiment = "empty";
+  f.meta.metric = "loss";
+  f.meta.mode = search::Mode::Min;
+  EXPECT_NE(render(f, Format::Table).find("none"), std::string::npos);
+  EXPECT_EQ(parse_csv(render(f, Format::Csv)).size(), 1u);
+  EXPECT_TRUE(nlohmann::json::parse(render(f, Format::Json)).at("trials").empty());
+  EXPECT_NE(render(f, Format::Markdown).find("| rank |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktune::report
