@@ -35,6 +35,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 if [[ -w /usr/local/bin ]]; then
   install -m 0755 build/apps/ranktune /usr/local/bin/ranktune
+  install -d /usr/local/share/ranktune/python/ranktune
+  install -m 0644 python/ranktune/*.py /usr/local/share/ranktune/python/ranktune/
   echo "setup.sh: installed $(/usr/local/bin/ranktune --version) into /usr/local/bin"
 else
   echo "setup.sh: /usr/local/bin is not writable; use $(pwd)/build/apps/ranktune" >&2

@@ -1,5 +1,7 @@
 #include "train/command.h"
 
+#include "ranktune/config.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -296,6 +298,20 @@ std::string read_tail(const std::string& path, int max_lines, std::size_t max_by
 
 CommandTrainable::CommandTrainable(io::TrainableSpec spec) : spec_(std::move(spec)) {}
 
+std::string python_helper_dir() {
+  // Installed layout first (<prefix>/bin/ranktune -> <prefix>/share/ranktune/python), then
+  // the source tree this binary was built from.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "ranktune" / "python";
+    if (std::filesystem::exists(installed / "ranktune" / "__init__.py", ec)) return installed.string();
+  }
+  const std::filesystem::path source = RANKTUNE_SOURCE_PYTHON_DIR;
+  if (std::filesystem::exists(source / "ranktune" / "__init__.py", ec)) return source.string();
+  return {};
+}
+
 void CommandTrainable::setup(const search::Config& config, const Context& context) {
   stop();
   buffer_.clear();
@@ -339,6 +355,12 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
   }
   env.try_emplace("PYTHONUNBUFFERED", "1");
+  // `import ranktune` works in any Python trainable without the user setting PYTHONPATH;
+  // the user's own entries keep precedence.
+  if (const std::string helper = python_helper_dir(); !helper.empty()) {
+    auto& path = env["PYTHONPATH"];
+    path = path.empty() ? helper : path + ":" + helper;
+  }
   for (const auto& [k, v] : spec_.env) env[k] = v;
   env["RANKTUNE_CONFIG"] = io::to_json(config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   env["RANKTUNE_TRIAL_ID"] = std::to_string(context.trial_id);

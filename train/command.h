@@ -159,4 +159,8 @@ class CommandTrainable : public Trainable {
   std::string log_path_;
 };
 
+/// The folder holding the `ranktune` Python helper package (installed copy first, then the
+/// source tree), or "" if neither exists. Command trainables get it appended to PYTHONPATH.
+std::string python_helper_dir();
+
 }  // namespace ranktune::train

@@ -1,10 +1,14 @@
-"""A trainable that misbehaves as its `fault` hyperparameter says (for the fault tests)."""
+"""A trainable that misbehaves as its `fault` hyperparameter says (for the fault tests).
+
+It imports the helper without touching sys.path: ranktune puts it on PYTHONPATH."""
 import json
 import os
 import signal
 import sys
 
-fault = json.loads(os.environ["RANKTUNE_CONFIG"])["fault"]
+import ranktune
+
+fault = ranktune.config()["fault"]
 report = os.fdopen(int(os.environ["RANKTUNE_REPORT_FD"]), "w", buffering=1)
 print(f"trial {os.environ['RANKTUNE_TRIAL_ID']} starting with fault={fault}", file=sys.stderr)
 report.write(json.dumps({"loss": 1.0}) + "\n")
