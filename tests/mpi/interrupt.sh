@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SIGTERM to rank 0 mid-run: trials are stopped, the file is flushed and readable, and the
+# run exits 4 (interrupted).
+source "$(dirname "$0")/lib.sh"
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/i.h5" \
+  --set experiment.num_samples=200 > "$WORK/out.txt" 2>&1 &
+launcher=$!
+rank0=""
+for _ in $(seq 100); do
+  for pid in $(pgrep -f "ranktune run .*$WORK/i.h5" || true); do
+    if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then rank0=$pid; fi
+  done
+  [[ -n $rank0 && -e "$WORK/i.h5" ]] && break
+  sleep 0.1
+done
+[[ -n $rank0 ]] || { kill "$launcher"; fail "rank 0 not found"; }
+sleep 1.5
+kill -TERM "$rank0"
+rc=0; wait "$launcher" || rc=$?
+[[ $rc -eq 4 ]] || { cat "$WORK/out.txt"; fail "expected exit code 4 after SIGTERM, got $rc"; }
+grep -q "signal 15 received" "$WORK/out.txt" || fail "no interruption message"
+"$PY" - "$WORK/i.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+    ev = [(e["kind"].decode(), e["message"].decode()) for e in f["events"][:]]
+    status = [s.decode() for s in t["status"]]
+assert ("end", "interrupted") in ev, ev[-5:]
+assert "RUNNING" not in status, status
+assert 0 < status.count("TERMINATED") < 200, status.count("TERMINATED")
+assert len(t) < 200
+PY
