@@ -68,6 +68,15 @@ def main():
     csv = subprocess.run([ranktune, "report", path, "--format", "csv", "--top", "0"],
                          check=True, capture_output=True, text=True).stdout.strip().splitlines()
     assert len(csv) == trials + 1, len(csv)
+    # The README's pandas snippet works as written: hyperparameters are plain columns.
+    import pandas as pd
+    with h5py.File(path, "r", swmr=True) as f:
+        trials_df = pd.DataFrame(f["trials"][:])
+        results_df = pd.DataFrame(f["results"][:])
+    assert len(trials_df) == trials and len(results_df) == len(r)
+    assert {"trial_id", "status", "best"} <= set(trials_df.columns)
+    assert metric in results_df.columns
+
     print(f"ok: {path}: {trials} trials, {status.count('TERMINATED')} terminated, {len(r)} results")
 
 
