@@ -56,21 +56,16 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
 
 std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world) {
   std::vector<io::WorkerInfo> workers(static_cast<std::size_t>(world.size() - 1));
-  Backoff backoff(10us, 1ms);
   for (int received = 0; received < world.size() - 1;) {
-    auto in = try_receive(world);
-    if (!in) {
-      backoff.wait();
-      continue;
-    }
-    if (in->tag != kTagHello) throw MpiError("driver: expected Hello, got tag " + std::to_string(in->tag));
-    const auto h = unpack<Hello>(world, *in);
+    const auto in = receive(world, MPI_ANY_SOURCE, 1ms);
+    if (in.tag != kTagHello) throw MpiError("driver: expected Hello, got tag " + std::to_string(in.tag));
+    const auto h = unpack<Hello>(world, in);
     if (h.wire_version != kWireVersion) {
-      throw MpiError("worker " + std::to_string(in->source) + " speaks wire version " +
+      throw MpiError("worker " + std::to_string(in.source) + " speaks wire version " +
                      std::to_string(h.wire_version) + ", driver " + std::to_string(kWireVersion));
     }
-    workers[static_cast<std::size_t>(in->source - 1)] =
-        io::WorkerInfo{in->source, h.host, h.local_index, h.device, h.device_name};
+    workers[static_cast<std::size_t>(in.source - 1)] =
+        io::WorkerInfo{in.source, h.host, h.local_index, h.device, h.device_name};
     ++received;
   }
   return workers;
@@ -141,14 +136,8 @@ class Driver {
     for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped.
-    Backoff backoff(10us, 1ms);
     for (int byes = 0; byes < world_.size() - 1;) {
-      auto in = try_receive(world_);
-      if (!in) {
-        backoff.wait();
-        continue;
-      }
-      if (in->tag == kTagBye) ++byes;
+      if (receive(world_, MPI_ANY_SOURCE, 1ms).tag == kTagBye) ++byes;
     }
   }
 

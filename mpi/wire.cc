@@ -5,6 +5,7 @@
 #include <boost/mpi/packed_iarchive.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 
+#include "mpi/backoff.h"
 #include "mpi/errors.h"
 
 namespace ranktune::mpi {
@@ -33,6 +34,14 @@ std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int so
   in.bytes.resize(static_cast<std::size_t>(count));
   MPI_CHECK(MPI_Mrecv(in.bytes.data(), count, MPI_PACKED, &handle, MPI_STATUS_IGNORE));
   return in;
+}
+
+Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap) {
+  Backoff backoff(std::chrono::microseconds(10), max_nap);
+  for (;;) {
+    if (auto in = try_receive(comm, source)) return std::move(*in);
+    backoff.wait();
+  }
 }
 
 template <class T>

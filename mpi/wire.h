@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -123,7 +124,11 @@ struct Incoming {
 /// Receives one message if any is waiting (MPI_Improbe + MPI_Mrecv); never blocks.
 std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source = MPI_ANY_SOURCE);
 
-/// Unpacks a message received by try_receive.
+/// Waits for one message without spinning: polls with a sleeping backoff that starts at
+/// 10 us and doubles up to `max_nap` (see backoff.h for why).
+Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap);
+
+/// Unpacks a message received by try_receive or receive.
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in);
 

@@ -7,7 +7,6 @@
 
 #include "io/config.h"
 #include "io/json.h"
-#include "mpi/backoff.h"
 #include "mpi/errors.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
@@ -23,11 +22,7 @@ constexpr int kDriver = 0;
 /// Waits for the driver's next message. Between trials a worker naps up to 2 ms; while a
 /// decision is due it naps at most 200 us, since the answer takes microseconds to come.
 Incoming next_message(const boost::mpi::communicator& world, std::chrono::microseconds max_nap) {
-  Backoff backoff(10us, max_nap);
-  for (;;) {
-    if (auto in = try_receive(world, kDriver)) return std::move(*in);
-    backoff.wait();
-  }
+  return receive(world, kDriver, max_nap);
 }
 
 class Worker {
