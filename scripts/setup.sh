@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake pkg-config git ca-certificates
+  build-essential cmake pkg-config git ca-certificates procps
   openmpi-bin libopenmpi-dev
   libhdf5-dev hdf5-tools
   libboost-mpi-dev libboost-serialization-dev
