@@ -171,9 +171,11 @@ struct TableSpec {
   std::span<const FixedColumn> fixed;
   hsize_t chunk_rows;
 };
-constexpr TableSpec kTrials{"trials", kTrialColumns, 256};
+// Chunks of roughly 32-64 KiB: a flush rewrites every partly filled chunk it touches, so
+// a 256-row chunk of 2.4 KiB trial rows (the log tail dominates) cost 600 KiB per flush.
+constexpr TableSpec kTrials{"trials", kTrialColumns, 16};
 constexpr TableSpec kResults{"results", kResultColumns, 1024};
-constexpr TableSpec kEvents{"events", kEventColumns, 1024};
+constexpr TableSpec kEvents{"events", kEventColumns, 128};
 constexpr TableSpec kWorkersTable{"workers", kWorkerColumns, 256};
 
 constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();

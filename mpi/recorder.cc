@@ -7,7 +7,13 @@ Recorder::Recorder(io::ResultsWriter& writer, const std::vector<std::string>& de
 
 void Recorder::on_trial_changed(const search::Trial& t) {
   writer_.write_trial(t);
-  lifecycle_ = true;
+  const auto index = static_cast<std::size_t>(t.id - 1);
+  if (index >= seen_.size()) seen_.resize(index + 1, {search::TrialStatus::Pending, -1});
+  const std::pair now{t.status, t.attempt};
+  if (seen_[index] != now) {
+    seen_[index] = now;
+    lifecycle_ = true;
+  }
 }
 
 void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double time,

@@ -21,14 +21,18 @@ class Recorder final : public search::ControllerObserver {
                  const search::Metrics& metrics) override;
   void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
                 const std::string& message) override;
-  /// True once after each lifecycle change (trial change or event): the driver flushes
-  /// the file then, so a reader or a crash recovery sees every lifecycle step.
+  /// True once after each lifecycle change (a trial's status or attempt changed, or an
+  /// event): the driver flushes the file then, so a reader or a crash recovery sees every
+  /// lifecycle step. Progress within a running trial (iterations, best) waits for the
+  /// interval flush: flushing it per result would cost a flush per result.
   bool take_lifecycle() { return std::exchange(lifecycle_, false); }
 
  private:
   io::ResultsWriter& writer_;
   std::set<std::string> declared_;
   std::set<std::string> warned_;
+  /// Last recorded (status, attempt) per trial id - 1, to tell lifecycle from progress.
+  std::vector<std::pair<search::TrialStatus, int>> seen_;
   bool lifecycle_ = false;
 };
 

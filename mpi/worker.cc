@@ -7,6 +7,7 @@
 
 #include "io/config.h"
 #include "io/json.h"
+#include "mpi/backoff.h"
 #include "mpi/errors.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
@@ -108,6 +109,7 @@ class Worker {
 int run_worker(const boost::mpi::communicator& world) {
   // Interrupts are the driver's to handle: it stops the trials and tells us to shut down.
   std::signal(SIGINT, SIG_IGN);
+  tighten_timer_slack();
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);
   if (setup.config_text.empty()) return 0;  // the driver refused the config and said why
