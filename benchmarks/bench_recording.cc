@@ -182,12 +182,13 @@ struct DriverRun {
   std::int64_t lifecycle_flushes = 0;  // flushes that take_lifecycle() asked for
 };
 
-// `honour_lifecycle = false` is a what-if, not what the driver does: it shows what the
-// interval alone would give, i.e. how much the lifecycle-triggered flushes cost.
-DriverRun run_driver_path(const Options& o, const fs::path& file, bool honour_lifecycle) {
+search::Space bench_space() {
   search::Space space;
   space.params.push_back({"x1", search::Domain{search::DomainKind::Uniform, -5.0, 5.0, 0.0, {}}});
+  return space;
+}
 
+std::unique_ptr<io::ResultsWriter> bench_writer(const Options& o, const fs::path& file) {
   io::StoreMeta meta;
   meta.experiment = "bench_recording";
   meta.metric = "loss";
@@ -195,8 +196,14 @@ DriverRun run_driver_path(const Options& o, const fs::path& file, bool honour_li
   meta.config_text = "# bench_recording: synthetic controller feed\n";
   std::vector<io::WorkerInfo> workers;
   for (int w = 1; w <= o.trials; ++w) workers.push_back({w, "localhost", w - 1, "cpu", "bench"});
+  return std::make_unique<io::ResultsWriter>(file.string(), meta,
+                                             io::StoreSchema::from(bench_space(), kMetrics), workers);
+}
 
-  io::ResultsWriter writer(file.string(), meta, io::StoreSchema::from(space, kMetrics), workers);
+DriverRun run_driver_path(const Options& o, const fs::path& file) {
+  const search::Space space = bench_space();
+  const auto writer_owner = bench_writer(o, file);
+  io::ResultsWriter& writer = *writer_owner;
   mpi::Recorder recorder(writer, kMetrics);
 
   search::ControllerOptions copts;
@@ -219,7 +226,7 @@ DriverRun run_driver_path(const Options& o, const fs::path& file, bool honour_li
     for (const auto& c : controller.on_worker_free(w, now()))
       if (c.kind == search::Command::Kind::Start) running.push_back({c.trial, c.attempt});
   if (static_cast<int>(running.size()) != o.trials) throw std::runtime_error("controller started too few trials");
-  writer.flush();  // the starts are lifecycle changes; keep them out of the timed loop
+  recorder.flush(controller.trials());  // the starts are lifecycle changes; keep them out of the timed loop
   (void)recorder.take_lifecycle();
 
   // One map reused for every result: building it is the wire decoder's job, measured in 3.
@@ -233,31 +240,54 @@ DriverRun run_driver_path(const Options& o, const fs::path& file, bool honour_li
     // One iteration of driver.cc's run(): a drain of up to `drain` messages, then the
     // flush rule. With `trials` workers each blocked on its decision, at most `trials`
     // results can be waiting, so drain = trials is the largest batch the driver ever sees.
+    const double drain_time = now();  // one timestamp per drain, as in driver.cc
     for (int i = 0; i < o.drain && fed < o.results; ++i, ++fed) {
       const Running& r = running[next];
       next = (next + 1) % running.size();
       metrics["loss"] = 1.0 / static_cast<double>(fed + 1);
       metrics["objective"] = static_cast<double>(fed);
-      const auto commands = controller.on_result(r.trial, r.attempt, metrics, now());
+      const auto commands = controller.on_result(r.trial, r.attempt, metrics, drain_time);
       if (commands.size() != 1 || commands.front().kind != search::Command::Kind::Continue)
         throw std::runtime_error("expected one Continue per result");
     }
     const double t = now();
-    const bool lifecycle = recorder.take_lifecycle() && honour_lifecycle;
+    const bool lifecycle = recorder.take_lifecycle();
     if (lifecycle || (t - last_flush) * 1e3 >= o.flush_ms) {
-      writer.flush();
+      recorder.flush(controller.trials());
       last_flush = t;
       ++run.flushes;
       run.lifecycle_flushes += lifecycle;
     }
   }
-  writer.flush();
+  recorder.flush(controller.trials());
   ++run.flushes;
   run.seconds = seconds_since(t0);
 
   if (results_rows(file) != static_cast<hsize_t>(o.results))
     throw std::runtime_error("driver path: /results does not hold every result");
   return run;
+}
+
+// ------------------------------------------------------- 1b. the store alone (no controller)
+
+// ranktune's HDF5 layer on its own: ResultsWriter::append_result and flush() at the batch
+// size the driver path committed. Against the bare loop this isolates the store's cost from
+// the controller's bookkeeping.
+double run_store_path(const Options& o, const fs::path& file, std::int64_t batch) {
+  const auto writer = bench_writer(o, file);
+  search::Metrics metrics{{"loss", 0.0}, {"objective", 0.0}};
+  const auto t0 = Clock::now();
+  for (std::int64_t fed = 0; fed < o.results; ++fed) {
+    metrics["loss"] = 1.0 / static_cast<double>(fed + 1);
+    metrics["objective"] = static_cast<double>(fed);
+    writer->append_result(fed % o.trials + 1, 0, fed / o.trials + 1, 0.0, metrics);
+    if ((fed + 1) % batch == 0) writer->flush();
+  }
+  writer->flush();
+  const double seconds = seconds_since(t0);
+  if (results_rows(file) != static_cast<hsize_t>(o.results))
+    throw std::runtime_error("store path: /results does not hold every result");
+  return seconds;
 }
 
 // ---------------------------------------------------------------- 2. the bare HDF5 loop
@@ -380,37 +410,37 @@ int run(const Options& o, const boost::mpi::communicator& world) {
               "2 metrics, drain %d results per loop, flush_interval_ms %.0f\n",
               o.results, o.reps, o.trials, o.drain, o.flush_ms);
 
-  std::vector<double> driver_rate, whatif_rate, bare_rate, batch_sizes;
+  std::vector<double> driver_rate, store_rate, bare_rate, batch_sizes;
   std::int64_t lifecycle_flushes = 0, flushes = 0;
   for (int rep = 0; rep < o.reps; ++rep) {
     const fs::path a = tmp.path() / ("driver_" + std::to_string(rep) + ".h5");
     const fs::path b = tmp.path() / ("bare_" + std::to_string(rep) + ".h5");
-    const fs::path c = tmp.path() / ("whatif_" + std::to_string(rep) + ".h5");
+    const fs::path c = tmp.path() / ("store_" + std::to_string(rep) + ".h5");
 
-    const DriverRun d = run_driver_path(o, a, /*honour_lifecycle=*/true);
+    const DriverRun d = run_driver_path(o, a);
     fs::remove(a);
     // The bare loop writes batches of the size the driver path actually committed.
     const std::int64_t batch =
         std::max<std::int64_t>(1, std::llround(static_cast<double>(o.results) / static_cast<double>(d.flushes)));
     const double bare = run_bare_hdf5(o, b, batch);
     fs::remove(b);
-    const DriverRun w = run_driver_path(o, c, /*honour_lifecycle=*/false);
+    const double store = run_store_path(o, c, batch);
     fs::remove(c);
 
     driver_rate.push_back(static_cast<double>(o.results) / d.seconds);
     bare_rate.push_back(static_cast<double>(o.results) / bare);
-    whatif_rate.push_back(static_cast<double>(o.results) / w.seconds);
+    store_rate.push_back(static_cast<double>(o.results) / store);
     batch_sizes.push_back(static_cast<double>(batch));
     flushes += d.flushes;
     lifecycle_flushes += d.lifecycle_flushes;
     std::printf("  rep %d: driver path %.0f results/s (%" PRId64 " flushes), bare HDF5 %.0f results/s "
-                "(batch %" PRId64 "), interval-only what-if %.0f results/s\n",
-                rep + 1, driver_rate.back(), d.flushes, bare_rate.back(), batch, whatif_rate.back());
+                "(batch %" PRId64 "), store alone %.0f results/s\n",
+                rep + 1, driver_rate.back(), d.flushes, bare_rate.back(), batch, store_rate.back());
     std::fflush(stdout);
   }
 
   const WireCost wire = run_wire(o, world);
-  const double driver = median(driver_rate), bare = median(bare_rate), whatif = median(whatif_rate);
+  const double driver = median(driver_rate), bare = median(bare_rate), store = median(store_rate);
   const double per_result_s = 1.0 / driver + wire.self_send_ns * 1e-9 + wire.decision_ns * 1e-9;
 
   std::printf("\nmedians over %d reps\n", o.reps);
@@ -423,7 +453,8 @@ int run(const Options& o, const boost::mpi::communicator& world) {
               driver >= 100'000 ? "met" : "MISSED");
   std::printf("%-52s %14.1f%%\n", "flushes asked for by take_lifecycle()",
               100.0 * static_cast<double>(lifecycle_flushes) / static_cast<double>(flushes));
-  std::printf("%-52s %14.0f\n", "what-if: flush on the interval only (not the driver)", whatif);
+  std::printf("%-52s %14.0f\n", "store alone (ResultsWriter, same batches)", store);
+  std::printf("%-52s %14.2f\n", "ratio store alone / bare", store / bare);
   std::printf("\nwire, %" PRId64 " messages each\n", o.wire_messages);
   std::printf("%-52s %11.0f ns\n", "Result pack + unpack", wire.result_ns);
   std::printf("%-52s %11.0f ns\n", "Decision pack + unpack", wire.decision_ns);

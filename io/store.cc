@@ -825,18 +825,21 @@ void ResultsWriter::write_trial(const search::Trial& trial) {
   impl_->pack_trial(trial, row.data());
 }
 
-void ResultsWriter::append_result(search::TrialId trial, int attempt, std::int64_t iteration,
-                                  double time, const search::Metrics& metrics) {
+std::size_t ResultsWriter::append_result(search::TrialId trial, int attempt, std::int64_t iteration,
+                                         double time, const search::Metrics& metrics) {
   Table& t = impl_->results;
   std::byte* row = t.add_row();
   put_int(row, t.layout[kResTrial], trial);
   put_int(row, t.layout[kResAttempt], attempt);
   put_int(row, t.layout[kResIteration], iteration);
   put_f64(row, t.layout[kResTime], time);
+  std::size_t recorded = 0;
   for (std::size_t c = kResultFixed; c < t.layout.size(); ++c) {
     auto it = metrics.find(t.layout[c].name);
+    recorded += it != metrics.end();
     put_f64(row, t.layout[c], it == metrics.end() ? NAN : it->second);
   }
+  return recorded;
 }
 
 void ResultsWriter::append_event(const EventRow& event) {

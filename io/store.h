@@ -124,7 +124,9 @@ class ResultsWriter {
   /// Inserts or overwrites the row of `trial` (row index = id - 1).
   void write_trial(const search::Trial& trial);
   /// Buffers one result. Metrics not in the schema are ignored (the caller warns).
-  void append_result(search::TrialId trial, int attempt, std::int64_t iteration, double time,
+  /// Returns how many of `metrics` are schema columns, so a caller can detect undeclared
+  /// metrics without looking each name up again.
+  std::size_t append_result(search::TrialId trial, int attempt, std::int64_t iteration, double time,
                      const search::Metrics& metrics);
   void append_event(const EventRow& event);
   /// Writes every buffered row and calls H5Fflush.

@@ -1,24 +1,41 @@
 #include "mpi/recorder.h"
 
+#include <utility>
+
 namespace ranktune::mpi {
 
 Recorder::Recorder(io::ResultsWriter& writer, const std::vector<std::string>& declared_metrics)
     : writer_(writer), declared_(declared_metrics.begin(), declared_metrics.end()) {}
 
 void Recorder::on_trial_changed(const search::Trial& t) {
-  writer_.write_trial(t);
   const auto index = static_cast<std::size_t>(t.id - 1);
-  if (index >= seen_.size()) seen_.resize(index + 1, {search::TrialStatus::Pending, -1});
+  if (index >= seen_.size()) {
+    seen_.resize(index + 1, {search::TrialStatus::Pending, -1});
+    dirty_flag_.resize(index + 1, 0);
+  }
   const std::pair now{t.status, t.attempt};
   if (seen_[index] != now) {
     seen_[index] = now;
+    writer_.write_trial(t);
     lifecycle_ = true;
+  } else if (!std::exchange(dirty_flag_[index], char{1})) {
+    dirty_.push_back(t.id);
   }
+}
+
+void Recorder::flush(const std::vector<search::Trial>& trials) {
+  for (search::TrialId id : dirty_) {
+    const auto index = static_cast<std::size_t>(id - 1);
+    writer_.write_trial(trials.at(index));
+    dirty_flag_[index] = 0;
+  }
+  dirty_.clear();
+  writer_.flush();
 }
 
 void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double time,
                          const search::Metrics& metrics) {
-  writer_.append_result(t.id, t.attempt, iteration, time, metrics);
+  if (writer_.append_result(t.id, t.attempt, iteration, time, metrics) == metrics.size()) return;
   for (const auto& [name, value] : metrics) {
     if (declared_.count(name) == 0 && warned_.insert(name).second) {
       on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning",

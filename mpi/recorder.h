@@ -26,6 +26,10 @@ class Recorder final : public search::ControllerObserver {
   /// lifecycle step. Progress within a running trial (iterations, best) waits for the
   /// interval flush: flushing it per result would cost a flush per result.
   bool take_lifecycle() { return std::exchange(lifecycle_, false); }
+  /// Writes the progress of the trials that changed since the last call (`trials` indexed
+  /// by id - 1, as Controller::trials()), then flushes the file. Deferring progress to the
+  /// flush packs each trial row once per flush instead of once per result.
+  void flush(const std::vector<search::Trial>& trials);
 
  private:
   io::ResultsWriter& writer_;
@@ -33,6 +37,8 @@ class Recorder final : public search::ControllerObserver {
   std::set<std::string> warned_;
   /// Last recorded (status, attempt) per trial id - 1, to tell lifecycle from progress.
   std::vector<std::pair<search::TrialStatus, int>> seen_;
+  std::vector<search::TrialId> dirty_;  ///< trials with unwritten progress, each once
+  std::vector<char> dirty_flag_;        ///< by id - 1: listed in dirty_
   bool lifecycle_ = false;
 };
 

@@ -141,14 +141,16 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   changed(t);
 }
 
-std::vector<Command> Controller::on_result(TrialId id, int attempt, const Metrics& metrics,
+std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metrics_in,
                                            double now) {
   std::vector<Command> out;
   Trial* tp = running(id, attempt);
   if (tp == nullptr) return out;
   Trial& t = *tp;
   ++t.iterations;
-  t.last_metrics = metrics;
+  // Taken by value and moved in: the hot path of the driver, one result per message.
+  t.last_metrics = std::move(metrics_in);
+  const Metrics& metrics = t.last_metrics;
   if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
 
   const auto it = metrics.find(options_.metric);
