@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "search/scheduler.h"
+#include "search/searcher.h"
 #include "search/space.h"
 #include "train/trainable.h"
 
@@ -13,6 +15,17 @@ io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::s
   if (!results.empty()) sets.push_back("experiment.results=" + nlohmann::json(results).dump());
   io::ExperimentConfig cfg = io::load_config(path, sets);
   train::validate(cfg);
+  // Build the algorithms once, so their options are checked before any rank starts.
+  try {
+    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples}, cfg.search_options);
+  } catch (const search::OptionError& e) {
+    cfg.fail("search." + e.key(), e.what());
+  }
+  try {
+    search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options);
+  } catch (const search::OptionError& e) {
+    cfg.fail("scheduler." + e.key(), e.what());
+  }
   return cfg;
 }
 

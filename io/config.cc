@@ -1,5 +1,9 @@
 #include "io/config.h"
 
+#include "search/options.h"
+#include "search/scheduler.h"
+#include "search/searcher.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -475,6 +479,28 @@ class Parser {
     fail(find(t, k), t.key(k), msg + " Valid values: " + quoted_list(valid));
   }
 
+  // Every key of `t` but `reserved` into `out`: integers and floats as numbers, strings as
+  // strings, booleans as 0/1. Anything else is an error here, since no option takes it yet.
+  void read_options(const Table& t, const std::vector<std::string>& reserved,
+                    search::Options& out) const {
+    for (const auto& [k, v] : entries(t)) {
+      if (contains(reserved, *k)) continue;
+      if (v->is_integer()) {
+        out[*k] = static_cast<std::int64_t>(v->as_integer());
+      } else if (v->is_floating()) {
+        double d = 0;
+        convert(*v, t.key(*k), d);
+        out[*k] = d;
+      } else if (v->is_string()) {
+        out[*k] = v->as_string().str;
+      } else if (v->is_boolean()) {
+        out[*k] = static_cast<std::int64_t>(v->as_boolean() ? 1 : 0);
+      } else {
+        wrong_type(*v, t.key(*k), "a number, a string or a boolean");
+      }
+    }
+  }
+
   search::Domain domain(const toml::value& v, const std::string& path) const;
   void read_space(const Table& t, search::Space& space) const;
   void read_trainable(const Table& t, ExperimentConfig& cfg, const fs::path& config_dir) const;
@@ -672,14 +698,16 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   read_min(e, "flush_interval_ms", cfg.flush_interval_ms, 0.0, /*strict=*/true);
   read_min(e, "status_interval_s", cfg.status_interval_s, 0.0, /*strict=*/true);
 
+  // The algorithms own their options: the keys besides algorithm/kind pass through, and
+  // the factories check them (see search/options.h).
   const Table s = sub(top, "search", true);
-  check_keys(s, {"algorithm", "space"});
-  read_enum(s, "algorithm", {"random", "grid"}, cfg.algorithm);
+  read_enum(s, "algorithm", search::searcher_names(), cfg.algorithm);
   read_space(sub(s, "space", true), cfg.space);
+  read_options(s, {"algorithm", "space"}, cfg.search_options);
 
   const Table sch = sub(top, "scheduler", false);
-  check_keys(sch, {"kind"});
-  read_enum(sch, "kind", {"fifo"}, cfg.scheduler);
+  read_enum(sch, "kind", search::scheduler_names(), cfg.scheduler);
+  read_options(sch, {"kind"}, cfg.scheduler_options);
 
   read_trainable(sub(top, "trainable", true), cfg, config_dir);
 
@@ -795,13 +823,20 @@ std::string render_config(const ExperimentConfig& c) {
   kv("flush_interval_ms", toml_float(c.flush_interval_ms));
   kv("status_interval_s", toml_float(c.status_interval_s));
 
+  auto option = [&](const search::Value& v) {
+    if (const auto* d = std::get_if<double>(&v)) return toml_float(*d);
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return num(*i);
+    return str(std::get<std::string>(v));
+  };
   o << "\n[search]\n";
   kv("algorithm", str(c.algorithm));
+  for (const auto& [k, v] : c.search_options) kv(k, option(v));
   o << "\n[search.space]\n";
   for (const auto& p : c.space.params) kv(p.name, toml_domain(p.domain));
 
   o << "\n[scheduler]\n";
   kv("kind", str(c.scheduler));
+  for (const auto& [k, v] : c.scheduler_options) kv(k, option(v));
 
   const TrainableSpec& t = c.trainable;
   o << "\n[trainable]\n";
@@ -835,30 +870,7 @@ std::string render_config(const ExperimentConfig& c) {
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
-  const std::size_t threshold = std::max<std::size_t>(2, word.size() / 3);
-  std::string best;
-  std::size_t best_distance = threshold + 1;
-  std::vector<std::size_t> prev, cur;
-  for (const auto& cand : candidates) {
-    // Levenshtein distance, two rows.
-    prev.resize(cand.size() + 1);
-    cur.resize(cand.size() + 1);
-    for (std::size_t j = 0; j <= cand.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= word.size(); ++i) {
-      cur[0] = i;
-      for (std::size_t j = 1; j <= cand.size(); ++j)
-        cur[j] = std::min(
-            {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == cand[j - 1] ? 0 : 1)});
-      std::swap(prev, cur);
-    }
-    const std::size_t d = prev[cand.size()];
-    // Replacing most of a short word is not a typo.
-    if (d < best_distance && d < std::max(word.size(), cand.size())) {
-      best = cand;
-      best_distance = d;
-    }
-  }
-  return best;
+  return search::closest_name(word, candidates);
 }
 
 }  // namespace ranktune::io

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "search/options.h"
 #include "search/space.h"
 #include "search/types.h"
 
@@ -64,11 +65,13 @@ struct ExperimentConfig {
   double status_interval_s = 10;
 
   // [search]
-  std::string algorithm = "random";  ///< "random" or "grid"
+  std::string algorithm = "random";  ///< one of search::searcher_names()
   search::Space space;
+  search::Options search_options;    ///< the other [search] keys, checked by the searcher
 
   // [scheduler]
-  std::string scheduler = "fifo";
+  std::string scheduler = "fifo";    ///< one of search::scheduler_names()
+  search::Options scheduler_options; ///< the other [scheduler] keys, checked by the scheduler
 
   // [trainable]
   TrainableSpec trainable;

@@ -8,8 +8,12 @@ namespace ranktune::search {
 
 std::vector<std::string> scheduler_names() { return {"fifo"}; }
 
-std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx) {
-  if (name == "fifo") return std::make_unique<FifoScheduler>();
+std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
+                                          const Options& options) {
+  if (name == "fifo") {
+    OptionReader(options, name).finish();  // FIFO takes no options
+    return std::make_unique<FifoScheduler>();
+  }
   std::string valid;
   for (const auto& n : scheduler_names()) valid += (valid.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + valid);

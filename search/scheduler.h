@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "search/options.h"
 #include "search/trial.h"
 
 namespace ranktune::search {
@@ -41,7 +42,9 @@ class Scheduler {
 /// Names accepted by make_scheduler.
 std::vector<std::string> scheduler_names();
 
-/// Builds a scheduler by name. Throws std::invalid_argument listing the valid names.
-std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx);
+/// Builds a scheduler by name with its `[scheduler]` options. Throws std::invalid_argument
+/// listing the valid names, or OptionError for a bad option.
+std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
+                                          const Options& options = {});
 
 }  // namespace ranktune::search

@@ -10,9 +10,13 @@ namespace ranktune::search {
 std::vector<std::string> searcher_names() { return {"random", "grid"}; }
 
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
-                                        const SearcherOptions& options) {
-  if (name == "random") return std::make_unique<RandomSearcher>(space, options);
-  if (name == "grid") return make_grid_searcher(space, options);
+                                        const SearcherOptions& options,
+                                        const Options& algorithm_options) {
+  if (name == "random" || name == "grid") {
+    OptionReader(algorithm_options, name).finish();  // neither takes options
+    return name == "random" ? std::make_unique<RandomSearcher>(space, options)
+                            : make_grid_searcher(space, options);
+  }
   std::string valid;
   for (const auto& n : searcher_names()) valid += (valid.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " + valid);

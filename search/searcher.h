@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "search/options.h"
 #include "search/space.h"
 #include "search/types.h"
 
@@ -47,8 +48,10 @@ struct SearcherOptions {
 /// Names accepted by make_searcher.
 std::vector<std::string> searcher_names();
 
-/// Builds a searcher by name. Throws std::invalid_argument listing the valid names.
+/// Builds a searcher by name with its `[search]` options. Throws std::invalid_argument
+/// listing the valid names, or OptionError for a bad option.
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
-                                        const SearcherOptions& options);
+                                        const SearcherOptions& options,
+                                        const Options& algorithm_options = {});
 
 }  // namespace ranktune::search

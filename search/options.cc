@@ -1,0 +1,113 @@
+#include "search/options.h"
+
+#include <algorithm>
+
+namespace ranktune::search {
+
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::size_t threshold = std::max<std::size_t>(2, word.size() / 3);
+  std::string best;
+  std::size_t best_distance = threshold + 1;
+  std::vector<std::size_t> prev, cur;
+  for (const auto& cand : candidates) {
+    // Levenshtein distance, two rows.
+    prev.resize(cand.size() + 1);
+    cur.resize(cand.size() + 1);
+    for (std::size_t j = 0; j <= cand.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= cand.size(); ++j)
+        cur[j] = std::min(
+            {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == cand[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    const std::size_t d = prev[cand.size()];
+    // Replacing most of a short word is not a typo.
+    if (d < best_distance && d < std::max(word.size(), cand.size())) {
+      best = cand;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+OptionReader::OptionReader(const Options& options, std::string owner)
+    : options_(options), owner_(std::move(owner)) {}
+
+const Value* OptionReader::find(const std::string& key) {
+  known_.push_back(key);
+  const auto it = options_.find(key);
+  return it == options_.end() ? nullptr : &it->second;
+}
+
+double OptionReader::number(const std::string& key, double fallback) {
+  const Value* v = find(key);
+  if (v == nullptr) return fallback;
+  if (std::holds_alternative<std::string>(*v)) {
+    throw OptionError(key, owner_ + " option '" + key + "' must be a number (got \"" +
+                               std::get<std::string>(*v) + "\")");
+  }
+  return to_double(*v);
+}
+
+std::int64_t OptionReader::integer(const std::string& key, std::int64_t fallback) {
+  const Value* v = find(key);
+  if (v == nullptr) return fallback;
+  if (!std::holds_alternative<std::int64_t>(*v)) {
+    throw OptionError(key, owner_ + " option '" + key + "' must be an integer (got " +
+                               to_string(*v) + ")");
+  }
+  return std::get<std::int64_t>(*v);
+}
+
+std::string OptionReader::text(const std::string& key, const std::string& fallback,
+                               const std::vector<std::string>& valid) {
+  const Value* v = find(key);
+  if (v == nullptr) return fallback;
+  if (!std::holds_alternative<std::string>(*v)) {
+    throw OptionError(key, owner_ + " option '" + key + "' must be a string (got " + to_string(*v) + ")");
+  }
+  const auto& s = std::get<std::string>(*v);
+  if (!valid.empty() && std::find(valid.begin(), valid.end(), s) == valid.end()) {
+    std::string list;
+    for (const auto& x : valid) list += (list.empty() ? "\"" : ", \"") + x + "\"";
+    const auto near = closest_name(s, valid);
+    throw OptionError(key, owner_ + " option '" + key + "': unknown value \"" + s + "\"" +
+                               (near.empty() ? "" : ". Did you mean \"" + near + "\"?") +
+                               " Valid values: " + list);
+  }
+  return s;
+}
+
+bool OptionReader::flag(const std::string& key, bool fallback) {
+  const Value* v = find(key);
+  if (v == nullptr) return fallback;
+  const auto* i = std::get_if<std::int64_t>(v);
+  if (i == nullptr || (*i != 0 && *i != 1)) {
+    throw OptionError(key, owner_ + " option '" + key + "' must be true or false");
+  }
+  return *i == 1;
+}
+
+void OptionReader::require(bool ok, const std::string& key, const std::string& message) const {
+  if (!ok) throw OptionError(key, owner_ + " option '" + key + "' " + message);
+}
+
+void OptionReader::finish() const {
+  for (const auto& [key, value] : options_) {
+    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+    std::string msg = "unknown option for " + owner_;
+    if (const auto near = closest_name(key, known_); !near.empty()) {
+      msg += ". Did you mean '" + near + "'?";
+    } else if (known_.empty()) {
+      msg += ", which takes no options";
+    } else {
+      std::string list;
+      for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
+      msg += ". Valid options: " + list;
+    }
+    throw OptionError(key, msg);
+  }
+}
+
+}  // namespace ranktune::search
