@@ -17,7 +17,7 @@ io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::s
   train::validate(cfg);
   // Build the algorithms once, so their options are checked before any rank starts.
   try {
-    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples}, cfg.search_options);
+    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options);
   } catch (const search::OptionError& e) {
     cfg.fail("search." + e.key(), e.what());
   }

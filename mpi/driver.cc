@@ -80,7 +80,7 @@ class Driver {
         writer_(writer),
         recorder_(writer, cfg.trainable.metrics),
         controller_(controller_options(cfg),
-                    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples}, cfg.search_options),
+                    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
                     search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options),
                     &recorder_),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s) {}

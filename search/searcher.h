@@ -43,6 +43,8 @@ class Searcher {
 struct SearcherOptions {
   std::uint64_t seed = 0;
   std::int64_t num_samples = 1;  ///< trials per grid point (or trials, without a grid)
+  std::string metric;            ///< the experiment metric, for model-based searchers
+  Mode mode = Mode::Max;
 };
 
 /// Names accepted by make_searcher.
