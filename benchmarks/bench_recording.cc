@@ -375,7 +375,7 @@ WireCost run_wire(const Options& o, const boost::mpi::communicator& world) {
 
   auto t0 = Clock::now();
   for (std::int64_t i = 0; i < n; ++i) {
-    mpi::Result r{i % o.trials + 1, 0, {{"loss", 1.0 / static_cast<double>(i + 1)}, {"objective", 0.5}}};
+    mpi::Result r{i % o.trials + 1, 0, i + 1, {{"loss", 1.0 / static_cast<double>(i + 1)}, {"objective", 0.5}}};
     const auto back = mpi::unpack<mpi::Result>(world, pack(world, r));
     sink += back.metrics.at("loss");
   }
@@ -394,7 +394,7 @@ WireCost run_wire(const Options& o, const boost::mpi::communicator& world) {
   t0 = Clock::now();
   for (std::int64_t i = 0; i < n; ++i) {
     mpi::send(world, world.rank(), mpi::kTagResult,
-              mpi::Result{i % o.trials + 1, 0, {{"loss", 1.0}, {"objective", 0.5}}});
+              mpi::Result{i % o.trials + 1, 0, i + 1, {{"loss", 1.0}, {"objective", 0.5}}});
     auto in = mpi::try_receive(world, world.rank());
     if (!in) throw std::runtime_error("self-send: message not delivered");
     sink += mpi::unpack<mpi::Result>(world, *in).metrics.at("objective");

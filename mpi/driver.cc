@@ -19,6 +19,19 @@
 #include "search/controller.h"
 
 namespace ranktune::mpi {
+
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
+  search::ControllerOptions o;
+  o.metric = cfg.metric;
+  o.mode = cfg.mode;
+  o.max_t = cfg.max_t;
+  o.time_budget_s = cfg.time_budget_s;
+  o.target = cfg.target;
+  o.max_failures = cfg.max_failures;
+  o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
+  return o;
+}
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -40,18 +53,6 @@ void install_signal_handlers() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &sa, nullptr);
-}
-
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
-  search::ControllerOptions o;
-  o.metric = cfg.metric;
-  o.mode = cfg.mode;
-  o.max_t = cfg.max_t;
-  o.time_budget_s = cfg.time_budget_s;
-  o.target = cfg.target;
-  o.max_failures = cfg.max_failures;
-  o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
-  return o;
 }
 
 std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world) {
@@ -153,7 +154,10 @@ class Driver {
     switch (in.tag) {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
-        carry_out(controller_.on_result(r.trial, r.attempt, std::move(r.metrics), t));
+        // Inside its lease the worker is not waiting: a Continue would only be noise.
+        const bool waiting = r.iteration >= lease_[static_cast<std::size_t>(in.source)];
+        carry_out(controller_.on_result(r.trial, r.attempt, std::move(r.metrics), t),
+                  waiting ? -1 : in.source);
         break;
       }
       case kTagEnded: {
@@ -168,14 +172,18 @@ class Driver {
     }
   }
 
-  void carry_out(const std::vector<search::Command>& commands) {
+  /// Sends the commands, except a Continue to `running_on_lease` (a worker within its lease).
+  void carry_out(const std::vector<search::Command>& commands, int running_on_lease = -1) {
     for (const auto& c : commands) {
       switch (c.kind) {
         case search::Command::Kind::Start:
-          send(world_, c.worker, kTagStart, Start{c.trial, c.attempt, io::to_json(c.config).dump()});
+          lease_[static_cast<std::size_t>(c.worker)] = c.until;
+          send(world_, c.worker, kTagStart, Start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until});
           break;
         case search::Command::Kind::Continue:
-          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue});
+          if (c.worker == running_on_lease) break;
+          lease_[static_cast<std::size_t>(c.worker)] = c.until;
+          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue, c.until});
           break;
         case search::Command::Kind::Stop:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop});
@@ -192,6 +200,7 @@ class Driver {
   StatusBoard board_;
   Clock::time_point start_ = Clock::now();
   bool shut_down_ = false;
+  std::vector<std::int64_t> lease_ = std::vector<std::int64_t>(static_cast<std::size_t>(world_.size()), 0);
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }

@@ -9,8 +9,10 @@
 ///   driver -> w   : Start                        w -> driver      : Result (then waits)
 ///   driver -> w   : Decision (Continue | Stop)   w -> driver      : Ended (done | failed)
 ///   driver -> w   : Shutdown                     w -> driver      : Bye
-/// After a Result the worker waits for the Decision about it. A worker is free as soon as
-/// the driver sends it a Stop; it carries out its messages in order.
+/// Leases: Start and Continue say up to which iteration the worker may run without waiting
+/// (search::Command::until). After the Result of that iteration it waits for the Decision;
+/// before it, it only checks between steps for a Stop, without blocking. A worker is free
+/// as soon as the driver sends it a Stop; it carries out its messages in order.
 
 #include <mpi.h>
 
@@ -28,7 +30,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 1;
+inline constexpr int kWireVersion = 2;
 
 enum Tag : int {
   kTagHello = 1,
@@ -70,8 +72,9 @@ struct Start {
   std::int64_t trial = 0;
   int attempt = 0;
   std::string config_json;
+  std::int64_t until = 1;  ///< lease: run up to this iteration before waiting for a decision
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & config_json; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & config_json & until; }
 };
 
 struct Decision {
@@ -79,16 +82,18 @@ struct Decision {
   std::int64_t trial = 0;
   int attempt = 0;
   int kind = Continue;
+  std::int64_t until = 0;  ///< Continue: the new lease
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until; }
 };
 
 struct Result {
   std::int64_t trial = 0;
   int attempt = 0;
+  std::int64_t iteration = 0;  ///< 1-based within the attempt
   std::map<std::string, double> metrics;
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & metrics; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & metrics; }
 };
 
 /// The trial's attempt ended without being stopped: it finished by itself, or it failed.

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
@@ -63,24 +64,26 @@ class Worker {
     try {
       trainable = train::make_trainable(cfg_.trainable);
       trainable->setup(io::config_from_json(nlohmann::json::parse(start.config_json)), ctx);
-      for (;;) {
+      std::int64_t until = start.until;
+      for (std::int64_t iteration = 1;; ++iteration) {
         train::StepResult r = trainable->step();
         if (r.done) break;  // finished by itself
-        send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, std::move(r.metrics)});
-        const Incoming in = next_message(world_, 200us);
-        if (in.tag != kTagDecision) {
-          throw MpiError("worker " + std::to_string(world_.rank()) +
-                         ": expected a decision, got message tag " + std::to_string(in.tag));
+        send(world_, kDriver, kTagResult,
+             Result{start.trial, start.attempt, iteration, std::move(r.metrics)});
+        // Within the lease only a Stop can come, and we need not wait for it.
+        std::optional<Incoming> in;
+        if (iteration < until) {
+          in = try_receive(world_, kDriver);
+          if (!in) continue;
+        } else {
+          in = next_message(world_, 200us);
         }
-        const auto d = unpack<Decision>(world_, in);
-        if (d.trial != start.trial || d.attempt != start.attempt) {
-          throw MpiError("worker " + std::to_string(world_.rank()) + ": decision for trial " +
-                         std::to_string(d.trial) + " while running trial " + std::to_string(start.trial));
-        }
+        const Decision d = decision_for(start, *in);
         if (d.kind == Decision::Stop) {
           trainable->stop();
           return;  // the driver already counts this worker as free
         }
+        until = d.until;
       }
     } catch (const train::TrialFailure& e) {
       ended.failed = true;
@@ -96,6 +99,20 @@ class Worker {
     }
     if (trainable) trainable->stop();
     send(world_, kDriver, kTagEnded, ended);
+  }
+
+  /// The decision about the running trial; anything else is a protocol error.
+  Decision decision_for(const Start& start, const Incoming& in) const {
+    if (in.tag != kTagDecision) {
+      throw MpiError("worker " + std::to_string(world_.rank()) +
+                     ": expected a decision, got message tag " + std::to_string(in.tag));
+    }
+    const auto d = unpack<Decision>(world_, in);
+    if (d.trial != start.trial || d.attempt != start.attempt) {
+      throw MpiError("worker " + std::to_string(world_.rank()) + ": decision for trial " +
+                     std::to_string(d.trial) + " while running trial " + std::to_string(start.trial));
+    }
+    return d;
   }
 
   const boost::mpi::communicator& world_;

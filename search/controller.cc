@@ -94,8 +94,13 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
     if (std::isnan(t.start_time)) t.start_time = now;
     changed(t);
     event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
-    out.push_back({Command::Kind::Start, t.id, worker, t.attempt, t.config});
+    out.push_back({Command::Kind::Start, t.id, worker, t.attempt, t.config, lease(t)});
   }
+}
+
+std::int64_t Controller::lease(const Trial& t) const {
+  return std::min({options_.max_t, scheduler_->next_decision(t),
+                   t.iterations + std::max<std::int64_t>(1, options_.max_lease)});
 }
 
 void Controller::release(Trial& t) {
@@ -188,7 +193,7 @@ std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metr
   switch (d) {
     case Decision::Continue:
       changed(t);
-      out.push_back({Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}});
+      out.push_back({Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
       return out;
     case Decision::Pause:
       // Pausing needs checkpoints to resume from; no scheduler can ask for it before

@@ -33,6 +33,9 @@ struct ControllerOptions {
   std::optional<double> target;    ///< stop the experiment once any trial reaches it
   int max_failures = 0;            ///< retries allowed per trial after failed attempts
   NonFinitePolicy non_finite = NonFinitePolicy::Error;
+  /// The most iterations a worker may run ahead of the decisions (flow control: at most
+  /// this many results per worker are in flight).
+  std::int64_t max_lease = 64;
 };
 
 /// An instruction for the transport.
@@ -47,6 +50,9 @@ struct Command {
   int worker = -1;
   int attempt = 0;
   Config config;
+  /// Start and Continue: the worker may run iterations up to `until` (inclusive) without
+  /// waiting for a decision; it waits after reporting iteration `until`.
+  std::int64_t until = 0;
 };
 
 /// Receives every change worth recording. The driver writes them to the results file.
@@ -105,6 +111,8 @@ class Controller {
 
  private:
   Trial* running(TrialId id, int attempt);
+  /// The iteration up to which `t` may run without waiting (see Command::until).
+  std::int64_t lease(const Trial& t) const;
   /// Gives work to idle workers while there is some; appends the Starts to `out`.
   void dispatch(double now, std::vector<Command>& out);
   /// Returns the trial's workers to the idle queue.

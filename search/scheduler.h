@@ -32,6 +32,12 @@ class Scheduler {
   virtual Decision on_trial_result(const Trial& trial) = 0;
   virtual void on_trial_complete(const Trial& trial) {}
   virtual void on_trial_error(const Trial& trial) {}
+  /// The first iteration after `trial.iterations` at which this scheduler may answer
+  /// anything but Continue. Up to it the worker runs on without waiting for each decision
+  /// (a lease), which removes a round trip per step; a Stop may still come earlier, but
+  /// the trial then runs a few steps more before it sees it. The default, the next
+  /// iteration, keeps every decision synchronous.
+  virtual std::int64_t next_decision(const Trial& trial) const { return trial.iterations + 1; }
   /// Picks the next Pending or Paused trial to run, or nullopt. Must be idempotent: asking
   /// twice without an intervening event gives the same answer.
   virtual std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) = 0;

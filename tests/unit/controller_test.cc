@@ -167,3 +167,40 @@ TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
   EXPECT_EQ(c.end_reason(), EndReason::Interrupted);
   EXPECT_TRUE(c.finished());
 }
+
+namespace {
+
+/// A scheduler that keeps the default lease: a decision after every iteration.
+struct EveryStep final : Scheduler {
+  Decision on_trial_result(const Trial&) override { return Decision::Continue; }
+  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
+    for (const auto& t : trials)
+      if (t.status == TrialStatus::Pending) return t.id;
+    return std::nullopt;
+  }
+  std::string save() const override { return {}; }
+  void restore(const std::string&) override {}
+};
+
+}  // namespace
+
+TEST(Controller, LeasesFollowTheSchedulerMaxTAndTheFlowControlCap) {
+  auto o = opts(200);
+  o.max_lease = 64;
+  Controller fifo = make(o, 1, nullptr);
+  auto cmds = fifo.on_worker_free(1, 0);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].until, 64);  // FIFO never decides; the cap bounds results in flight
+  for (int i = 1; i < 64; ++i) fifo.on_result(1, 0, {{"loss", 1.0}}, i);
+  cmds = fifo.on_result(1, 0, {{"loss", 1.0}}, 64);
+  ASSERT_EQ(cmds[0].kind, Command::Kind::Continue);
+  EXPECT_EQ(cmds[0].until, 128);
+  for (int i = 65; i < 192; ++i) fifo.on_result(1, 0, {{"loss", 1.0}}, i);
+  cmds = fifo.on_result(1, 0, {{"loss", 1.0}}, 192);
+  EXPECT_EQ(cmds[0].until, 200);  // never past max_t
+
+  Controller sync(opts(200), make_searcher("random", one_param(), {1, 1}),
+                  std::make_unique<EveryStep>(), nullptr);
+  EXPECT_EQ(sync.on_worker_free(1, 0)[0].until, 1);
+  EXPECT_EQ(sync.on_result(1, 0, {{"loss", 1.0}}, 1)[0].until, 2);
+}
