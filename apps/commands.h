@@ -2,6 +2,8 @@
 /// The `ranktune` subcommands: each is an options struct filled by CLI11 in main.cc and a
 /// run_xxx() that returns the process exit code (see mpi::ExitCode).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,9 +33,27 @@ struct ReportOptions {
 };
 int run_report(const ReportOptions& o);
 
+struct SimulateOptions {
+  std::string config;
+  int workers = 0;                ///< virtual workers (required, >= 1)
+  std::optional<std::uint64_t> seed;  ///< seeds jitter and speeds; default [experiment] seed
+  std::string results;            ///< default: [experiment] results with .h5 -> .sim.h5
+  double jitter = 0;              ///< log-sd of the lognormal step-cost factor
+  double speed_spread = 0;        ///< log-sd of the per-worker speed factors
+  double overhead_s = 0;          ///< virtual seconds added to every step
+  std::vector<std::string> sets;  ///< --set key=value
+  std::vector<std::string> argv;  ///< for the record
+};
+/// `ranktune simulate`: the experiment on virtual workers in virtual time (synthetic only).
+int run_simulate(const SimulateOptions& o);
+
 /// Loads and fully validates an experiment (config layer, then trainable layer), with
 /// `results` (if not empty) overriding [experiment] results.
 io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
                                      const std::string& results = "");
+
+/// Throws ConfigError (at experiment.results) when cfg.results exists: a results file is
+/// never overwritten.
+void refuse_existing_results(const io::ExperimentConfig& cfg);
 
 }  // namespace ranktune::apps

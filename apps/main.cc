@@ -40,6 +40,18 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--top", report.top, "Rows to show (0 = all)")->capture_default_str();
   report_cmd->add_option("--format", report.format, "table, csv, json or markdown")->capture_default_str();
 
+  apps::SimulateOptions simulate;
+  simulate.argv.assign(argv, argv + argc);
+  auto* simulate_cmd = app.add_subcommand("simulate", "Run a synthetic experiment on N virtual workers in virtual time");
+  simulate_cmd->add_option("config", simulate.config, "Experiment TOML file ([trainable] kind = \"synthetic\")")->required();
+  simulate_cmd->add_option("--workers", simulate.workers, "Virtual workers")->required()->check(CLI::PositiveNumber);
+  simulate_cmd->add_option("--seed", simulate.seed, "Seed of the step-time jitter and worker speeds (default: [experiment] seed)");
+  simulate_cmd->add_option("--results", simulate.results, "Results file (default: [experiment] results with .h5 -> .sim.h5)");
+  simulate_cmd->add_option("--jitter", simulate.jitter, "Log-sd of the lognormal step-time factor (mean 1)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--speed-spread", simulate.speed_spread, "Log-sd of the per-worker speed factors")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--overhead-s", simulate.overhead_s, "Virtual seconds added to every step")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--set", simulate.sets, "Override a config key (value is TOML)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +63,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return apps::run_run(run, argc, argv);
     if (*check_cmd) return apps::run_check(check);
     if (*report_cmd) return apps::run_report(report);
+    if (*simulate_cmd) return apps::run_simulate(simulate);
   } catch (const io::ConfigError& e) {
     std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
     return mpi::kExitUsage;

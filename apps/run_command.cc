@@ -10,7 +10,6 @@
 #include "mpi/worker.h"
 
 namespace ranktune::apps {
-namespace {
 
 void refuse_existing_results(const io::ExperimentConfig& cfg) {
   if (std::filesystem::exists(cfg.results)) {
@@ -19,6 +18,8 @@ void refuse_existing_results(const io::ExperimentConfig& cfg) {
                  " already exists. Move it away, or write elsewhere with --results PATH");
   }
 }
+
+namespace {
 
 std::string joined(const std::vector<std::string>& argv) {
   std::string s;

@@ -7,6 +7,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include "io/config.h"
+#include "search/controller.h"
 
 namespace ranktune::mpi {
 
@@ -23,6 +24,10 @@ enum ExitCode : int {
 struct DriverOptions {
   std::string command_line;
 };
+
+/// The controller's options from an experiment config (shared by the driver and
+/// `ranktune simulate`, so both run the same rules).
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg);
 
 /// Rank 0 when the config was refused: tells the workers to exit without running.
 void abort_setup(const boost::mpi::communicator& world);

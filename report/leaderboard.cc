@@ -104,9 +104,12 @@ std::string stack_summary(const io::ResultsFile& file) {
   std::size_t gpus = std::count_if(file.workers.begin(), file.workers.end(),
                                    [](const io::WorkerInfo& w) { return w.device != "cpu"; });
   if (!file.workers.empty()) {
-    const char* mode = gpus == 0 ? "cpu" : gpus == file.workers.size() ? "gpu" : "mixed";
+    // The recorded mode wins: it says "simulated" for `ranktune simulate`, whose workers
+    // are devices of no kind; for real runs it equals what the workers give.
+    std::string mode = get("device_mode");
+    if (mode.empty()) mode = gpus == 0 ? "cpu" : gpus == file.workers.size() ? "gpu" : "mixed";
     const std::size_t n = file.workers.size();
-    parts.push_back(std::string(mode) + " mode, " + std::to_string(n) + (n == 1 ? " worker" : " workers"));
+    parts.push_back(mode + " mode, " + std::to_string(n) + (n == 1 ? " worker" : " workers"));
   } else if (std::string mode = get("device_mode"); !mode.empty()) {
     parts.push_back(mode + " mode");
   }

@@ -32,20 +32,20 @@ const Trial* Controller::best() const {
   return b;
 }
 
-std::array<std::int64_t, 5> Controller::counts() const {
-  std::array<std::int64_t, 5> c{};
-  for (const auto& t : trials_) ++c[static_cast<std::size_t>(t.status)];
-  return c;
+std::array<std::int64_t, 5> Controller::counts() const { return counts_; }
+
+void Controller::set_status(Trial& t, TrialStatus s) {
+  --counts_[static_cast<std::size_t>(t.status)];
+  ++counts_[static_cast<std::size_t>(s)];
+  t.status = s;
 }
 
 bool Controller::finished() const {
-  for (const auto& t : trials_) {
-    if (t.status == TrialStatus::Running) return false;
-    if (accepting() && (t.status == TrialStatus::Pending || t.status == TrialStatus::Paused)) {
-      return false;
-    }
-  }
-  return !accepting() || searcher_finished_;
+  // Kept O(1) with counts_: the driver asks after every batch of messages.
+  const auto n = [&](TrialStatus s) { return counts_[static_cast<std::size_t>(s)]; };
+  if (n(TrialStatus::Running) > 0) return false;
+  if (!accepting()) return true;
+  return searcher_finished_ && n(TrialStatus::Pending) == 0 && n(TrialStatus::Paused) == 0;
 }
 
 void Controller::changed(const Trial& t) {
@@ -76,6 +76,7 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
         searcher_finished_ = true;
       } else if (s.kind == Suggestion::Kind::Config) {
         Trial& t = trials_.emplace_back();
+        ++counts_[static_cast<std::size_t>(TrialStatus::Pending)];
         t.id = id;
         t.config = std::move(s.config);
         scheduler_->on_trial_add(t);
@@ -87,7 +88,7 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
     Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
     const int worker = idle_workers_.front();
     idle_workers_.pop_front();
-    t.status = TrialStatus::Running;
+    set_status(t, TrialStatus::Running);
     t.workers = {worker};
     t.iterations = 0;
     t.reported = false;
@@ -109,7 +110,7 @@ void Controller::release(Trial& t) {
 }
 
 void Controller::finish(Trial& t, TrialStatus s, double now) {
-  t.status = s;
+  set_status(t, s);
   t.end_time = now;
   if (s == TrialStatus::Error) {
     scheduler_->on_trial_error(t);
@@ -124,7 +125,8 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, double now,
   for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
   release(t);
   if (final_status == TrialStatus::Pending) {
-    t.status = TrialStatus::Pending;  // interrupted: it will start over
+    set_status(t, TrialStatus::Pending);  // interrupted: it will start over
+    scheduler_->on_trial_requeued(t);
   } else {
     finish(t, final_status, now);
   }
@@ -137,7 +139,8 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   release(t);
   if (t.attempt < options_.max_failures) {
     ++t.attempt;
-    t.status = TrialStatus::Pending;
+    set_status(t, TrialStatus::Pending);
+    scheduler_->on_trial_requeued(t);
     event(now, &t, "retry", "attempt " + std::to_string(t.attempt) + " of " +
                                 std::to_string(options_.max_failures + 1));
   } else {

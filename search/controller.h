@@ -111,6 +111,8 @@ class Controller {
 
  private:
   Trial* running(TrialId id, int attempt);
+  /// Every status change goes through here, so counts_ stays exact.
+  void set_status(Trial& t, TrialStatus s);
   /// The iteration up to which `t` may run without waiting (see Command::until).
   std::int64_t lease(const Trial& t) const;
   /// Gives work to idle workers while there is some; appends the Starts to `out`.
@@ -133,6 +135,7 @@ class Controller {
   std::unique_ptr<Scheduler> scheduler_;
   ControllerObserver* observer_;
   std::vector<Trial> trials_;           // index = id - 1
+  std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
   bool searcher_finished_ = false;
   EndReason end_reason_ = EndReason::None;

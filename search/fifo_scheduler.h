@@ -8,6 +8,20 @@
 
 namespace ranktune::search {
 
+/// Creation order over the runnable (Pending or Paused) trials, amortized O(1) per pick:
+/// a cursor skips trials that are running or done, and moves back when one is requeued.
+/// The schedulers that run trials in FIFO order share it.
+class FifoOrder {
+ public:
+  /// The first runnable trial, or nullopt. Idempotent.
+  std::optional<TrialId> next(const std::vector<Trial>& trials);
+  /// `trial` is runnable again (see Scheduler::on_trial_requeued).
+  void requeued(const Trial& trial);
+
+ private:
+  std::size_t first_ = 0;  ///< trials before it are running or done
+};
+
 class FifoScheduler final : public Scheduler {
  public:
   Decision on_trial_result(const Trial&) override { return Decision::Continue; }
@@ -16,9 +30,15 @@ class FifoScheduler final : public Scheduler {
   std::int64_t next_decision(const Trial&) const override {
     return std::numeric_limits<std::int64_t>::max();
   }
-  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override;
+  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
+    return order_.next(trials);
+  }
+  void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
   std::string save() const override { return {}; }
   void restore(const std::string&) override {}
+
+ private:
+  FifoOrder order_;
 };
 
 }  // namespace ranktune::search

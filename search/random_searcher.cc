@@ -12,11 +12,8 @@ RandomSearcher::RandomSearcher(Space space, SearcherOptions options)
 Suggestion RandomSearcher::suggest(TrialId id) {
   if (next_ >= total_) return {Suggestion::Kind::Finished, {}};
   const auto k = static_cast<std::size_t>(next_++);
-  // Each suggestion gets its own stream, derived from the seed and its index, so a config
-  // depends only on (seed, index): resume need only remember the index.
-  std::seed_seq seq{static_cast<std::uint32_t>(options_.seed), static_cast<std::uint32_t>(options_.seed >> 32),
-                    static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k >> 32)};
-  Rng rng(seq);
+  // A config depends only on (seed, index): resume need only remember the index.
+  Rng rng = index_rng(options_.seed, k);
   Config config = grid_point(space_, k % space_.grid_size());
   for (const auto& p : space_.params) {
     if (p.domain.kind != DomainKind::Grid) config[p.name] = sample(p.domain, rng);

@@ -2,11 +2,13 @@
 
 #include <stdexcept>
 
+#include "search/asha_scheduler.h"
 #include "search/fifo_scheduler.h"
+#include "search/median_stopping.h"
 
 namespace ranktune::search {
 
-std::vector<std::string> scheduler_names() { return {"fifo"}; }
+std::vector<std::string> scheduler_names() { return {"fifo", "asha", "median_stopping"}; }
 
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options) {
@@ -14,6 +16,8 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const Schedul
     OptionReader(options, name).finish();  // FIFO takes no options
     return std::make_unique<FifoScheduler>();
   }
+  if (name == "asha") return std::make_unique<AshaScheduler>(ctx, options);
+  if (name == "median_stopping") return std::make_unique<MedianStoppingScheduler>(ctx, options);
   std::string valid;
   for (const auto& n : scheduler_names()) valid += (valid.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + valid);

@@ -32,6 +32,9 @@ class Scheduler {
   virtual Decision on_trial_result(const Trial& trial) = 0;
   virtual void on_trial_complete(const Trial& trial) {}
   virtual void on_trial_error(const Trial& trial) {}
+  /// The trial can run again: it went back to Pending (a retry, an interruption) or was
+  /// paused. A scheduler that remembers which trials are runnable must look at it again.
+  virtual void on_trial_requeued(const Trial& trial) {}
   /// The first iteration after `trial.iterations` at which this scheduler may answer
   /// anything but Continue. Up to it the worker runs on without waiting for each decision
   /// (a lease), which removes a round trip per step; a Stop may still come earlier, but

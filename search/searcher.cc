@@ -4,10 +4,11 @@
 
 #include "search/grid_searcher.h"
 #include "search/random_searcher.h"
+#include "search/tpe_searcher.h"
 
 namespace ranktune::search {
 
-std::vector<std::string> searcher_names() { return {"random", "grid"}; }
+std::vector<std::string> searcher_names() { return {"random", "grid", "tpe"}; }
 
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
                                         const SearcherOptions& options,
@@ -16,6 +17,9 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
     OptionReader(algorithm_options, name).finish();  // neither takes options
     return name == "random" ? std::make_unique<RandomSearcher>(space, options)
                             : make_grid_searcher(space, options);
+  }
+  if (name == "tpe") {
+    return std::make_unique<TpeSearcher>(space, options, TpeOptions::read(algorithm_options));
   }
   std::string valid;
   for (const auto& n : searcher_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -81,21 +81,29 @@ std::string check_domain(const Domain& d) {
   return why.str();
 }
 
+Rng index_rng(std::uint64_t seed, std::uint64_t index) {
+  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                    static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32)};
+  return Rng(seq);
+}
+
+double quantize(const Domain& d, double x) {
+  // Rounding can step outside [low, high] when the bounds are not multiples of q;
+  // step back inside so values stay both multiples of q and within bounds.
+  double r = std::round(x / d.q) * d.q;
+  if (r > d.high) r -= d.q;
+  if (r < d.low) r += d.q;
+  return r;
+}
+
 Value sample(const Domain& d, Rng& rng) {
   switch (d.kind) {
     case DomainKind::Uniform:
       return std::uniform_real_distribution<double>(d.low, d.high)(rng);
     case DomainKind::LogUniform:
       return std::exp(std::uniform_real_distribution<double>(std::log(d.low), std::log(d.high))(rng));
-    case DomainKind::QUniform: {
-      const double x = std::uniform_real_distribution<double>(d.low, d.high)(rng);
-      // Rounding can step outside [low, high] when the bounds are not multiples of q;
-      // step back inside so values stay both multiples of q and within bounds.
-      double r = std::round(x / d.q) * d.q;
-      if (r > d.high) r -= d.q;
-      if (r < d.low) r += d.q;
-      return r;
-    }
+    case DomainKind::QUniform:
+      return quantize(d, std::uniform_real_distribution<double>(d.low, d.high)(rng));
     case DomainKind::RandInt:
       return std::uniform_int_distribution<std::int64_t>(static_cast<std::int64_t>(d.low),
                                                          static_cast<std::int64_t>(d.high) - 1)(rng);

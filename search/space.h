@@ -54,6 +54,15 @@ struct Space {
 /// Returns an empty string when `d` satisfies its invariants, else a sentence saying why not.
 std::string check_domain(const Domain& d);
 
+/// The generator of the `index`-th suggestion of a searcher seeded with `seed`. Each
+/// suggestion gets its own stream, so it depends only on (seed, index) and resume need only
+/// remember the index.
+Rng index_rng(std::uint64_t seed, std::uint64_t index);
+
+/// Rounds `x` in [low, high] to the nearest multiple of q (a QUniform domain's), stepping
+/// back inside [low, high] when rounding leaves it.
+double quantize(const Domain& d, double x);
+
 /// Draws one value from a non-grid domain. For a Grid domain it draws uniformly from its
 /// values (callers that enumerate grids never ask).
 Value sample(const Domain& d, Rng& rng);

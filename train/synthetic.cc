@@ -113,35 +113,44 @@ SyntheticTrainable::SyntheticTrainable(const io::TrainableSpec& spec)
       seconds_per_step_(spec.seconds_per_step),
       noise_(spec.noise) {}  // an unknown name fails in setup(), so building never throws
 
-void SyntheticTrainable::setup(const search::Config& config, const Context& context) {
-  if (!function_) throw TrialFailure("unknown synthetic function");
-  context_ = context;
-  t_ = 0;
-  std::vector<std::string> names = function_->params;
-  if (function_->variadic()) {
+SyntheticPoint evaluate_synthetic(const SyntheticFunction& function, const search::Config& config) {
+  std::vector<std::string> names = function.params;
+  if (function.variadic()) {
     for (int i = 1; config.contains(variadic_param(i)); ++i) names.push_back(variadic_param(i));
-    if (names.empty()) throw TrialFailure(function_->name + " needs parameters x1..xn; the config has no x1");
+    if (names.empty()) throw TrialFailure(function.name + " needs parameters x1..xn; the config has no x1");
   }
   std::vector<double> x;
   x.reserve(names.size());
   for (const auto& name : names) {
     const auto it = config.find(name);
-    if (it == config.end()) throw TrialFailure(function_->name + " needs parameter '" + name + "'");
+    if (it == config.end()) throw TrialFailure(function.name + " needs parameter '" + name + "'");
     if (const auto* d = std::get_if<double>(&it->second)) x.push_back(*d);
     else if (const auto* i = std::get_if<std::int64_t>(&it->second)) x.push_back(static_cast<double>(*i));
-    else throw TrialFailure("parameter '" + name + "' of " + function_->name + " must be a number");
+    else throw TrialFailure("parameter '" + name + "' of " + function.name + " must be a number");
   }
-  value_ = function_->eval(x);
-  gap_ = std::max(0.0, value_ - function_->optimum);
+  const double value = function.eval(x);
+  return {value, std::max(0.0, value - function.optimum)};
+}
+
+search::Metrics synthetic_step(const SyntheticPoint& point, double noise, std::uint64_t seed,
+                               search::TrialId trial, int attempt, std::int64_t t) {
+  double loss = point.value + learning_curve(point.gap, t);
+  if (noise > 0) loss += noise * seeded_normal(seed, trial, attempt, t);
+  return {{"loss", loss}, {"objective", point.value}};
+}
+
+void SyntheticTrainable::setup(const search::Config& config, const Context& context) {
+  if (!function_) throw TrialFailure("unknown synthetic function");
+  context_ = context;
+  t_ = 0;
+  point_ = evaluate_synthetic(*function_, config);
 }
 
 StepResult SyntheticTrainable::step() {
   if (!function_) throw TrialFailure("unknown synthetic function");
   ++t_;
   if (seconds_per_step_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds_per_step_));
-  double loss = value_ + learning_curve(gap_, t_);
-  if (noise_ > 0) loss += noise_ * seeded_normal(context_.seed, context_.trial_id, context_.attempt, t_);
-  return StepResult{{{"loss", loss}, {"objective", value_}}, false};
+  return StepResult{synthetic_step(point_, noise_, context_.seed, context_.trial_id, context_.attempt, t_), false};
 }
 
 }  // namespace ranktune::train

@@ -57,6 +57,22 @@ double learning_curve(double gap, std::int64_t t);
 /// a trial's noise is reproducible across runs, ranks and standard libraries.
 double seeded_normal(std::uint64_t seed, std::int64_t trial_id, int attempt, std::int64_t t);
 
+/// A synthetic function at one config: f(x) and its gap to the optimum, computed once.
+struct SyntheticPoint {
+  double value = 0.0;  ///< f(x)
+  double gap = 0.0;    ///< max(0, f(x) - optimum)
+};
+
+/// Evaluates `function` at the config's parameters (Float or Int values). Throws
+/// TrialFailure when one is missing or a string.
+SyntheticPoint evaluate_synthetic(const SyntheticFunction& function, const search::Config& config);
+
+/// What step t (1-based) of a synthetic trial reports: loss = f(x) + learning_curve(gap, t)
+/// + noise * seeded_normal(seed, trial, attempt, t), and objective = f(x). The one
+/// implementation behind SyntheticTrainable::step and `ranktune simulate`.
+search::Metrics synthetic_step(const SyntheticPoint& point, double noise, std::uint64_t seed,
+                               search::TrialId trial, int attempt, std::int64_t t);
+
 /// The synthetic trainable. Step t (1-based) sleeps `seconds_per_step`, then reports
 /// loss = f(x) + learning_curve(gap, t) + noise * N(0, 1) and objective = f(x) (noise-free,
 /// no curve). It never finishes by itself; the stop rule ends it.
@@ -72,8 +88,7 @@ class SyntheticTrainable : public Trainable {
   const SyntheticFunction* function_;
   double seconds_per_step_;
   double noise_;
-  double value_ = 0.0;  ///< f(x), computed once in setup
-  double gap_ = 0.0;
+  SyntheticPoint point_;  ///< computed once in setup
   std::int64_t t_ = 0;
   Context context_;
 };

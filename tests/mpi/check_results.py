@@ -34,7 +34,7 @@ def main():
     status = [s.decode() for s in t["status"]]
     assert status.count("TERMINATED") == want_terminated, status
     assert status.count("ERROR") == want_error, status
-    assert len(workers) >= 1 and all(d.startswith(b"cpu") or d.startswith(b"cuda") for d in workers["device"])
+    assert len(workers) >= 1 and all(d.startswith((b"cpu", b"cuda", b"sim")) for d in workers["device"])
     for row in t:
         tid = row["trial_id"]
         mine = r[(r["trial_id"] == tid) & (r["attempt"] == row["attempt"])]

@@ -1,0 +1,152 @@
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "apps/commands.h"
+#include "io/store.h"
+#include "mpi/driver.h"
+#include "mpi/recorder.h"
+#include "mpi/stack.h"
+#include "search/simulator.h"
+#include "train/synthetic.h"
+
+namespace ranktune::apps {
+namespace {
+
+// "q.h5" -> "q.sim.h5", so a simulation never lands on (or is refused by) the real run's file.
+std::string simulated_results_path(const std::string& results) {
+  const std::string ext = ".h5";
+  if (results.size() > ext.size() && results.ends_with(ext)) {
+    return results.substr(0, results.size() - ext.size()) + ".sim.h5";
+  }
+  return results + ".sim.h5";
+}
+
+// Peak resident set size of this process (VmHWM), in MiB; -1 where /proc is not there.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return -1;
+}
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+}  // namespace
+
+int run_simulate(const SimulateOptions& o) {
+  io::ExperimentConfig cfg = load_experiment(o.config, o.sets, o.results);
+  if (cfg.trainable.kind != "synthetic") {
+    cfg.fail("trainable.kind", "ranktune simulate needs [trainable] kind = \"synthetic\" (got \"" +
+                                   cfg.trainable.kind + "\"): only a synthetic step can be computed without running it");
+  }
+  if (o.results.empty()) cfg.results = simulated_results_path(cfg.results);
+  refuse_existing_results(cfg);
+  if (o.workers < 1) throw std::invalid_argument("--workers must be >= 1");
+
+  search::SimulatorOptions sim;
+  sim.workers = o.workers;
+  sim.seed = o.seed.value_or(cfg.seed);
+  sim.jitter = o.jitter;
+  sim.speed_spread = o.speed_spread;
+  sim.overhead_s = o.overhead_s;
+  sim.seconds_per_step = cfg.trainable.seconds_per_step;
+  if (sim.seconds_per_step <= 0) {
+    // A step of zero virtual cost would put the whole experiment at time 0.
+    sim.seconds_per_step = 1.0;
+    std::printf("ranktune: [trainable] seconds_per_step is 0: simulating 1.0 s steps\n");
+  }
+
+  std::vector<io::WorkerInfo> workers;
+  workers.reserve(static_cast<std::size_t>(o.workers));
+  for (int w = 1; w <= o.workers; ++w) workers.push_back({w, "simulated", w - 1, "sim", "virtual worker"});
+  io::StoreMeta meta;
+  meta.experiment = cfg.name;
+  meta.metric = cfg.metric;
+  meta.mode = cfg.mode;
+  meta.config_text = cfg.text;
+  for (const auto& s : cfg.overrides) meta.overrides += s + "\n";
+  meta.command_line = joined(o.argv);
+  // The stack of the machine that simulated, marked as such, plus what shaped the virtual run.
+  meta.stack = mpi::collect_stack(workers, o.workers + 1);
+  meta.stack["hosts"] = "simulated (on " + meta.stack["driver_host"] + ")";
+  meta.stack["device_mode"] = "simulated";
+  meta.stack["gpus"] = "none (simulated)";
+  meta.stack["sim_seed"] = std::to_string(sim.seed);
+  meta.stack["sim_jitter"] = std::to_string(sim.jitter);
+  meta.stack["sim_speed_spread"] = std::to_string(sim.speed_spread);
+  meta.stack["sim_overhead_s"] = std::to_string(sim.overhead_s);
+  meta.stack["sim_seconds_per_step"] = std::to_string(sim.seconds_per_step);
+
+  io::ResultsWriter writer(cfg.results, meta, io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
+  mpi::Recorder recorder(writer, cfg.trainable.metrics);
+  search::Controller controller(
+      mpi::controller_options(cfg),
+      search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
+      search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options), &recorder);
+
+  // The step model is the synthetic trainable's own step, with f(x) evaluated once per
+  // trial (by id) rather than once per step.
+  const train::SyntheticFunction* function = train::find_synthetic_function(cfg.trainable.function);
+  std::vector<std::optional<train::SyntheticPoint>> points;
+  const search::StepModel model = [&](const search::Config& config, search::TrialId trial, int attempt,
+                                      std::int64_t t) {
+    const auto i = static_cast<std::size_t>(trial);
+    if (i >= points.size()) points.resize(i + 1);
+    if (!points[i]) points[i] = train::evaluate_synthetic(*function, config);
+    return train::synthetic_step(*points[i], cfg.trainable.noise, cfg.seed, trial, attempt, t);
+  };
+  // Flushing by result count, not by lifecycle as the driver does: a flush per trial start
+  // would dominate a simulation of 10^5 trials, and nothing reads the file while it runs.
+  sim.on_progress = [&](double) { recorder.flush(controller.trials()); };
+  sim.progress_every = 1 << 16;
+
+  std::printf("ranktune: simulating '%s' on %d virtual workers (%g s steps, jitter %g, speed spread %g, "
+              "overhead %g s, seed %llu); results: %s\n",
+              cfg.name.c_str(), o.workers, sim.seconds_per_step, sim.jitter, sim.speed_spread, sim.overhead_s,
+              static_cast<unsigned long long>(sim.seed), cfg.results.c_str());
+  std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
+  const search::SimulationSummary s = search::simulate(controller, model, sim);
+  recorder.flush(controller.trials());
+  const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const auto counts = controller.counts();
+  const auto n = [&](search::TrialStatus st) { return static_cast<long long>(counts[static_cast<std::size_t>(st)]); };
+  std::printf("ranktune: %s after %.6g virtual s: %lld trials (%lld terminated, %lld error), %lld results\n",
+              search::to_string(s.end_reason), s.end_time, static_cast<long long>(controller.trials().size()),
+              n(search::TrialStatus::Terminated), n(search::TrialStatus::Error), static_cast<long long>(s.results));
+  std::printf("ranktune: simulated %.3g results/s (%.3f s real)\n", real > 0 ? s.results / real : 0.0, real);
+  if (s.best_trial != 0) {
+    std::printf("ranktune: best %s = %.6g (trial %lld)\n", cfg.metric.c_str(), s.best,
+                static_cast<long long>(s.best_trial));
+  }
+  if (cfg.target) {
+    if (s.time_to_target) {
+      std::printf("ranktune: target %s = %g reached at %.6g virtual s\n", cfg.metric.c_str(), *cfg.target,
+                  *s.time_to_target);
+    } else {
+      std::printf("ranktune: target %s = %g not reached\n", cfg.metric.c_str(), *cfg.target);
+    }
+  }
+  if (cfg.time_budget_s > 0) {
+    std::printf("ranktune: best %s at the time budget (%g virtual s) = %.6g\n", cfg.metric.c_str(),
+                cfg.time_budget_s, s.best_at_budget);
+  }
+  std::printf("ranktune: peak RSS %.1f MiB\n", peak_rss_mib());
+  std::printf("ranktune: results: %s\n", cfg.results.c_str());
+
+  if (s.end_reason == search::EndReason::None) {
+    std::fprintf(stderr, "ranktune: the simulation stalled: the searcher had nothing to start and no trial ran\n");
+    return mpi::kExitInternal;
+  }
+  return n(search::TrialStatus::Terminated) == 0 ? mpi::kExitFailed : mpi::kExitOk;
+}
+
+}  // namespace ranktune::apps

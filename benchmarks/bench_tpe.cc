@@ -1,0 +1,71 @@
+// Cost of one TPE suggestion (an "ask") against the number of observations, on a 6-D
+// uniform space plus one 4-way categorical: the same problem as tpe_optuna.py, so
+// tpe_compare.sh can put the two side by side.
+//
+// Usage: bench_tpe [N ...]   (default 100 1000 10000). Prints "observations reps median_ms".
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "search/tpe_searcher.h"
+
+using namespace ranktune::search;
+
+namespace {
+
+Space bench_space() {
+  Space s;
+  for (int i = 0; i < 6; ++i) s.params.push_back({"x" + std::to_string(i), {DomainKind::Uniform, -5, 5, 0, {}}});
+  s.params.push_back({"c", {DomainKind::Choice, 0, 0, 0,
+                            {std::string("a"), std::string("b"), std::string("c"), std::string("d")}}});
+  return s;
+}
+
+double objective(const Config& c) {
+  double f = std::get<std::string>(c.at("c")) == "b" ? 0.0 : 1.0;
+  for (int i = 0; i < 6; ++i) {
+    const double x = std::get<double>(c.at("x" + std::to_string(i)));
+    f += x * x;
+  }
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<long> sizes;
+  for (int i = 1; i < argc; ++i) sizes.push_back(std::atol(argv[i]));
+  if (sizes.empty()) sizes = {100, 1000, 10000};
+  const Space space = bench_space();
+  std::printf("observations reps median_ms\n");
+  for (const long n : sizes) {
+    // Fill cheaply: a searcher whose startup phase outlasts n gives random configs; its saved
+    // state then seeds a default-options searcher, whose asks are all model-based.
+    const SearcherOptions o{1, n + 1000, "loss", Mode::Min};
+    TpeSearcher fill(space, o, {.n_startup = n + 1});
+    for (TrialId id = 1; id <= n; ++id) {
+      const auto s = fill.suggest(id);
+      fill.on_trial_complete(id, {{"loss", objective(s.config)}}, false);
+    }
+    TpeSearcher tpe(space, o);
+    tpe.restore(fill.save());
+    // Fewer repetitions for the big case: one ask there costs tens of ms on a shared 2-core box.
+    const int reps = n >= 10000 ? 5 : n >= 1000 ? 20 : 50;
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto s = tpe.suggest(n + 1 + r);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (s.kind != Suggestion::Kind::Config) return 1;
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%ld %d %.3f\n", n, reps, ms[ms.size() / 2]);
+    std::fflush(stdout);
+  }
+  return 0;
+}

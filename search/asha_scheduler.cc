@@ -1,0 +1,184 @@
+#include "search/asha_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace ranktune::search {
+
+AshaScheduler::AshaScheduler(SchedulerContext ctx, const Options& options)
+    : ctx_(std::move(ctx)) {
+  OptionReader r(options, "asha");
+  const std::int64_t max_t = r.integer("max_t", ctx_.max_t);
+  r.require(max_t >= 1, "max_t", "must be >= 1 iteration (got " + std::to_string(max_t) + ")");
+  const std::int64_t grace = r.integer("grace_period", 1);
+  r.require(grace >= 1, "grace_period", "must be >= 1 iteration (got " + std::to_string(grace) + ")");
+  reduction_factor_ = r.number("reduction_factor", 4);
+  r.require(std::isfinite(reduction_factor_) && reduction_factor_ > 1, "reduction_factor",
+            "must be > 1 (got " + to_string(Value{reduction_factor_}) + "); 2 to 4 are usual");
+  const std::int64_t brackets = r.integer("brackets", 1);
+  r.require(brackets >= 1, "brackets", "must be >= 1 (got " + std::to_string(brackets) + ")");
+  r.finish();
+
+  for (std::int64_t s = 0; s < brackets; ++s) {
+    std::vector<Rung> rungs;
+    for (int k = 0;; ++k) {
+      const double at = std::ceil(static_cast<double>(grace) *
+                                  std::pow(reduction_factor_, static_cast<double>(s + k)));
+      if (at >= static_cast<double>(max_t)) break;
+      // A small rf can round two milestones to the same iteration; one rung judges it.
+      if (!rungs.empty() && rungs.back().milestone >= static_cast<std::int64_t>(at)) continue;
+      rungs.push_back({static_cast<std::int64_t>(at), {}});
+    }
+    // Checked here rather than with a formula so that rounding cannot disagree with it.
+    r.require(!rungs.empty(), brackets > 1 ? "brackets" : "grace_period",
+              "leaves bracket " + std::to_string(s) + " without a rung below max_t = " +
+                  std::to_string(max_t) + " (needs grace_period * reduction_factor^(brackets-1) < max_t); " +
+                  "lower it or raise max_t");
+    brackets_.push_back(std::move(rungs));
+  }
+}
+
+AshaScheduler::TrialRecord& AshaScheduler::record_for(TrialId id) {
+  auto [it, added] = records_.try_emplace(id);
+  if (added) it->second.bracket = static_cast<int>(added_++ % static_cast<std::int64_t>(brackets_.size()));
+  return it->second;
+}
+
+void AshaScheduler::on_trial_add(const Trial& trial) { record_for(trial.id); }
+
+int AshaScheduler::bracket_of(TrialId id) const {
+  const auto it = records_.find(id);
+  return it == records_.end() ? -1 : it->second.bracket;
+}
+
+std::vector<std::int64_t> AshaScheduler::milestones(std::size_t bracket) const {
+  std::vector<std::int64_t> out;
+  for (const auto& rung : brackets_.at(bracket)) out.push_back(rung.milestone);
+  return out;
+}
+
+Decision AshaScheduler::on_trial_result(const Trial& trial) {
+  TrialRecord& rec = record_for(trial.id);
+  const auto score = latest_score(trial, ctx_);
+  if (!score) return Decision::Continue;  // nothing to judge; the rung waits for a score
+  auto& rungs = brackets_[static_cast<std::size_t>(rec.bracket)];
+  // The highest rung reached: a trial whose metric was missing at a milestone is judged
+  // at the next one it reaches with a score, as Tune does.
+  std::size_t k = rungs.size();
+  while (k > 0 && rungs[k - 1].milestone > trial.iterations) --k;
+  if (k == 0 || k <= rec.next_rung) return Decision::Continue;
+  Rung& rung = rungs[k - 1];
+  rec.next_rung = k;
+
+  Decision d = Decision::Continue;
+  const std::size_t m = rung.scores.size();
+  if (m > 0) {
+    // Exact for an integer rf: (m-1)*(rf-1) is an integer and the division rounds correctly.
+    const double pos = static_cast<double>(m - 1) * (reduction_factor_ - 1) / reduction_factor_;
+    const auto i = std::min(m - 1, static_cast<std::size_t>(std::floor(pos)));
+    rung.scores.split_at(i + 1);  // moves by at most one since the previous insertion
+    if (*score < rung.scores.max_lower()) d = Decision::Stop;
+  }
+  rung.scores.insert(*score);
+  return d;
+}
+
+std::int64_t AshaScheduler::next_decision(const Trial& trial) const {
+  const auto it = records_.find(trial.id);
+  if (it == records_.end()) return trial.iterations + 1;  // not added: stay synchronous
+  const auto& rungs = brackets_[static_cast<std::size_t>(it->second.bracket)];
+  if (it->second.next_rung >= rungs.size()) return std::numeric_limits<std::int64_t>::max();
+  // A trial past an unjudged milestone (its result there lacked the metric) may be judged
+  // at its very next scored result.
+  return std::max(trial.iterations + 1, rungs[it->second.next_rung].milestone);
+}
+
+// Format:
+//   asha 1 <added> <brackets> <trials>
+//   <rungs of bracket 0> <milestone 0> ... (one line per bracket; checked on restore)
+//   <count> <score> ...                    (one line per rung, bracket by bracket)
+//   <id> <bracket> <next_rung>             (one line per trial, by id)
+std::string AshaScheduler::save() const {
+  std::ostringstream out;
+  out << "asha 1 " << added_ << ' ' << brackets_.size() << ' ' << records_.size() << '\n';
+  for (const auto& rungs : brackets_) {
+    out << rungs.size();
+    for (const auto& rung : rungs) out << ' ' << rung.milestone;
+    out << '\n';
+  }
+  for (const auto& rungs : brackets_) {
+    for (const auto& rung : rungs) {
+      const auto values = rung.scores.values();
+      out << values.size();
+      for (double v : values) {
+        out << ' ';
+        write_double(out, v);
+      }
+      out << '\n';
+    }
+  }
+  std::vector<TrialId> ids;
+  ids.reserve(records_.size());
+  for (const auto& [id, rec] : records_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());  // a deterministic text for the same state
+  for (TrialId id : ids) {
+    const auto& rec = records_.at(id);
+    out << id << ' ' << rec.bracket << ' ' << rec.next_rung << '\n';
+  }
+  return out.str();
+}
+
+void AshaScheduler::restore(const std::string& state) {
+  std::istringstream in(state);
+  const auto bad = [](const std::string& what) {
+    return std::invalid_argument("asha: saved state: " + what);
+  };
+  std::string magic;
+  int version = 0;
+  std::int64_t added = 0;
+  std::size_t nbrackets = 0, ntrials = 0;
+  if (!(in >> magic >> version >> added >> nbrackets >> ntrials) || magic != "asha" || version != 1) {
+    throw bad("no 'asha 1' header");
+  }
+  if (nbrackets != brackets_.size()) throw bad("saved with other options (brackets differ)");
+  auto brackets = brackets_;
+  for (auto& rungs : brackets) {
+    std::size_t n = 0;
+    if (!(in >> n) || n != rungs.size()) throw bad("saved with other options (rungs differ)");
+    for (auto& rung : rungs) {
+      std::int64_t at = 0;
+      if (!(in >> at) || at != rung.milestone) throw bad("saved with other options (rungs differ)");
+      rung.scores = RankSplit{};
+    }
+  }
+  for (auto& rungs : brackets) {
+    for (auto& rung : rungs) {
+      std::size_t n = 0;
+      if (!(in >> n)) throw bad("missing rung size");
+      for (std::size_t i = 0; i < n; ++i) {
+        const double v = read_double(in, "rung score");
+        if (std::isnan(v)) throw bad("NaN rung score");
+        rung.scores.insert(v);
+      }
+    }
+  }
+  std::unordered_map<TrialId, TrialRecord> records;
+  for (std::size_t i = 0; i < ntrials; ++i) {
+    TrialId id = 0;
+    TrialRecord rec;
+    if (!(in >> id >> rec.bracket >> rec.next_rung) || rec.bracket < 0 ||
+        static_cast<std::size_t>(rec.bracket) >= brackets.size() ||
+        rec.next_rung > brackets[static_cast<std::size_t>(rec.bracket)].size() ||
+        !records.emplace(id, rec).second) {
+      throw bad("bad trial line " + std::to_string(i + 1));
+    }
+  }
+  brackets_ = std::move(brackets);
+  records_ = std::move(records);
+  added_ = added;
+}
+
+}  // namespace ranktune::search

@@ -1,0 +1,100 @@
+#pragma once
+/// Asynchronous Successive Halving (ASHA), stopping variant: Li et al., "A System for
+/// Massively Parallel Hyperparameter Tuning", MLSys 2020; behaves as Tune's
+/// AsyncHyperBandScheduler (stop_last_trials = true), with the choices marked below.
+///
+/// Rungs. Bracket s (0 <= s < `brackets`) has rungs at the milestones
+/// ceil(grace_period * reduction_factor^(s + k)), k = 0, 1, ..., that lie below `max_t`
+/// (a rung at max_t would judge nothing: the controller stops trials there anyway).
+/// Trials are assigned to brackets round-robin in the order they are added (trial added
+/// n-th, from 0, goes to bracket n mod brackets); Tune draws them from a softmax, which we
+/// avoid to keep the scheduler deterministic without a generator.
+///
+/// Rule. Score s = sign(mode) * metric (bigger is better; non-finite scores -inf, the
+/// worst). When a trial's iterations first reach a rung's milestone (the highest rung
+/// reached, if a result without the metric skipped one), let x_0 <= ... <= x_{m-1} be the
+/// m scores recorded at that rung before it. The cutoff is x_i with
+/// i = floor((m - 1) * (1 - 1/reduction_factor)): the (1 - 1/rf) quantile with numpy's
+/// "lower" method (Tune uses "linear", which interpolates; "lower" never invents a value,
+/// so -inf stays well defined and each decision is an order statistic). The trial is
+/// stopped iff s < cutoff (ties continue); the first trial at a rung always continues.
+/// Either way its score is then recorded at the rung, and each rung judges a trial once
+/// (also across retries, as Tune). Example, rf = 2: with recorded {1, 3, 5} (m = 3),
+/// i = floor(2 * 0.5) = 1, cutoff 3: a score 2 stops, a score 3 continues.
+///
+/// Options (`[scheduler]` keys):
+///   - `max_t` (integer >= 1, default: `[stop] max_t`, iterations): bounds the rungs.
+///   - `grace_period` (integer >= 1, default 1, iterations): the first rung of bracket 0;
+///     no trial is stopped before it.
+///   - `reduction_factor` (number > 1, default 4): rung spacing; about 1/rf of the trials
+///     reaching a rung go on. With an integer rf, i above is computed exactly.
+///   - `brackets` (integer >= 1, default 1): the number of brackets; each must have a rung,
+///     i.e. grace_period * rf^(brackets - 1) < max_t.
+///
+/// The promotion variant (pause at a rung, resume the top 1/rf from their checkpoints)
+/// needs Pause and checkpoints, which do not exist yet: not implemented. This scheduler
+/// never pauses; choose_trial_to_run is FIFO's.
+///
+/// Cost. Each rung keeps its scores in a RankSplit whose split rank moves by at most one
+/// per insertion, so a decision is O(log n) in the trials recorded at the rung plus
+/// O(rungs) = O(log_rf(max_t / grace_period)); a result that reaches no new rung is one
+/// hash lookup. Memory is one double per (trial, rung reached).
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "search/early_stopping.h"
+#include "search/fifo_scheduler.h"
+#include "search/scheduler.h"
+
+namespace ranktune::search {
+
+class AshaScheduler final : public Scheduler {
+ public:
+  /// Reads the options above; throws OptionError for a bad or unknown key.
+  AshaScheduler(SchedulerContext ctx, const Options& options);
+
+  void on_trial_add(const Trial& trial) override;
+  Decision on_trial_result(const Trial& trial) override;
+  /// The trial's next unjudged rung milestone (no Stop can come before it), so a worker
+  /// runs between rungs without waiting; past the last rung, never.
+  std::int64_t next_decision(const Trial& trial) const override;
+  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
+    return order_.next(trials);
+  }
+  void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
+  /// Line-based text (see the .cc): bracket assignment, each trial's next rung, each rung's
+  /// scores.
+  std::string save() const override;
+  /// Restores what save() gave, exactly. Throws std::invalid_argument on a bad state, or
+  /// one saved with other rungs, and then keeps the current state.
+  void restore(const std::string& state) override;
+
+  /// milestones(s)[k]: the iteration of rung k of bracket s; strictly increasing.
+  std::vector<std::int64_t> milestones(std::size_t bracket) const;
+  std::size_t brackets() const { return brackets_.size(); }
+  /// The bracket of a trial seen before, or -1.
+  int bracket_of(TrialId id) const;
+
+ private:
+  FifoOrder order_;
+  struct Rung {
+    std::int64_t milestone = 0;
+    RankSplit scores;
+  };
+  struct TrialRecord {
+    int bracket = 0;
+    std::size_t next_rung = 0;  ///< rungs below it have judged the trial
+  };
+
+  TrialRecord& record_for(TrialId id);
+
+  SchedulerContext ctx_;
+  double reduction_factor_ = 4;
+  std::vector<std::vector<Rung>> brackets_;  ///< brackets_[s][k]
+  std::unordered_map<TrialId, TrialRecord> records_;
+  std::int64_t added_ = 0;  ///< trials assigned so far (round-robin position)
+};
+
+}  // namespace ranktune::search

@@ -1,0 +1,195 @@
+#include "search/simulator.h"
+
+#include <numbers>
+#include <queue>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace ranktune::search {
+namespace {
+
+// A standard normal from the engine's raw bits (Box-Muller), not std::normal_distribution,
+// whose output differs between standard libraries: the mt19937_64 sequence is fixed by the
+// standard, so a seed gives the same simulation everywhere.
+double normal(std::mt19937_64& rng) {
+  const auto unit = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };
+  const double u1 = unit(), u2 = unit();
+  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+}
+
+// The end of one step on one worker. `generation` tells a live step from one whose trial
+// was stopped while it ran.
+struct StepEnd {
+  double time;
+  std::uint64_t seq;
+  int worker;
+  std::uint64_t generation;
+};
+
+struct Later {
+  bool operator()(const StepEnd& a, const StepEnd& b) const {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+};
+
+struct VirtualWorker {
+  TrialId trial = 0;  // 0: free
+  int attempt = 0;
+  std::int64_t t = 0;  // steps begun in the current attempt
+  Config config;
+  std::uint64_t generation = 0;
+  double speed = 1;
+};
+
+class Simulation {
+ public:
+  Simulation(Controller& controller, const StepModel& model, const SimulatorOptions& o)
+      : c_(controller), model_(model), o_(o), workers_(static_cast<std::size_t>(o.workers)),
+        jitter_rng_(o.seed ^ 0x6a09e667f3bcc908ULL) {
+    const ControllerOptions& co = c_.options();
+    target_ = o.target ? o.target : co.target;
+    budget_ = o.budget_s > 0 ? o.budget_s : co.time_budget_s;
+    std::mt19937_64 speed_rng(o.seed ^ 0xbb67ae8584caa73bULL);
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      workers_[i].speed = !o.speeds.empty() ? o.speeds[i]
+                          : o.speed_spread > 0 ? std::exp(o.speed_spread * normal(speed_rng))
+                                               : 1.0;
+    }
+  }
+
+  SimulationSummary run() {
+    for (int w = 1; w <= o_.workers; ++w) carry_out(c_.on_worker_free(w, 0.0));
+    const double budget = c_.options().time_budget_s;
+    bool budget_ticked = false;
+    while (busy_ > 0) {
+      const StepEnd e = queue_.top();
+      // The controller's on_tick acts only at the budget (or when nothing runs, which ends
+      // this loop), so one tick at exactly the budget, after every step that ends at it,
+      // is what ticking at every event would do, without its per-tick scan of the trials.
+      if (budget > 0 && !budget_ticked && e.time > budget) {
+        budget_ticked = true;
+        now_ = budget;
+        carry_out(c_.on_tick(now_));
+        continue;
+      }
+      queue_.pop();
+      VirtualWorker& w = worker(e.worker);
+      if (w.generation != e.generation) {
+        ++s_.dropped;
+        continue;
+      }
+      now_ = e.time;
+      deliver(w);
+    }
+    // Drops what is still in flight (steps of trials stopped by the target or the budget).
+    s_.dropped += static_cast<std::int64_t>(queue_.size());
+    carry_out(c_.on_tick(now_));  // marks a completed experiment as such
+    s_.end_time = now_;
+    s_.end_reason = c_.end_reason();
+    for (const auto& w : workers_) s_.speeds.push_back(w.speed);
+    return std::move(s_);
+  }
+
+ private:
+  VirtualWorker& worker(int w) { return workers_[static_cast<std::size_t>(w - 1)]; }
+
+  void deliver(VirtualWorker& w) {
+    Metrics m = model_(w.config, w.trial, w.attempt, w.t);
+    ++s_.results;
+    observe(w.trial, m);
+    // The controller may answer with a Stop for this worker, which clears `w`: read
+    // nothing from it after this call.
+    carry_out(c_.on_result(w.trial, w.attempt, std::move(m), now_));
+    if (o_.on_progress && s_.results % o_.progress_every == 0) o_.on_progress(now_);
+  }
+
+  // Tracks the summary's figures from the results themselves: the controller's best() scans
+  // every trial, and the target and budget figures need the time of each result anyway.
+  void observe(TrialId trial, const Metrics& m) {
+    const auto it = m.find(c_.options().metric);
+    if (it == m.end() || !std::isfinite(it->second)) return;
+    const double v = it->second;
+    const Mode mode = c_.options().mode;
+    if (better(v, s_.best, mode)) {
+      s_.best = v;
+      s_.best_trial = trial;
+    }
+    if (budget_ > 0 && now_ <= budget_ && better(v, s_.best_at_budget, mode)) s_.best_at_budget = v;
+    if (target_ && !s_.time_to_target && sign(mode) * v >= sign(mode) * *target_) s_.time_to_target = now_;
+  }
+
+  void carry_out(std::vector<Command> commands) {
+    for (auto& cmd : commands) {
+      VirtualWorker& w = worker(cmd.worker);
+      switch (cmd.kind) {
+        case Command::Kind::Start:
+          w.trial = cmd.trial;
+          w.attempt = cmd.attempt;
+          w.t = 0;
+          w.config = std::move(cmd.config);
+          ++busy_;
+          begin_step(cmd.worker, w);
+          break;
+        case Command::Kind::Continue:
+          begin_step(cmd.worker, w);
+          break;
+        case Command::Kind::Stop:
+          ++w.generation;  // its step in flight, if any, is now stale
+          w.trial = 0;
+          --busy_;
+          break;
+      }
+    }
+  }
+
+  void begin_step(int id, VirtualWorker& w) {
+    ++w.t;
+    double cost = o_.seconds_per_step;
+    if (o_.jitter > 0) cost *= std::exp(o_.jitter * normal(jitter_rng_) - o_.jitter * o_.jitter / 2);
+    cost = cost / w.speed + o_.overhead_s;
+    queue_.push({now_ + cost, seq_++, id, w.generation});
+  }
+
+  Controller& c_;
+  const StepModel& model_;
+  const SimulatorOptions& o_;
+  std::vector<VirtualWorker> workers_;
+  std::priority_queue<StepEnd, std::vector<StepEnd>, Later> queue_;
+  std::mt19937_64 jitter_rng_;
+  std::optional<double> target_;
+  double budget_ = 0;
+  double now_ = 0;
+  std::uint64_t seq_ = 0;
+  int busy_ = 0;  // workers running a trial; each has exactly one live step in the queue
+  SimulationSummary s_;
+};
+
+void check(const SimulatorOptions& o) {
+  const auto bad = [](const std::string& what) { throw std::invalid_argument("simulator: " + what); };
+  if (o.workers < 1) bad("workers must be >= 1, got " + std::to_string(o.workers));
+  if (!(o.seconds_per_step >= 0) || !std::isfinite(o.seconds_per_step)) bad("seconds_per_step must be >= 0");
+  if (!(o.jitter >= 0) || !std::isfinite(o.jitter)) bad("jitter must be >= 0");
+  if (!(o.speed_spread >= 0) || !std::isfinite(o.speed_spread)) bad("speed_spread must be >= 0");
+  if (!(o.overhead_s >= 0) || !std::isfinite(o.overhead_s)) bad("overhead_s must be >= 0");
+  if (o.progress_every < 1) bad("progress_every must be >= 1");
+  if (!o.speeds.empty()) {
+    if (o.speeds.size() != static_cast<std::size_t>(o.workers)) {
+      bad("speeds lists " + std::to_string(o.speeds.size()) + " factors for " + std::to_string(o.workers) +
+          " workers");
+    }
+    for (double s : o.speeds) {
+      if (!(s > 0) || !std::isfinite(s)) bad("every worker speed must be > 0");
+    }
+  }
+}
+
+}  // namespace
+
+SimulationSummary simulate(Controller& controller, const StepModel& model, const SimulatorOptions& options) {
+  check(options);
+  if (!model) throw std::invalid_argument("simulator: no step model");
+  return Simulation(controller, model, options).run();
+}
+
+}  // namespace ranktune::search

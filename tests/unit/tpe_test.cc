@@ -1,0 +1,273 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numbers>
+#include <set>
+
+#include "search/random_searcher.h"
+#include "search/searcher.h"
+#include "search/tpe_searcher.h"
+
+using namespace ranktune::search;
+
+namespace {
+
+Domain uniform(double lo, double hi) { return {DomainKind::Uniform, lo, hi, 0.0, {}}; }
+Domain listed(DomainKind k, std::vector<Value> v) { return {k, 0, 0, 0, std::move(v)}; }
+
+Space branin_space() { return {{{"x1", uniform(-5, 10)}, {"x2", uniform(0, 15)}}}; }
+
+double branin(const Config& c) {
+  const double x1 = std::get<double>(c.at("x1")), x2 = std::get<double>(c.at("x2"));
+  const double pi = std::numbers::pi;
+  const double b = 5.1 / (4 * pi * pi), cc = 5 / pi, t = 1 / (8 * pi);
+  return std::pow(x2 - b * x1 * x1 + cc * x1 - 6, 2) + 10 * (1 - t) * std::cos(x1) + 10;
+}
+
+SearcherOptions opts(std::uint64_t seed, std::int64_t n, Mode mode = Mode::Min) {
+  return {seed, n, "loss", mode};
+}
+
+using Objective = std::function<double(const Config&)>;
+
+/// The pure sequential loop: suggest, evaluate, complete. Returns the configs in order.
+std::vector<Config> drive(Searcher& s, const Objective& f, std::int64_t trials) {
+  std::vector<Config> out;
+  for (TrialId id = 1; id <= trials; ++id) {
+    auto sug = s.suggest(id);
+    if (sug.kind != Suggestion::Kind::Config) break;
+    s.on_trial_complete(id, {{"loss", f(sug.config)}}, false);
+    out.push_back(std::move(sug.config));
+  }
+  return out;
+}
+
+double best_of(const std::vector<Config>& configs, const Objective& f) {
+  double best = INFINITY;
+  for (const auto& c : configs) best = std::min(best, f(c));
+  return best;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+TEST(Tpe, RegisteredWithTheFactory) {
+  const auto names = searcher_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "tpe"), names.end());
+  auto s = make_searcher("tpe", branin_space(), opts(1, 7), {{"n_startup", std::int64_t{3}}});
+  EXPECT_EQ(s->total(), 7);
+  EXPECT_EQ(drive(*s, branin, 100).size(), 7u);
+  EXPECT_EQ(s->suggest(8).kind, Suggestion::Kind::Finished);
+}
+
+TEST(Tpe, EveryDomainKindStaysInBoundsAndType) {
+  const Space space{{
+      {"u", uniform(-1, 2)},
+      {"lu", {DomainKind::LogUniform, 1e-4, 1e-1, 0, {}}},
+      {"q", {DomainKind::QUniform, 0.1, 1.05, 0.25, {}}},
+      {"ri", {DomainKind::RandInt, 2, 5, 0, {}}},
+      {"cs", listed(DomainKind::Choice, {std::string("a"), std::string("b"), std::string("c")})},
+      {"cn", listed(DomainKind::Choice, {std::int64_t{1}, 2.5})},
+      {"g", listed(DomainKind::Grid, {std::int64_t{32}, std::int64_t{64}})},
+  }};
+  // The objective pulls towards edges so the model proposes near the bounds too.
+  const Objective f = [](const Config& c) {
+    return -std::get<double>(c.at("u")) + std::log(std::get<double>(c.at("lu"))) +
+           std::get<double>(c.at("q")) - static_cast<double>(std::get<std::int64_t>(c.at("ri"))) +
+           (std::get<std::string>(c.at("cs")) == "c" ? 0 : 1) + std::get<double>(c.at("cn")) +
+           static_cast<double>(std::get<std::int64_t>(c.at("g"))) / 64;
+  };
+  TpeSearcher s(space, opts(3, 80), {.n_startup = 5});
+  const auto configs = drive(s, f, 80);
+  ASSERT_EQ(configs.size(), 80u);
+  std::set<std::string> cs_seen;
+  for (const auto& c : configs) {
+    ASSERT_EQ(c.size(), space.params.size());
+    const double u = std::get<double>(c.at("u"));
+    EXPECT_TRUE(u >= -1 && u <= 2) << u;
+    const double lu = std::get<double>(c.at("lu"));
+    EXPECT_TRUE(lu >= 1e-4 && lu <= 1e-1) << lu;
+    const double q = std::get<double>(c.at("q"));
+    EXPECT_TRUE(q >= 0.1 && q <= 1.05) << q;
+    EXPECT_NEAR(std::remainder(q, 0.25), 0.0, 1e-9) << q;
+    const auto ri = std::get<std::int64_t>(c.at("ri"));
+    EXPECT_TRUE(ri >= 2 && ri <= 4) << ri;
+    const auto& cs = std::get<std::string>(c.at("cs"));
+    EXPECT_TRUE(cs == "a" || cs == "b" || cs == "c") << cs;
+    cs_seen.insert(cs);
+    const double cn = std::get<double>(c.at("cn"));  // int and float mixed: widened to float
+    EXPECT_TRUE(cn == 1.0 || cn == 2.5) << cn;
+    const auto g = std::get<std::int64_t>(c.at("g"));
+    EXPECT_TRUE(g == 32 || g == 64) << g;
+  }
+  EXPECT_EQ(s.observations(), 80u);
+  // The model pushes ri to its top value 4 (high is excluded) most of the time late on.
+  int top = 0;
+  for (std::size_t i = 40; i < 80; ++i) top += std::get<std::int64_t>(configs[i].at("ri")) == 4;
+  EXPECT_GT(top, 25);
+}
+
+TEST(Tpe, SameSeedAndObservationsGiveTheSameSuggestions) {
+  TpeSearcher a(branin_space(), opts(11, 40)), b(branin_space(), opts(11, 40)),
+      c(branin_space(), opts(12, 40));
+  const auto ca = drive(a, branin, 40), cb = drive(b, branin, 40), cc = drive(c, branin, 40);
+  EXPECT_EQ(ca, cb);
+  EXPECT_NE(ca, cc);
+  // Also past the startup phase: the model's suggestions differ between seeds.
+  EXPECT_NE(std::vector<Config>(ca.begin() + 20, ca.end()), std::vector<Config>(cc.begin() + 20, cc.end()));
+}
+
+TEST(Tpe, StartupSuggestionsIgnoreTheObservations) {
+  const std::int64_t n_startup = 10;
+  TpeSearcher a(branin_space(), opts(5, 30), {.n_startup = n_startup});
+  TpeSearcher b(branin_space(), opts(5, 30), {.n_startup = n_startup});
+  const auto ca = drive(a, branin, 30);
+  const auto cb = drive(b, [](const Config& c) { return -branin(c); }, 30);
+  for (std::int64_t i = 0; i < n_startup; ++i) EXPECT_EQ(ca[i], cb[i]) << "suggestion " << i;
+  // From then on the model is used, so opposite objectives lead apart.
+  int differ = 0;
+  for (std::size_t i = n_startup; i < ca.size(); ++i) differ += ca[i] != cb[i];
+  EXPECT_GE(differ, 15);
+}
+
+TEST(Tpe, StartupCountsCompletedObservationsNotSuggestions) {
+  TpeSearcher s(branin_space(), opts(5, 30), {.n_startup = 3});
+  TpeSearcher fresh(branin_space(), opts(5, 30), {.n_startup = 3});
+  // Five suggestions before anything completes are all startup ones, and so equal to those
+  // of a searcher that never observes anything.
+  for (TrialId id = 1; id <= 5; ++id) EXPECT_EQ(s.suggest(id).config, fresh.suggest(id).config);
+  // Errored trials, missing and non-finite metrics are not observations.
+  s.on_trial_complete(1, {{"loss", 1.0}}, true);
+  s.on_trial_complete(2, {{"other", 1.0}}, false);
+  s.on_trial_complete(3, {{"loss", NAN}}, false);
+  s.on_trial_complete(4, {{"loss", INFINITY}}, false);
+  s.on_trial_complete(99, {{"loss", 1.0}}, false);  // never suggested
+  EXPECT_EQ(s.observations(), 0u);
+  s.on_trial_complete(5, {{"loss", 2.0}}, false);
+  s.on_trial_complete(5, {{"loss", 2.0}}, false);  // twice counts once
+  EXPECT_EQ(s.observations(), 1u);
+  EXPECT_EQ(s.suggest(6).config, fresh.suggest(6).config);
+}
+
+TEST(Tpe, BeatsRandomSearchOnBranin) {
+  std::vector<double> tpe_best, random_best;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    TpeSearcher tpe(branin_space(), opts(seed, 60));
+    RandomSearcher rnd(branin_space(), opts(seed, 60));
+    tpe_best.push_back(best_of(drive(tpe, branin, 60), branin));
+    random_best.push_back(best_of(drive(rnd, branin, 60), branin));
+  }
+  const double t = median(tpe_best), r = median(random_best);
+  RecordProperty("tpe_median_best", std::to_string(t));
+  RecordProperty("random_median_best", std::to_string(r));
+  EXPECT_LT(t, r) << "TPE median best " << t << " vs random " << r;
+}
+
+TEST(Tpe, FindsTheBestCategory) {
+  const Space space{{
+      {"act", listed(DomainKind::Choice, {std::string("relu"), std::string("tanh"), std::string("gelu"),
+                                          std::string("elu")})},
+      {"x", uniform(-1, 1)},
+  }};
+  const Objective f = [](const Config& c) {
+    const double x = std::get<double>(c.at("x"));
+    return (std::get<std::string>(c.at("act")) == "gelu" ? 0.0 : 1.0) + 0.1 * x * x;
+  };
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    TpeSearcher s(space, opts(seed, 60));
+    const auto configs = drive(s, f, 60);
+    int gelu = 0;
+    for (std::size_t i = 30; i < configs.size(); ++i) gelu += std::get<std::string>(configs[i].at("act")) == "gelu";
+    EXPECT_GE(gelu, 20) << "seed " << seed << ": gelu in " << gelu << " of the last 30";
+  }
+}
+
+TEST(Tpe, MaxModeOnTheNegatedFunctionMatchesMinMode) {
+  TpeSearcher mn(branin_space(), opts(7, 50, Mode::Min)), mx(branin_space(), opts(7, 50, Mode::Max));
+  const auto cmin = drive(mn, branin, 50);
+  const auto cmax = drive(mx, [](const Config& c) { return -branin(c); }, 50);
+  EXPECT_EQ(cmin, cmax);
+  EXPECT_LT(best_of(cmax, branin), 2.0);
+  // Max mode on the function itself goes the other way: towards large values.
+  TpeSearcher wrong(branin_space(), opts(7, 50, Mode::Max));
+  const auto cw = drive(wrong, branin, 50);
+  double worst = 0;
+  for (const auto& c : cw) worst = std::max(worst, branin(c));
+  EXPECT_GT(worst, 150.0);
+  EXPECT_NE(cw, cmin);
+}
+
+TEST(Tpe, RejectsBadOptions) {
+  const auto expect_error = [](const Options& o, const std::string& key, const std::string& text) {
+    try {
+      make_searcher("tpe", branin_space(), opts(1, 10), o);
+      FAIL() << "no error for " << key;
+    } catch (const OptionError& e) {
+      EXPECT_EQ(e.key(), key);
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"gamma", 0.0}}, "gamma", "must be in (0, 1)");
+  expect_error({{"gamma", 1.0}}, "gamma", "must be in (0, 1)");
+  expect_error({{"gamma", -0.5}}, "gamma", "must be in (0, 1)");
+  expect_error({{"n_startup", std::int64_t{0}}}, "n_startup", "must be >= 1");
+  expect_error({{"n_startup", 2.5}}, "n_startup", "must be an integer");
+  expect_error({{"n_ei_candidates", std::int64_t{0}}}, "n_ei_candidates", "must be >= 1");
+  expect_error({{"prior_weight", 0.0}}, "prior_weight", "must be > 0");
+  expect_error({{"gama", 0.3}}, "gama", "Did you mean 'gamma'?");
+  const Options all{{"n_startup", std::int64_t{4}}, {"gamma", 0.1}, {"n_ei_candidates", std::int64_t{48}},
+                    {"prior_weight", 2.0}};
+  const auto t = TpeOptions::read(all);
+  EXPECT_EQ(t.n_startup, 4);
+  EXPECT_DOUBLE_EQ(t.gamma, 0.1);
+  EXPECT_EQ(t.n_ei_candidates, 48);
+  EXPECT_DOUBLE_EQ(t.prior_weight, 2.0);
+}
+
+TEST(Tpe, SaveRestoreContinuesIdentically) {
+  const Space space{{
+      {"x1", uniform(-5, 10)},
+      {"x2", uniform(0, 15)},
+      {"lr", {DomainKind::LogUniform, 1e-4, 1e-1, 0, {}}},
+      {"n", {DomainKind::RandInt, 1, 9, 0, {}}},
+      {"act", listed(DomainKind::Choice, {std::string("relu"), std::string("tanh")})},
+  }};
+  const Objective f = [](const Config& c) {
+    return branin(c) + std::log10(std::get<double>(c.at("lr"))) +
+           static_cast<double>(std::get<std::int64_t>(c.at("n"))) +
+           (std::get<std::string>(c.at("act")) == "relu" ? 0 : 1);
+  };
+  TpeSearcher a(space, opts(21, 100), {.n_startup = 5});
+  drive(a, f, 25);
+  // Two trials still running at save time.
+  const auto p26 = a.suggest(26).config, p27 = a.suggest(27).config;
+  const std::string state = a.save();
+
+  TpeSearcher b(space, opts(21, 100), {.n_startup = 5});
+  b.restore(state);
+  EXPECT_EQ(b.save(), state);
+  EXPECT_EQ(b.observations(), 25u);
+  EXPECT_EQ(a.suggest(28).config, b.suggest(28).config);
+  // The running trials complete after the restore, and the two go on together.
+  for (auto* s : {&a, &b}) {
+    s->on_trial_complete(26, {{"loss", f(p26)}}, false);
+    s->on_trial_complete(27, {{"loss", f(p27)}}, false);
+  }
+  EXPECT_EQ(b.observations(), 27u);
+  EXPECT_EQ(a.suggest(29).config, b.suggest(29).config);
+  EXPECT_EQ(a.save(), b.save());
+
+  for (const std::string& broken :
+       {std::string(""), std::string("tpe 2\n"), state.substr(0, state.size() / 2), state + "junk\n",
+        std::string("tpe 1\nnext 3\npending 1\n5 1 2 0.01 3 7\nobserved 0\n"),
+        std::string("tpe 1\nnext 3\npending 1\n5 1 2 0.5 3 1\nobserved 0\n")}) {
+    TpeSearcher c(space, opts(21, 100));
+    EXPECT_THROW(c.restore(broken), std::invalid_argument) << broken;
+  }
+}
