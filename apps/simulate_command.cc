@@ -66,13 +66,7 @@ int run_simulate(const SimulateOptions& o) {
   std::vector<io::WorkerInfo> workers;
   workers.reserve(static_cast<std::size_t>(o.workers));
   for (int w = 1; w <= o.workers; ++w) workers.push_back({w, "simulated", w - 1, "sim", "virtual worker"});
-  io::StoreMeta meta;
-  meta.experiment = cfg.name;
-  meta.metric = cfg.metric;
-  meta.mode = cfg.mode;
-  meta.config_text = cfg.text;
-  for (const auto& s : cfg.overrides) meta.overrides += s + "\n";
-  meta.command_line = joined(o.argv);
+  io::StoreMeta meta = io::experiment_meta(cfg, joined(o.argv));
   // The stack of the machine that simulated, marked as such, plus what shaped the virtual run.
   meta.stack = mpi::collect_stack(workers, o.workers + 1);
   meta.stack["hosts"] = "simulated (on " + meta.stack["driver_host"] + ")";

@@ -657,6 +657,17 @@ struct Table {
 
 // ------------------------------------------------------------------------ public API
 
+StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& command_line) {
+  StoreMeta meta;
+  meta.experiment = cfg.name;
+  meta.metric = cfg.metric;
+  meta.mode = cfg.mode;
+  meta.config_text = cfg.text;
+  for (const auto& o : cfg.overrides) meta.overrides += o + "\n";
+  meta.command_line = command_line;
+  return meta;
+}
+
 StoreSchema StoreSchema::from(const search::Space& space, std::vector<std::string> metrics) {
   StoreSchema schema;
   schema.metrics = std::move(metrics);

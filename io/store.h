@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "io/config.h"
 #include "search/space.h"
 #include "search/trial.h"
 #include "search/types.h"
@@ -74,6 +75,10 @@ struct ParamColumn {
   search::ValueType type = search::ValueType::Float;
   std::size_t length = 0;  ///< String columns: fixed width in bytes (longest value, min 8)
 };
+
+/// The experiment-level metadata of `cfg` (name, metric, mode, config text, overrides)
+/// and the command line; the caller adds the stack.
+StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& command_line);
 
 /// The columns that depend on the experiment.
 struct StoreSchema {

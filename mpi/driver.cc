@@ -219,13 +219,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   place(world);
   const auto workers = gather_hellos(world);
 
-  io::StoreMeta meta;
-  meta.experiment = cfg.name;
-  meta.metric = cfg.metric;
-  meta.mode = cfg.mode;
-  meta.config_text = cfg.text;
-  for (const auto& o : cfg.overrides) meta.overrides += o + "\n";
-  meta.command_line = options.command_line;
+  io::StoreMeta meta = io::experiment_meta(cfg, options.command_line);
   meta.stack = collect_stack(workers, world.size());
 
   std::printf("ranktune: experiment '%s' on %d workers (%s mode); results: %s\n", cfg.name.c_str(),
