@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Every example config with a scheduler or searcher of its own runs to completion under real
+# mpirun: trials end TERMINATED within max_t, every iteration is recorded once, and the
+# early-stopping schedulers really stop trials early.
+source "$(dirname "$0")/lib.sh"
+for cfg in hartmann6_asha branin_median branin_tpe; do
+  mpirun -np 4 --bind-to none "$RANKTUNE" run "$SRC/configs/$cfg.toml" --results "$WORK/$cfg.h5" \
+    --set trainable.seconds_per_step=0.001 > "$WORK/$cfg.txt" 2>&1 \
+    || { cat "$WORK/$cfg.txt"; fail "$cfg exited $?"; }
+  "$PY" - "$WORK/$cfg.h5" "$cfg" <<'PY'
+import re, sys, h5py
+path, name = sys.argv[1], sys.argv[2]
+with h5py.File(path, "r") as f:
+    t = f["trials"][:]
+    r = f["results"][:]
+    ev = [e["kind"].decode() for e in f["events"][:]]
+    max_t = int(re.search(r"max_t\s*=\s*(\d+)", f.attrs["config"].decode()).group(1))
+assert len(t) == 40, (name, len(t))
+assert all(s == b"TERMINATED" for s in t["status"]), (name, set(t["status"]))
+for row in t:
+    mine = r[(r["trial_id"] == row["trial_id"]) & (r["attempt"] == row["attempt"])]
+    assert list(mine["iteration"]) == list(range(1, row["iterations"] + 1)), (name, row["trial_id"])
+    assert 1 <= row["iterations"] <= max_t
+stopped = ev.count("early_stop")
+full = int((t["iterations"] == max_t).sum())
+if name == "branin_tpe":
+    assert stopped == 0 and full == 40, (name, stopped, full)
+else:
+    assert stopped > 0 and full < 40 and full + stopped == 40, (name, stopped, full)
+print(f"ok: {name}: {len(t)} trials, {stopped} stopped early, {full} ran to max_t = {max_t}")
+PY
+done
