@@ -32,10 +32,14 @@ io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::s
 int run_check(const CheckOptions& o) {
   const io::ExperimentConfig cfg = load_experiment(o.config, o.sets);
   std::fputs(io::render_config(cfg).c_str(), stdout);
-  const auto grid = cfg.space.grid_size();
-  std::fprintf(stderr, "%s: OK: %lld trials (%zu grid point%s x num_samples %lld), %lld iterations each at most\n",
-               cfg.path.c_str(), static_cast<long long>(grid * cfg.num_samples), grid, grid == 1 ? "" : "s",
-               static_cast<long long>(cfg.num_samples), static_cast<long long>(cfg.max_t));
+  // Ask the searcher: grids, repeats and model-based searchers each count differently.
+  const std::int64_t trials =
+      search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode},
+                            cfg.search_options)
+          ->total();
+  std::fprintf(stderr, "%s: OK: %s trials, %lld iterations each at most\n", cfg.path.c_str(),
+               trials >= 0 ? std::to_string(trials).c_str() : "an open number of",
+               static_cast<long long>(cfg.max_t));
   return 0;
 }
 

@@ -51,7 +51,9 @@ struct SearcherOptions {
 std::vector<std::string> searcher_names();
 
 /// Builds a searcher by name with its `[search]` options. Throws std::invalid_argument
-/// listing the valid names, or OptionError for a bad option.
+/// listing the valid names, or OptionError for a bad option. The keys `repeat` and
+/// `max_concurrent` apply to every algorithm: they wrap it in a Repeater, then a
+/// ConcurrencyLimiter, and the algorithm never sees them.
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
                                         const SearcherOptions& options,
                                         const Options& algorithm_options = {});
