@@ -1,5 +1,7 @@
 #include "search/concurrency_limiter.h"
 
+#include "search/saved_state.h"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -38,9 +40,7 @@ std::string ConcurrencyLimiter::save() const {
   std::ostringstream out;
   out << "concurrency_limiter 1\nlive " << live_.size();
   for (TrialId id : live_) out << ' ' << id;
-  const std::string inner = inner_->save();
-  // Length-prefixed: the inner text is copied byte for byte, whatever it contains.
-  out << "\ninner " << inner.size() << '\n' << inner;
+  write_inner(out, inner_->save());
   return out.str();
 }
 
@@ -62,14 +62,7 @@ void ConcurrencyLimiter::restore(const std::string& state) {
     if (!(in >> id) || id < 1) throw bad("expected a live trial id");
     live.insert(id);
   }
-  long long size = -1;
-  if (!(in >> word >> size) || word != "inner" || size < 0 || in.get() != '\n') {
-    throw bad("expected 'inner LENGTH' and a newline");
-  }
-  std::string inner(static_cast<std::size_t>(size), '\0');
-  if (!in.read(inner.data(), size)) throw bad("the inner state is shorter than its length");
-  if (in.peek() != std::char_traits<char>::eof()) throw bad("unexpected text after the inner state");
-  inner_->restore(inner);  // first: if it throws, this decorator is unchanged too
+  inner_->restore(read_inner(in));  // first: if it throws, this decorator is unchanged too
   live_ = std::move(live);
 }
 

@@ -56,21 +56,4 @@ std::vector<double> RankSplit::values() const {
   return out;
 }
 
-void write_double(std::ostream& out, double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.write(buf, r.ptr - buf);
-}
-
-double read_double(std::istream& in, const std::string& what) {
-  std::string word;
-  if (!(in >> word)) throw std::invalid_argument("saved state: missing " + what);
-  double v = 0;
-  const auto r = std::from_chars(word.data(), word.data() + word.size(), v);
-  if (r.ec != std::errc() || r.ptr != word.data() + word.size()) {
-    throw std::invalid_argument("saved state: bad " + what + " '" + word + "'");
-  }
-  return v;
-}
-
 }  // namespace ranktune::search

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "search/saved_state.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search {
@@ -43,11 +44,5 @@ class RankSplit {
   std::multiset<double> lower_, upper_;  // every lower_ value <= every upper_ value
 };
 
-/// Writes `v` so that read_double gives back the same bits (shortest round-trip form;
-/// "inf", "-inf" and "nan" included).
-void write_double(std::ostream& out, double v);
-/// Reads one whitespace-separated double written by write_double; throws
-/// std::invalid_argument naming `what` if there is none.
-double read_double(std::istream& in, const std::string& what);
 
 }  // namespace ranktune::search

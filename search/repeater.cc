@@ -1,5 +1,7 @@
 #include "search/repeater.h"
 
+#include "search/saved_state.h"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -12,35 +14,6 @@ namespace {
 
 std::invalid_argument bad(const std::string& why) {
   return std::invalid_argument("repeater: bad saved state: " + why);
-}
-
-// Shortest text that reads back as the same double, so save/restore is exact.
-std::string format_double(double x) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
-}
-
-double parse_double(std::istream& in) {
-  std::string token;
-  double x = 0;
-  if (!(in >> token)) throw bad("expected a number");
-  const auto r = std::from_chars(token.data(), token.data() + token.size(), x);
-  if (r.ec != std::errc() || r.ptr != token.data() + token.size()) {
-    throw bad("'" + token + "' is not a number");
-  }
-  return x;
-}
-
-// Length-prefixed text ("5 hello"): names and strings may hold spaces and newlines.
-void write_text(std::ostream& out, const std::string& s) { out << s.size() << ' ' << s; }
-
-std::string read_text(std::istream& in) {
-  long long n = -1;
-  if (!(in >> n) || n < 0 || in.get() != ' ') throw bad("expected 'LENGTH text'");
-  std::string s(static_cast<std::size_t>(n), '\0');
-  if (!in.read(s.data(), n)) throw bad("text shorter than its length");
-  return s;
 }
 
 long long read_count(std::istream& in, const char* key) {
@@ -106,7 +79,8 @@ std::string Repeater::save() const {
   for (const auto& [name, value] : config_) {
     write_text(out, name);
     if (const auto* d = std::get_if<double>(&value)) {
-      out << " f " << format_double(*d);
+      out << " f ";
+      write_double(out, *d);
     } else if (const auto* i = std::get_if<std::int64_t>(&value)) {
       out << " i " << *i;
     } else {
@@ -117,13 +91,13 @@ std::string Repeater::save() const {
   }
   out << "groups " << groups_.size() << '\n';
   for (const auto& [first, g] : groups_) {
-    out << first << ' ' << g.left << ' ' << g.valid << ' ' << g.errors << ' '
-        << format_double(g.sum) << '\n';
+    out << first << ' ' << g.left << ' ' << g.valid << ' ' << g.errors << ' ';
+    write_double(out, g.sum);
+    out << '\n';
   }
   out << "members " << member_of_.size() << '\n';
   for (const auto& [id, first] : member_of_) out << id << ' ' << first << '\n';
-  const std::string inner = inner_->save();
-  out << "inner " << inner.size() << '\n' << inner;
+  write_inner(out, inner_->save());
   return out.str();
 }
 
@@ -147,18 +121,18 @@ void Repeater::restore(const std::string& state) {
   }
   Config config;
   for (long long n = read_count(in, "config"); n > 0; --n) {
-    std::string name = read_text(in);
+    std::string name = read_text(in, "a name or string");
     char type = 0;
     if (!(in >> type)) throw bad("expected a value type");
     if (type == 'f') {
-      config[name] = parse_double(in);
+      config[name] = read_double(in, "a number");
     } else if (type == 'i') {
       std::int64_t i = 0;
       if (!(in >> i)) throw bad("expected an integer for '" + name + "'");
       config[name] = i;
     } else if (type == 's') {
       if (in.get() != ' ') throw bad("expected a string for '" + name + "'");
-      config[name] = read_text(in);
+      config[name] = read_text(in, "a name or string");
     } else {
       throw bad(std::string("unknown value type '") + type + "'");
     }
@@ -171,7 +145,7 @@ void Repeater::restore(const std::string& state) {
         g.valid < 0 || g.errors < 0 || g.left + g.valid + g.errors > repeat_) {
       throw bad("expected 'FIRST_ID LEFT VALID ERRORS SUM'");
     }
-    g.sum = parse_double(in);
+    g.sum = read_double(in, "a number");
     groups[first] = g;
   }
   std::map<TrialId, TrialId> member_of;
@@ -181,14 +155,7 @@ void Repeater::restore(const std::string& state) {
     member_of[id] = first;
   }
   if (to_suggest > 0 && !groups.contains(current)) throw bad("the current group is not open");
-  long long size = -1;
-  if (!(in >> word >> size) || word != "inner" || size < 0 || in.get() != '\n') {
-    throw bad("expected 'inner LENGTH' and a newline");
-  }
-  std::string inner(static_cast<std::size_t>(size), '\0');
-  if (!in.read(inner.data(), size)) throw bad("the inner state is shorter than its length");
-  if (in.peek() != std::char_traits<char>::eof()) throw bad("unexpected text after the inner state");
-  inner_->restore(inner);  // first: if it throws, this decorator is unchanged too
+  inner_->restore(read_inner(in));  // first: if it throws, this decorator is unchanged too
   config_ = std::move(config);
   current_ = current;
   to_suggest_ = to_suggest;

@@ -1,5 +1,7 @@
 #include "search/tpe_searcher.h"
 
+#include "search/saved_state.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -301,14 +303,21 @@ std::string TpeSearcher::save() const {
   out << "tpe 1\nnext " << next_ << "\npending " << pending_.size() << "\n";
   for (const auto& [id, point] : pending_) {
     out << id;
-    for (double x : point) out << ' ' << format_number(x);
+    for (double x : point) {
+      out << ' ';
+      write_double(out, x);
+    }
     out << '\n';
   }
   out << "observed " << observed_.size() << "\n";
   for (const auto& o : observed_) {
     // The metric as reported, not the signed score, so the text reads like the results.
-    out << o.id << ' ' << format_number(sign(options_.mode) * o.score);
-    for (double x : o.point) out << ' ' << format_number(x);
+    out << o.id << ' ';
+    write_double(out, sign(options_.mode) * o.score);
+    for (double x : o.point) {
+      out << ' ';
+      write_double(out, x);
+    }
     out << '\n';
   }
   return out.str();
@@ -331,7 +340,8 @@ void TpeSearcher::restore(const std::string& state) {
     Point p(space_.params.size());
     for (std::size_t i = 0; i < p.size(); ++i) {
       const Domain& d = space_.params[i].domain;
-      if (!(in >> p[i]) || !std::isfinite(p[i])) throw bad("expected " + std::to_string(p.size()) + " values per row");
+      p[i] = read_double(in, "point value");
+      if (!std::isfinite(p[i])) throw bad("expected " + std::to_string(p.size()) + " finite values per row");
       const bool integral = d.is_listed() || d.kind == DomainKind::RandInt;
       if (integral && p[i] != std::floor(p[i])) throw bad("'" + space_.params[i].name + "' needs an integer");
       if (d.is_listed() && (p[i] < 0 || p[i] >= static_cast<double>(d.values.size()))) {
@@ -353,8 +363,9 @@ void TpeSearcher::restore(const std::string& state) {
   std::vector<Observation> observed;
   for (long long n = count("observed"); n > 0; --n) {
     Observation o{};
-    double value = 0;
-    if (!(in >> o.id >> value) || !std::isfinite(value)) throw bad("expected an observation's id and value");
+    if (!(in >> o.id)) throw bad("expected an observation's id");
+    const double value = read_double(in, "observation value");
+    if (!std::isfinite(value)) throw bad("an observation's value must be finite");
     o.score = sign(options_.mode) * value;
     o.point = read_point();
     observed.push_back(std::move(o));
