@@ -59,23 +59,26 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : mpi::kExitUsage;
   }
 
-  try {
-    if (*run_cmd) return apps::run_run(run, argc, argv);
-    if (*check_cmd) return apps::run_check(check);
-    if (*report_cmd) return apps::run_report(report);
-    if (*simulate_cmd) return apps::run_simulate(simulate);
-  } catch (const io::ConfigError& e) {
-    std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
+  const auto dispatch = [&]() -> int {
+    try {
+      if (*run_cmd) return apps::run_run(run, argc, argv);
+      if (*check_cmd) return apps::run_check(check);
+      if (*report_cmd) return apps::run_report(report);
+      if (*simulate_cmd) return apps::run_simulate(simulate);
+    } catch (const io::ConfigError& e) {
+      std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
+      return mpi::kExitUsage;
+    } catch (const io::StoreError& e) {
+      std::fprintf(stderr, "ranktune: %s\n", e.what());
+      return mpi::kExitBadFile;
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "ranktune: %s\n", e.what());
+      return mpi::kExitUsage;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ranktune: error: %s\n", e.what());
+      return mpi::kExitInternal;
+    }
     return mpi::kExitUsage;
-  } catch (const io::StoreError& e) {
-    std::fprintf(stderr, "ranktune: %s\n", e.what());
-    return mpi::kExitBadFile;
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "ranktune: %s\n", e.what());
-    return mpi::kExitUsage;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ranktune: error: %s\n", e.what());
-    return mpi::kExitInternal;
-  }
-  return mpi::kExitUsage;
+  };
+  return dispatch();
 }

@@ -36,7 +36,9 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
     const int workers = o.np > 0 ? o.np : mpi::default_worker_count();
     std::string error;
-    mpi::exec_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()), error);
+    const int code =
+        mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()), error);
+    if (code >= 0) return code;
     std::fprintf(stderr, "ranktune: %s\n", error.c_str());
     return mpi::kExitInternal;
   }
@@ -52,15 +54,25 @@ int run_run(const RunOptions& o, int argc, char** argv) {
   }
   if (world.rank() != 0) return mpi::run_worker(world);
 
+  // Rank 0 leaves its exit code for a self-launcher before MPI_Finalize: after a signal,
+  // mpirun may end the job while the ranks finalize.
   io::ExperimentConfig cfg;
   try {
     cfg = load_experiment(o.config, o.sets, o.results);
     refuse_existing_results(cfg);
   } catch (...) {
+    mpi::report_exit_code(mpi::kExitUsage);
     mpi::abort_setup(world);
     throw;
   }
-  return mpi::run_driver(world, cfg, {joined(o.argv)});
+  try {
+    const int code = mpi::run_driver(world, cfg, {joined(o.argv)});
+    mpi::report_exit_code(code);
+    return code;
+  } catch (...) {
+    mpi::report_exit_code(mpi::kExitInternal);
+    throw;
+  }
 }
 
 }  // namespace ranktune::apps

@@ -19,8 +19,13 @@ int default_worker_count();
 /// unbound (trials start their own threads and processes).
 std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args);
 
-/// Replaces this process with mpirun running `args`. Sets Open MPI's run-as-root variables
-/// when running as root. Returns only on failure, with a message in `error`.
-void exec_under_mpirun(int workers, const std::vector<std::string>& args, std::string& error);
+/// Runs `args` under mpirun and waits for it. Sets Open MPI's run-as-root variables when
+/// running as root. Returns rank 0's exit code (which rank 0 leaves in the file named by
+/// RANKTUNE_EXIT_CODE_FILE, since mpirun reports 1 after any signal), else mpirun's; -1 with
+/// a message in `error` if mpirun cannot start.
+int run_under_mpirun(int workers, const std::vector<std::string>& args, std::string& error);
+
+/// Rank 0 of a self-launched run: leaves `code` for run_under_mpirun. Never throws.
+void report_exit_code(int code);
 
 }  // namespace ranktune::mpi

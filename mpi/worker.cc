@@ -125,7 +125,10 @@ class Worker {
 
 int run_worker(const boost::mpi::communicator& world) {
   // Interrupts are the driver's to handle: it stops the trials and tells us to shut down.
+  // mpirun turns a Ctrl-C into SIGTERM for every rank; a worker that died of it would leave
+  // the driver unable to finish the graceful stop.
   std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
   tighten_timer_slack();
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);

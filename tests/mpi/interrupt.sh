@@ -30,3 +30,28 @@ assert "RUNNING" not in status, status
 assert 0 < status.count("TERMINATED") < 200, status.count("TERMINATED")
 assert len(t) < 200
 PY
+
+# Ctrl-C on a self-launched run: the terminal's SIGINT reaches the launcher and mpirun (one
+# process group); mpirun turns it into SIGTERM for the ranks. The workers wait for the
+# driver, the driver stops gracefully, and the launcher returns rank 0's code 4, not
+# mpirun's 1. Then the same with SIGTERM sent to the launcher alone (a batch system).
+unset OMPI_MCA_rmaps_base_oversubscribe
+for how in ctrl-c term-launcher; do
+  rm -f "$WORK/c.h5"
+  setsid "$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/c.h5" \
+    --set experiment.num_samples=200 > "$WORK/c.txt" 2>&1 &
+  launcher=$!
+  for _ in $(seq 100); do [[ -e "$WORK/c.h5" ]] && break; sleep 0.1; done
+  sleep 1.5
+  if [[ $how == ctrl-c ]]; then kill -INT -- "-$launcher"; else kill -TERM "$launcher"; fi
+  rc=0; wait "$launcher" || rc=$?
+  [[ $rc -eq 4 ]] || { cat "$WORK/c.txt"; fail "$how: expected exit code 4, got $rc"; }
+  "$PY" - "$WORK/c.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:   # opens without h5clear: the writer closed cleanly
+    ev = [(e["kind"].decode(), e["message"].decode()) for e in f["events"][:]]
+    status = {s.decode() for s in f["trials"]["status"]}
+assert ("end", "interrupted") in ev, ev[-3:]
+assert "RUNNING" not in status, status
+PY
+done
