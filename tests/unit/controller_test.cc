@@ -3,8 +3,10 @@
 #include <cmath>
 
 #include "search/controller.h"
+#include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::search::fixtures;
 
 namespace {
 
@@ -17,27 +19,9 @@ struct Recorder : ControllerObserver {
   }
 };
 
-Space one_param() {
-  Space s;
-  Domain d;
-  d.kind = DomainKind::Uniform;
-  d.low = 0;
-  d.high = 1;
-  s.params = {{"x", d}};
-  return s;
-}
-
 Controller make(ControllerOptions o, std::int64_t n, Recorder* rec) {
   return Controller(std::move(o), make_searcher("random", one_param(), {1, n}),
                     make_scheduler("fifo", {}), rec);
-}
-
-ControllerOptions opts(std::int64_t max_t) {
-  ControllerOptions o;
-  o.metric = "loss";
-  o.mode = Mode::Min;
-  o.max_t = max_t;
-  return o;
 }
 
 }  // namespace

@@ -4,28 +4,12 @@
 #include <stdexcept>
 
 #include "search/simulator.h"
+#include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::search::fixtures;
 
 namespace {
-
-Space one_param() {
-  Space s;
-  Domain d;
-  d.kind = DomainKind::Uniform;
-  d.low = 0;
-  d.high = 1;
-  s.params = {{"x", d}};
-  return s;
-}
-
-ControllerOptions opts(std::int64_t max_t) {
-  ControllerOptions o;
-  o.metric = "loss";
-  o.mode = Mode::Min;
-  o.max_t = max_t;
-  return o;
-}
 
 Controller fifo(ControllerOptions o, std::int64_t trials) {
   return Controller(std::move(o), make_searcher("random", one_param(), {1, trials}), make_scheduler("fifo", {}));
