@@ -4,6 +4,12 @@
 
 namespace ranktune::search {
 
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
   const std::size_t threshold = std::max<std::size_t>(2, word.size() / 3);
   std::string best;

@@ -30,6 +30,9 @@ class OptionError : public std::invalid_argument {
   std::string key_;
 };
 
+/// "a, b, c": names as error messages list them.
+std::string comma_list(const std::vector<std::string>& names);
+
 /// The closest of `candidates` to `word` by edit distance, or "" when none is close enough
 /// to be a typo.
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates);

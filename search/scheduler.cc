@@ -18,9 +18,7 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const Schedul
   }
   if (name == "asha") return std::make_unique<AshaScheduler>(ctx, options);
   if (name == "median_stopping") return std::make_unique<MedianStoppingScheduler>(ctx, options);
-  std::string valid;
-  for (const auto& n : scheduler_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + valid);
+  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + comma_list(scheduler_names()));
 }
 
 }  // namespace ranktune::search

@@ -51,9 +51,8 @@ std::unique_ptr<Searcher> make_algorithm(const std::string& name, const Space& s
   if (name == "tpe") {
     return std::make_unique<TpeSearcher>(space, options, TpeOptions::read(algorithm_options));
   }
-  std::string valid;
-  for (const auto& n : searcher_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " + valid);
+  throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " +
+                              comma_list(searcher_names()));
 }
 
 }  // namespace

@@ -6,22 +6,13 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "search/options.h"
 #include "train/command.h"
 #include "train/synthetic.h"
 
 namespace ranktune::train {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-bool in_space(const search::Space& space, const std::string& name) {
-  return std::any_of(space.params.begin(), space.params.end(), [&](const auto& p) { return p.name == name; });
-}
 
 // The index n of a parameter named "x<n>", or 0.
 int x_index(const std::string& name) {
@@ -36,7 +27,7 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   if (f == nullptr) {
     std::vector<std::string> names;
     for (const auto& g : synthetic_functions()) names.push_back(g.name);
-    cfg.fail("trainable.function", "unknown function '" + spec.function + "'; valid: " + join(names));
+    cfg.fail("trainable.function", "unknown function '" + spec.function + "'; valid: " + search::comma_list(names));
   }
 
   std::vector<std::string> needed = f->params;
@@ -51,10 +42,10 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   }
   std::vector<std::string> missing;
   for (const auto& name : needed) {
-    if (!in_space(cfg.space, name)) missing.push_back(name);
+    if (cfg.space.find(name) == nullptr) missing.push_back(name);
   }
   if (!missing.empty()) {
-    cfg.fail("search.space", spec.function + " needs parameters " + join(needed) + "; missing: " + join(missing));
+    cfg.fail("search.space", spec.function + " needs parameters " + search::comma_list(needed) + "; missing: " + search::comma_list(missing));
   }
   for (const auto& p : cfg.space.params) {
     if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) continue;
@@ -66,7 +57,7 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   }
 
   if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
-    cfg.fail("experiment.metric", "the synthetic trainable reports " + join(f->metrics) + "; '" + cfg.metric +
+    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + cfg.metric +
                                       "' is not one of them (\"objective\" is f(x) without noise)");
   }
 }
