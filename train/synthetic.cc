@@ -153,4 +153,20 @@ StepResult SyntheticTrainable::step() {
   return StepResult{synthetic_step(point_, noise_, context_.seed, context_.trial_id, context_.attempt, t_), false};
 }
 
+namespace {
+constexpr char kSyntheticTag[9] = "synth001";
+}
+
+void SyntheticTrainable::save(CheckpointWriter& out) {
+  put_tag(out, kSyntheticTag);
+  out.put<std::int64_t>(t_);
+}
+
+void SyntheticTrainable::restore(CheckpointReader& in) {
+  expect_tag(in, kSyntheticTag);
+  const auto t = in.get<std::int64_t>();
+  if (t < 0) throw CheckpointError("synthetic checkpoint has a negative step count");
+  t_ = t;
+}
+
 }  // namespace ranktune::train

@@ -83,6 +83,11 @@ class SyntheticTrainable : public Trainable {
   /// missing or a string.
   void setup(const search::Config& config, const Context& context) override;
   StepResult step() override;
+  /// The checkpoint is the step count: the noise is a function of (seed, trial, attempt,
+  /// step), so a restored trial reports exactly what an unpaused one would.
+  bool can_checkpoint() const override { return true; }
+  void save(CheckpointWriter& out) override;
+  void restore(CheckpointReader& in) override;
 
  private:
   const SyntheticFunction* function_;

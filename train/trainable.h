@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/config.h"
+#include "train/checkpoint.h"
 #include "search/types.h"
 
 namespace ranktune::train {
@@ -52,6 +53,16 @@ class Trainable {
   virtual void stop() {}
   /// Last lines of the trial's output, if it has any.
   virtual std::string log_tail() const { return {}; }
+
+  /// Whether save() and restore() work; schedulers that pause or exploit need them.
+  virtual bool can_checkpoint() const { return false; }
+  /// Writes the state after the last step: enough for restore() to continue exactly as if
+  /// the trial had never stopped. Throws TrialFailure.
+  virtual void save(CheckpointWriter& out) { throw TrialFailure("this trainable cannot checkpoint"); }
+  /// Continues from a checkpoint that save() wrote, called after setup(). The config given
+  /// to setup() may differ from the one the checkpoint was saved under (PBT's exploit).
+  /// Throws CheckpointError when the bytes are not such a checkpoint, TrialFailure otherwise.
+  virtual void restore(CheckpointReader& in) { throw TrialFailure("this trainable cannot checkpoint"); }
 };
 
 /// Builds the trainable that `spec` describes.

@@ -196,6 +196,37 @@ TEST(SyntheticTrainable, MissingOrStringParameterFailsTheTrial) {
   EXPECT_THROW(u.setup({{"x1", 1.0}}, context_for(1)), TrialFailure);
 }
 
+TEST(SyntheticTrainable, RestoredTrialReportsWhatAnUnpausedOneWould) {
+  const auto spec = synthetic_spec("branin", 0.4);
+  const auto straight = losses(spec, kBraninPoint, context_for(3), 10);
+  SyntheticTrainable first(spec);
+  first.setup(kBraninPoint, context_for(3));
+  for (int i = 0; i < 4; ++i) first.step();
+  CheckpointBytes bytes;
+  MemoryCheckpointWriter out(bytes);
+  first.save(out);
+  SyntheticTrainable second(spec);  // a fresh object, as on another rank
+  second.setup(kBraninPoint, context_for(3));
+  MemoryCheckpointReader in(bytes);
+  second.restore(in);
+  EXPECT_EQ(in.remaining(), 0u);
+  for (int i = 4; i < 10; ++i) EXPECT_EQ(second.step().metrics.at("loss"), straight[i]) << "step " << i + 1;
+}
+
+TEST(SyntheticTrainable, RefusesAForeignOrTruncatedCheckpoint) {
+  SyntheticTrainable t(synthetic_spec("branin"));
+  t.setup(kBraninPoint, context_for(1));
+  const CheckpointBytes foreign(16, std::byte{'x'});
+  MemoryCheckpointReader a(foreign);
+  EXPECT_THROW(t.restore(a), CheckpointError);
+  CheckpointBytes bytes;
+  MemoryCheckpointWriter out(bytes);
+  t.save(out);
+  bytes.resize(bytes.size() - 1);
+  MemoryCheckpointReader b(bytes);
+  EXPECT_THROW(t.restore(b), CheckpointError);
+}
+
 // ---------------------------------------------------------------- command trainable
 
 // True once `pid` is gone or a zombie (an orphan waits for init to reap it).
