@@ -229,8 +229,12 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   recorder.flush(controller.trials());  // the starts are lifecycle changes; keep them out of the timed loop
   (void)recorder.take_lifecycle();
 
-  // One map reused for every result: building it is the wire decoder's job, measured in 3.
+  // One Metrics reused for every result, its values set in place: building it is the wire
+  // decoder's job, measured in 3.
   search::Metrics metrics{{"loss", 0.0}, {"objective", 0.0}};
+  double& loss = metrics["loss"];
+  double& objective = metrics["objective"];
+  std::vector<search::Command> commands;  // reused, as driver.cc does
   DriverRun run;
   const auto t0 = Clock::now();
   double last_flush = now();
@@ -244,9 +248,10 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
     for (int i = 0; i < o.drain && fed < o.results; ++i, ++fed) {
       const Running& r = running[next];
       next = (next + 1) % running.size();
-      metrics["loss"] = 1.0 / static_cast<double>(fed + 1);
-      metrics["objective"] = static_cast<double>(fed);
-      const auto commands = controller.on_result(r.trial, r.attempt, metrics, drain_time);
+      loss = 1.0 / static_cast<double>(fed + 1);
+      objective = static_cast<double>(fed);
+      commands.clear();
+      controller.on_result(r.trial, r.attempt, metrics, drain_time, commands);
       if (commands.size() != 1 || commands.front().kind != search::Command::Kind::Continue)
         throw std::runtime_error("expected one Continue per result");
     }
@@ -276,10 +281,12 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
 double run_store_path(const Options& o, const fs::path& file, std::int64_t batch) {
   const auto writer = bench_writer(o, file);
   search::Metrics metrics{{"loss", 0.0}, {"objective", 0.0}};
+  double& loss = metrics["loss"];
+  double& objective = metrics["objective"];
   const auto t0 = Clock::now();
   for (std::int64_t fed = 0; fed < o.results; ++fed) {
-    metrics["loss"] = 1.0 / static_cast<double>(fed + 1);
-    metrics["objective"] = static_cast<double>(fed);
+    loss = 1.0 / static_cast<double>(fed + 1);
+    objective = static_cast<double>(fed);
     writer->append_result(fed % o.trials + 1, 0, fed / o.trials + 1, 0.0, metrics);
     if ((fed + 1) % batch == 0) writer->flush();
   }

@@ -700,6 +700,7 @@ struct ResultsWriter::Impl {
   h5::File file;  // declared first: closed after every dataset
   Table trials, results, events, workers;
   std::map<search::TrialId, std::vector<std::byte>> dirty_trials;  // id -> packed row
+  std::vector<std::size_t> metrics_by_name;  // metric columns of `results`, sorted by name
 
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
   void pack_trial(const search::Trial& t, std::byte* row) const;
@@ -749,6 +750,9 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   for (const std::string& m : schema.metrics) result_layout.add(m, Kind::F64);
   trials.create(root, kTrials, std::move(trial_layout));
   results.create(root, kResults, std::move(result_layout));
+  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) metrics_by_name.push_back(c);
+  std::sort(metrics_by_name.begin(), metrics_by_name.end(),
+            [&](std::size_t a, std::size_t b) { return results.layout[a].name < results.layout[b].name; });
   events.create(root, kEvents, fixed_layout(kEvents));
   workers.create(root, kWorkersTable, fixed_layout(kWorkersTable));
 
@@ -844,11 +848,17 @@ std::size_t ResultsWriter::append_result(search::TrialId trial, int attempt, std
   put_int(row, t.layout[kResAttempt], attempt);
   put_int(row, t.layout[kResIteration], iteration);
   put_f64(row, t.layout[kResTime], time);
+  // Both sides are sorted by name (metrics_by_name orders the columns once), so one merge
+  // pass matches them: a string comparison per column, no lookups.
   std::size_t recorded = 0;
-  for (std::size_t c = kResultFixed; c < t.layout.size(); ++c) {
-    auto it = metrics.find(t.layout[c].name);
-    recorded += it != metrics.end();
-    put_f64(row, t.layout[c], it == metrics.end() ? NAN : it->second);
+  auto m = metrics.begin();
+  for (const std::size_t c : impl_->metrics_by_name) {
+    const std::string& name = t.layout[c].name;
+    int order = 1;
+    while (m != metrics.end() && (order = m->first.compare(name)) < 0) ++m;
+    const bool found = order == 0;
+    recorded += found;
+    put_f64(row, t.layout[c], found ? m->second : NAN);
   }
   return recorded;
 }

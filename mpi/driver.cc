@@ -156,8 +156,9 @@ class Driver {
         auto r = unpack<Result>(world_, in);
         // Inside its lease the worker is not waiting: a Continue would only be noise.
         const bool waiting = r.iteration >= lease_[static_cast<std::size_t>(in.source)];
-        carry_out(controller_.on_result(r.trial, r.attempt, std::move(r.metrics), t),
-                  waiting ? -1 : in.source);
+        commands_.clear();
+        controller_.on_result(r.trial, r.attempt, std::move(r.metrics), t, commands_);
+        carry_out(commands_, waiting ? -1 : in.source);
         break;
       }
       case kTagEnded: {
@@ -201,6 +202,7 @@ class Driver {
   Clock::time_point start_ = Clock::now();
   bool shut_down_ = false;
   std::vector<std::int64_t> lease_ = std::vector<std::int64_t>(static_cast<std::size_t>(world_.size()), 0);
+  std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }

@@ -26,11 +26,14 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/map.hpp>
 #include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
+
+#include "search/metrics.h"
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 2;
+inline constexpr int kWireVersion = 3;
 
 enum Tag : int {
   kTagHello = 1,
@@ -91,7 +94,7 @@ struct Result {
   std::int64_t trial = 0;
   int attempt = 0;
   std::int64_t iteration = 0;  ///< 1-based within the attempt
-  std::map<std::string, double> metrics;
+  search::Metrics metrics;
 
   template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & metrics; }
 };

@@ -149,11 +149,16 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   changed(t);
 }
 
-std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metrics_in,
-                                           double now) {
+std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metrics, double now) {
   std::vector<Command> out;
+  on_result(id, attempt, std::move(metrics), now, out);
+  return out;
+}
+
+void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double now,
+                           std::vector<Command>& out) {
   Trial* tp = running(id, attempt);
-  if (tp == nullptr) return out;
+  if (tp == nullptr) return;
   Trial& t = *tp;
   ++t.iterations;
   // Taken by value and moved in: the hot path of the driver, one result per message.
@@ -172,7 +177,7 @@ std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metr
       for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
       fail_attempt(t, why.str(), now);
       dispatch(now, out);
-      return out;
+      return;
     }
     if (std::isfinite(v)) {
       t.last = v;
@@ -189,7 +194,9 @@ std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metr
     std::ostringstream msg;
     msg << "trial " << t.id << " reached " << options_.metric << " = " << it->second;
     event(now, &t, "target", msg.str());
-    return end_experiment(EndReason::TargetReached, TrialStatus::Terminated, now);
+    auto stops = end_experiment(EndReason::TargetReached, TrialStatus::Terminated, now);
+    out.insert(out.end(), std::make_move_iterator(stops.begin()), std::make_move_iterator(stops.end()));
+    return;
   }
 
   Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
@@ -197,7 +204,7 @@ std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metr
     case Decision::Continue:
       changed(t);
       out.push_back({Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
-      return out;
+      return;
     case Decision::Pause:
       // Pausing needs checkpoints to resume from; no scheduler can ask for it before
       // checkpoint support exists, so reaching this is a programming error.
@@ -206,9 +213,8 @@ std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metr
       if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
       stop_trial(t, TrialStatus::Terminated, now, out);
       dispatch(now, out);
-      return out;
+      return;
   }
-  return out;
 }
 
 std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now) {

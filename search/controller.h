@@ -86,6 +86,9 @@ class Controller {
   /// Messages about an attempt that is no longer running (a result that crossed a Stop on
   /// the wire) are stale: these three methods ignore them and return nothing.
   std::vector<Command> on_result(TrialId trial, int attempt, Metrics metrics, double now);
+  /// The same, appending the commands to `out`: the driver's hot path reuses one buffer
+  /// instead of allocating a vector per result.
+  void on_result(TrialId trial, int attempt, Metrics metrics, double now, std::vector<Command>& out);
   /// The trainable ended by itself (a command that exited 0). Its worker is free.
   std::vector<Command> on_trial_done(TrialId trial, int attempt, double now);
   /// The attempt failed. It is retried while attempts remain. Its worker is free.

@@ -8,6 +8,8 @@
 #include <string>
 #include <variant>
 
+#include "search/metrics.h"
+
 namespace ranktune::search {
 
 /// Identifies a trial within one experiment. Ids start at 1 and are never reused.
@@ -22,9 +24,6 @@ enum class ValueType { Float, Int, String };
 /// A trial's hyperparameters, by name.
 using Config = std::map<std::string, Value>;
 
-/// Metrics reported by one training iteration, by name. Values may be non-finite; the
-/// controller decides what that means (see NonFinitePolicy).
-using Metrics = std::map<std::string, double>;
 
 /// Whether the experiment's metric is maximized or minimized.
 enum class Mode { Max, Min };
