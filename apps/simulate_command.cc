@@ -86,15 +86,19 @@ int run_simulate(const SimulateOptions& o) {
       search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options), &recorder);
 
   // The step model is the synthetic trainable's own step, with f(x) evaluated once per
-  // trial (by id) rather than once per step.
+  // start of a trial (an exploit changes the config) rather than once per step.
   const train::SyntheticFunction* function = train::find_synthetic_function(cfg.trainable.function);
-  std::vector<std::optional<train::SyntheticPoint>> points;
+  struct Cached {
+    std::uint64_t run = 0;
+    train::SyntheticPoint point;
+  };
+  std::vector<Cached> points;
   const search::StepModel model = [&](const search::Config& config, search::TrialId trial, int attempt,
-                                      std::int64_t t) {
+                                      search::ModelState& state) {
     const auto i = static_cast<std::size_t>(trial);
     if (i >= points.size()) points.resize(i + 1);
-    if (!points[i]) points[i] = train::evaluate_synthetic(*function, config);
-    return train::synthetic_step(*points[i], cfg.trainable.noise, cfg.seed, trial, attempt, t);
+    if (points[i].run != state.run) points[i] = {state.run, train::evaluate_synthetic(*function, config)};
+    return train::synthetic_step(points[i].point, cfg.trainable.noise, cfg.seed, trial, attempt, state.t);
   };
   // Flushing by result count, not by lifecycle as the driver does: a flush per trial start
   // would dominate a simulation of 10^5 trials, and nothing reads the file while it runs.

@@ -495,8 +495,19 @@ class Parser {
         out[*k] = v->as_string().str;
       } else if (v->is_boolean()) {
         out[*k] = static_cast<std::int64_t>(v->as_boolean() ? 1 : 0);
+      } else if (v->is_array() && v->as_array().size() == 2 && v->as_array()[0].is_floating() + v->as_array()[0].is_integer() +
+                                                                      v->as_array()[1].is_floating() + v->as_array()[1].is_integer() == 2) {
+        // A [low, high] pair (PBT's explore bounds): two options, KEY.low and KEY.high.
+        const auto& a = v->as_array();
+        out[*k + ".low"] = a[0].is_integer() ? static_cast<double>(a[0].as_integer()) : a[0].as_floating();
+        out[*k + ".high"] = a[1].is_integer() ? static_cast<double>(a[1].as_integer()) : a[1].as_floating();
+      } else if (v->is_table()) {
+        // A sub-table (e.g. [scheduler.bounds]): its keys arrive as "TABLE.KEY".
+        search::Options inner;
+        read_options(Table{v, t.key(*k)}, {}, inner);
+        for (auto& [ik, iv] : inner) out[*k + "." + ik] = std::move(iv);
       } else {
-        wrong_type(*v, t.key(*k), "a number, a string or a boolean");
+        wrong_type(*v, t.key(*k), "a number, a string, a boolean, a [low, high] pair or a table");
       }
     }
   }

@@ -43,7 +43,7 @@ void Controller::set_status(Trial& t, TrialStatus s) {
 bool Controller::finished() const {
   // Kept O(1) with counts_: the driver asks after every batch of messages.
   const auto n = [&](TrialStatus s) { return counts_[static_cast<std::size_t>(s)]; };
-  if (n(TrialStatus::Running) > 0) return false;
+  if (n(TrialStatus::Running) > 0 || saving_ > 0) return false;
   if (!accepting()) return true;
   return searcher_finished_ && n(TrialStatus::Pending) == 0 && n(TrialStatus::Paused) == 0;
 }
@@ -74,6 +74,8 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
       Suggestion s = searcher_->suggest(id);
       if (s.kind == Suggestion::Kind::Finished) {
         searcher_finished_ = true;
+        scheduler_->on_searcher_finished();
+        choice = scheduler_->choose_trial_to_run(trials_);
       } else if (s.kind == Suggestion::Kind::Config) {
         Trial& t = trials_.emplace_back();
         ++counts_[static_cast<std::size_t>(TrialStatus::Pending)];
@@ -84,18 +86,54 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
         choice = scheduler_->choose_trial_to_run(trials_);
       }
     }
-    if (!choice) return;
+    if (!choice) break;
     Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
     const int worker = idle_workers_.front();
     idle_workers_.pop_front();
-    set_status(t, TrialStatus::Running);
-    t.workers = {worker};
-    t.iterations = 0;
-    t.reported = false;
-    if (std::isnan(t.start_time)) t.start_time = now;
+    out.push_back(start_command(t, worker, now));
+  }
+  end_abandoned(now);
+}
+
+Command Controller::start_command(Trial& t, int worker, double now) {
+  if (t.status == TrialStatus::Paused) event(now, &t, "resume", "from iteration " + std::to_string(t.restore_iterations));
+  set_status(t, TrialStatus::Running);
+  t.workers = {worker};
+  t.iterations = t.restore_trial != 0 ? t.restore_iterations : 0;
+  t.reported = false;
+  if (std::isnan(t.start_time)) t.start_time = now;
+  changed(t);
+  event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
+  Command c{Command::Kind::Start, t.id, worker, t.attempt, t.config, lease(t)};
+  c.iterations = t.iterations;
+  c.restore_trial = t.restore_trial;
+  c.restore_checkpoint = t.restore_checkpoint;
+  return c;
+}
+
+void Controller::end_abandoned(double now) {
+  for (const TrialId id : scheduler_->take_abandoned()) {
+    Trial& t = trials_[static_cast<std::size_t>(id - 1)];
+    if (t.status != TrialStatus::Paused) continue;
+    if (t.saving) {  // its checkpoint is no longer needed, but the count must stay exact
+      t.saving = false;
+      --saving_;
+    }
+    finish(t, TrialStatus::Terminated, now);
     changed(t);
-    event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
-    out.push_back({Command::Kind::Start, t.id, worker, t.attempt, t.config, lease(t)});
+  }
+  // Nothing runs, nothing new will come, and the scheduler picked none of the paused
+  // trials: none ever will be resumed, so they end as they are (ASHA's promotion variant
+  // leaves the trials that never made the cut paused until here).
+  const auto n = [&](TrialStatus s) { return counts_[static_cast<std::size_t>(s)]; };
+  if (!accepting() || !searcher_finished_ || n(TrialStatus::Paused) == 0) return;
+  if (n(TrialStatus::Running) > 0 || n(TrialStatus::Pending) > 0 || saving_ > 0) return;
+  if (scheduler_->choose_trial_to_run(trials_)) return;
+  for (auto& t : trials_) {
+    if (t.status != TrialStatus::Paused) continue;
+    event(now, &t, "end", "paused, and not resumed by the scheduler");
+    finish(t, TrialStatus::Terminated, now);
+    changed(t);
   }
 }
 
@@ -201,20 +239,80 @@ void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double n
 
   Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
   switch (d) {
-    case Decision::Continue:
+    case Decision::Exploit:
+      if (exploit_trial(t, scheduler_->exploit(t), now, out)) break;
+      [[fallthrough]];  // the donor has no stored checkpoint yet: go on as before
+    case Decision::Continue: {
       changed(t);
-      out.push_back({Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
-      return;
+      Command c{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)};
+      c.save = scheduler_->wants_checkpoint(t) ||
+               (options_.checkpoint_every > 0 && t.iterations % options_.checkpoint_every == 0);
+      out.push_back(std::move(c));
+      break;
+    }
     case Decision::Pause:
-      // Pausing needs checkpoints to resume from; no scheduler can ask for it before
-      // checkpoint support exists, so reaching this is a programming error.
-      throw std::logic_error("scheduler asked to pause, which needs checkpoint support");
+      pause_trial(t, now, out);
+      dispatch(now, out);
+      break;
     case Decision::Stop:
       if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
       stop_trial(t, TrialStatus::Terminated, now, out);
       dispatch(now, out);
-      return;
+      break;
   }
+  end_abandoned(now);
+}
+
+void Controller::pause_trial(Trial& t, double now, std::vector<Command>& out) {
+  for (int w : t.workers) out.push_back({Command::Kind::Pause, t.id, w, t.attempt, {}});
+  release(t);
+  set_status(t, TrialStatus::Paused);
+  t.saving = true;
+  ++saving_;
+  event(now, &t, "pause", "at iteration " + std::to_string(t.iterations));
+  changed(t);
+}
+
+bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Command>& out) {
+  const Trial* donor = find(e.donor);
+  if (donor == nullptr || donor->checkpoint_iteration == 0 || donor->id == t.id) return false;
+  const int worker = t.workers.front();
+  // The worker carries out its messages in order: it ends the current run, then starts
+  // the new one, so it stays busy and no other trial can take it in between.
+  out.push_back({Command::Kind::Stop, t.id, worker, t.attempt, {}});
+  Config before = std::move(t.config);
+  t.config = std::move(e.config);
+  t.restore_trial = donor->id;
+  t.restore_checkpoint = donor->checkpoint_iteration;
+  t.restore_iterations = t.iterations;
+  t.checkpoint_iteration = 0;  // its stored state is of the config it just left: no donor now
+  if (observer_ != nullptr) observer_->on_exploit(now, t, donor->id, donor->checkpoint_iteration, before);
+  set_status(t, TrialStatus::Pending);  // start_command moves it back to Running
+  out.push_back(start_command(t, worker, now));
+  return true;
+}
+
+std::vector<Command> Controller::on_checkpoint(TrialId id, int attempt, std::int64_t iteration, double now) {
+  std::vector<Command> out;
+  auto* t = const_cast<Trial*>(find(id));
+  if (t == nullptr || t->attempt != attempt || iteration <= 0) return out;
+  if (iteration > t->checkpoint_iteration) t->checkpoint_iteration = iteration;
+  // Later starts (a resume, a retry) restore the newest state of the trial's current
+  // lineage. Stale attempts were refused above, and a checkpoint from before an exploit
+  // always arrives before the result the exploit answered, so "newest" is "highest".
+  if (t->restore_trial == 0 || iteration >= t->restore_iterations) {
+    t->restore_trial = t->id;
+    t->restore_checkpoint = iteration;
+    t->restore_iterations = iteration;
+  }
+  if (t->status == TrialStatus::Paused && t->saving) {
+    t->saving = false;
+    --saving_;
+    scheduler_->on_trial_requeued(*t);
+  }
+  changed(*t);
+  dispatch(now, out);
+  return out;
 }
 
 std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now) {
@@ -237,7 +335,13 @@ std::vector<Command> Controller::on_trial_failed(TrialId id, int attempt,
                                                  const std::string& log_tail, double now) {
   std::vector<Command> out;
   Trial* t = running(id, attempt);
-  if (t == nullptr) return out;
+  if (t == nullptr) {
+    // A pause whose checkpoint failed to save: retry from the previous checkpoint.
+    t = const_cast<Trial*>(find(id));
+    if (t == nullptr || t->status != TrialStatus::Paused || !t->saving || t->attempt != attempt) return out;
+    t->saving = false;
+    --saving_;
+  }
   t->log_tail = log_tail;
   fail_attempt(*t, reason, now);
   dispatch(now, out);
@@ -251,7 +355,9 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
   end_reason_ = why;
   event(now, nullptr, "end", to_string(why));
   for (auto& t : trials_) {
-    if (t.status == TrialStatus::Running) stop_trial(t, final_status, now, out);
+    if (t.status != TrialStatus::Running) continue;
+    if (why == EndReason::Interrupted && options_.checkpoint_on_stop) pause_trial(t, now, out);
+    else stop_trial(t, final_status, now, out);
   }
   return out;
 }

@@ -36,6 +36,12 @@ struct ControllerOptions {
   /// The most iterations a worker may run ahead of the decisions (flow control: at most
   /// this many results per worker are in flight).
   std::int64_t max_lease = 64;
+  /// Store a checkpoint every this many iterations of a trial (0: only when a scheduler
+  /// asks, and on pause).
+  std::int64_t checkpoint_every = 0;
+  /// Graceful stop (request_stop) pauses running trials, so they checkpoint, instead of
+  /// stopping them. Needs a trainable that can checkpoint.
+  bool checkpoint_on_stop = false;
 };
 
 /// An instruction for the transport.
@@ -44,6 +50,7 @@ struct Command {
     Start,     ///< start `trial` (`config`, `attempt`) on `worker`
     Continue,  ///< the trial on `worker` runs its next iteration
     Stop,      ///< the trial on `worker` stops now; the worker is free afterwards
+    Pause,     ///< the trial on `worker` saves a checkpoint, then stops; the worker is free
   };
   Kind kind;
   TrialId trial = 0;
@@ -53,6 +60,14 @@ struct Command {
   /// Start and Continue: the worker may run iterations up to `until` (inclusive) without
   /// waiting for a decision; it waits after reporting iteration `until`.
   std::int64_t until = 0;
+  /// Start: the trial has run `iterations` already; the first result is iteration + 1.
+  std::int64_t iterations = 0;
+  /// Start: restore the checkpoint that trial `restore_trial` stored at its iteration
+  /// `restore_checkpoint` before the first step (0: a fresh start).
+  TrialId restore_trial = 0;
+  std::int64_t restore_checkpoint = 0;
+  /// Continue: store a checkpoint of the state after the last reported iteration first.
+  bool save = false;
 };
 
 /// Receives every change worth recording. The driver writes them to the results file.
@@ -63,6 +78,10 @@ class ControllerObserver {
   /// `iteration` counts from 1 within `trial.attempt`.
   virtual void on_result(const Trial& trial, std::int64_t iteration, double time,
                          const Metrics& metrics) {}
+  /// PBT's exploit: `trial` (its config already replaced) restarts from `donor`'s
+  /// checkpoint of iteration `donor_iteration`; `before` is its config until now.
+  virtual void on_exploit(double time, const Trial& trial, TrialId donor,
+                          std::int64_t donor_iteration, const Config& before) {}
   /// A lifecycle event: kind is a short word ("start", "error", "retry", ...).
   virtual void on_event(double time, TrialId trial, int worker, const std::string& kind,
                         const std::string& message) {}
@@ -94,9 +113,13 @@ class Controller {
   /// The attempt failed. It is retried while attempts remain. Its worker is free.
   std::vector<Command> on_trial_failed(TrialId trial, int attempt, const std::string& reason,
                                        const std::string& log_tail, double now);
+  /// A checkpoint that attempt `attempt` of `trial` took after iteration `iteration` is
+  /// stored. A trial paused for it can now resume; a retry restarts from it.
+  std::vector<Command> on_checkpoint(TrialId trial, int attempt, std::int64_t iteration, double now);
   /// Clock tick: enforces the time budget.
   std::vector<Command> on_tick(double now);
-  /// Graceful stop (signal): running trials are stopped, nothing new starts.
+  /// Graceful stop (signal): running trials are stopped (paused, with checkpoint_on_stop),
+  /// nothing new starts. The experiment is finished once every checkpoint is stored.
   std::vector<Command> request_stop(double now);
 
   /// True when no trial runs and none will start.
@@ -129,6 +152,16 @@ class Controller {
   /// Records an attempt's failure; retries it or ends it as Error.
   void fail_attempt(Trial& t, const std::string& reason, double now);
   void finish(Trial& t, TrialStatus s, double now);
+  /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
+  void pause_trial(Trial& t, double now, std::vector<Command>& out);
+  /// Restarts a running trial on its worker from the donor's checkpoint with a new config.
+  /// False (and nothing done) when the donor has no stored checkpoint.
+  bool exploit_trial(Trial& t, Exploit e, double now, std::vector<Command>& out);
+  /// Terminates the paused trials that the scheduler abandoned, and, once nothing runs and
+  /// nothing new can start, every paused trial left (no scheduler will resume it).
+  void end_abandoned(double now);
+  /// The Start command for `t` on `worker`, marking it Running.
+  Command start_command(Trial& t, int worker, double now);
   void changed(const Trial& t);
   void event(double now, const Trial* t, const std::string& kind, const std::string& msg);
   bool accepting() const { return end_reason_ == EndReason::None; }
@@ -140,6 +173,7 @@ class Controller {
   std::vector<Trial> trials_;           // index = id - 1
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
+  std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
   bool searcher_finished_ = false;
   EndReason end_reason_ = EndReason::None;
 };

@@ -13,6 +13,9 @@ namespace ranktune::search {
 /// The schedulers that run trials in FIFO order share it.
 class FifoOrder {
  public:
+  /// `paused_too` = false: only Pending trials, for schedulers that resume paused trials
+  /// by their own rule (HyperBand, ASHA's promotion variant).
+  explicit FifoOrder(bool paused_too = true) : paused_too_(paused_too) {}
   /// The first runnable trial, or nullopt. Idempotent.
   std::optional<TrialId> next(const std::vector<Trial>& trials);
   /// `trial` is runnable again (see Scheduler::on_trial_requeued).
@@ -20,6 +23,7 @@ class FifoOrder {
 
  private:
   std::size_t first_ = 0;  ///< trials before it are running or done
+  bool paused_too_ = true;
 };
 
 class FifoScheduler final : public Scheduler {

@@ -99,6 +99,16 @@ void OptionReader::require(bool ok, const std::string& key, const std::string& m
   if (!ok) throw OptionError(key, owner_ + " option '" + key + "' " + message);
 }
 
+std::vector<std::string> OptionReader::keys_with_prefix(const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : options_) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    keys.push_back(key);
+    known_.push_back(key);
+  }
+  return keys;
+}
+
 void OptionReader::finish() const {
   for (const auto& [key, value] : options_) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;

@@ -48,6 +48,8 @@ class OptionReader {
   std::string text(const std::string& key, const std::string& fallback,
                    const std::vector<std::string>& valid = {});
   bool flag(const std::string& key, bool fallback);
+  /// The keys that start with `prefix` (e.g. "bounds."), marked as read.
+  std::vector<std::string> keys_with_prefix(const std::string& prefix);
   /// Throws OptionError unless `ok`; for range checks after reading.
   void require(bool ok, const std::string& key, const std::string& message) const;
   /// Throws OptionError for the first option that no read asked for.

@@ -4,11 +4,13 @@
 
 #include "search/asha_scheduler.h"
 #include "search/fifo_scheduler.h"
+#include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
+#include "search/pbt_scheduler.h"
 
 namespace ranktune::search {
 
-std::vector<std::string> scheduler_names() { return {"fifo", "asha", "median_stopping"}; }
+std::vector<std::string> scheduler_names() { return {"fifo", "asha", "hyperband", "median_stopping", "pbt"}; }
 
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options) {
@@ -18,6 +20,8 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const Schedul
   }
   if (name == "asha") return std::make_unique<AshaScheduler>(ctx, options);
   if (name == "median_stopping") return std::make_unique<MedianStoppingScheduler>(ctx, options);
+  if (name == "hyperband") return std::make_unique<HyperBandScheduler>(ctx, options);
+  if (name == "pbt") return std::make_unique<PbtScheduler>(ctx, options);
   throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + comma_list(scheduler_names()));
 }
 

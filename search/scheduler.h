@@ -4,16 +4,30 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "search/options.h"
+#include "search/space.h"
 #include "search/trial.h"
 
 namespace ranktune::search {
 
 /// What a scheduler says after a result.
-enum class Decision { Continue, Pause, Stop };
+enum class Decision {
+  Continue,
+  Pause,    ///< checkpoint and free the worker; choose_trial_to_run resumes it later
+  Stop,
+  Exploit,  ///< restart from another trial's checkpoint with a new config: see exploit()
+};
+
+/// PBT's exploit-and-explore: the trial continues from `donor`'s latest checkpoint with
+/// `config` (the donor's config, perturbed).
+struct Exploit {
+  TrialId donor = 0;
+  Config config;
+};
 
 const char* to_string(Decision d);
 
@@ -22,6 +36,8 @@ struct SchedulerContext {
   std::string metric;
   Mode mode = Mode::Max;
   std::int64_t max_t = 0;  ///< iterations per trial (the controller stops trials at it)
+  const Space* space = nullptr;  ///< the search space (PBT explores it); outlives the scheduler
+  std::uint64_t seed = 0;        ///< the experiment seed, for schedulers that draw
 };
 
 class Scheduler {
@@ -41,7 +57,18 @@ class Scheduler {
   /// the trial then runs a few steps more before it sees it. The default, the next
   /// iteration, keeps every decision synchronous.
   virtual std::int64_t next_decision(const Trial& trial) const { return trial.iterations + 1; }
-  /// Picks the next Pending or Paused trial to run, or nullopt. Must be idempotent: asking
+  /// Called right after on_trial_result returned Exploit for `trial`. The donor must have
+  /// a stored checkpoint (Trial::checkpoint_iteration > 0).
+  virtual Exploit exploit(const Trial& trial) { throw std::logic_error("this scheduler never exploits"); }
+  /// Whether `trial` should store a checkpoint of the state after this result (PBT at a
+  /// perturbation point, so others can exploit it). Asked after on_trial_result.
+  virtual bool wants_checkpoint(const Trial& trial) const { return false; }
+  /// The searcher will create no more trials: brackets or rungs waiting to fill never will.
+  virtual void on_searcher_finished() {}
+  /// Paused trials this scheduler will never resume (HyperBand's losers at a full rung);
+  /// the controller terminates them. Asked after each event; the list is handed over once.
+  virtual std::vector<TrialId> take_abandoned() { return {}; }
+  /// Picks the next runnable trial (Trial::runnable) to run, or nullopt. Must be idempotent: asking
   /// twice without an intervening event gives the same answer.
   virtual std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) = 0;
   virtual std::string save() const = 0;

@@ -1,5 +1,6 @@
 #include "search/simulator.h"
 
+#include <map>
 #include <numbers>
 #include <queue>
 #include <random>
@@ -36,7 +37,8 @@ struct Later {
 struct VirtualWorker {
   TrialId trial = 0;  // 0: free
   int attempt = 0;
-  std::int64_t t = 0;  // steps begun in the current attempt
+  std::int64_t iteration = 0;  // the controller's count: results delivered, plus the start's
+  ModelState state;             // state.t: steps begun by the trial's current state
   Config config;
   std::uint64_t generation = 0;
   double speed = 1;
@@ -95,7 +97,8 @@ class Simulation {
   VirtualWorker& worker(int w) { return workers_[static_cast<std::size_t>(w - 1)]; }
 
   void deliver(VirtualWorker& w) {
-    Metrics m = model_(w.config, w.trial, w.attempt, w.t);
+    Metrics m = model_(w.config, w.trial, w.attempt, w.state);
+    ++w.iteration;
     ++s_.results;
     observe(w.trial, m);
     // The controller may answer with a Stop for this worker, which clears `w`: read
@@ -126,25 +129,42 @@ class Simulation {
         case Command::Kind::Start:
           w.trial = cmd.trial;
           w.attempt = cmd.attempt;
-          w.t = 0;
+          w.iteration = cmd.iterations;
+          w.state = cmd.restore_trial != 0 ? checkpoints_.at({cmd.restore_trial, cmd.restore_checkpoint}) : ModelState{};
+          w.state.run = ++runs_;
           w.config = std::move(cmd.config);
           ++busy_;
           begin_step(cmd.worker, w);
           break;
         case Command::Kind::Continue:
+          if (cmd.save) save(w);
           begin_step(cmd.worker, w);
           break;
-        case Command::Kind::Stop:
+        case Command::Kind::Pause:
+        case Command::Kind::Stop: {
           ++w.generation;  // its step in flight, if any, is now stale
+          const TrialId trial = w.trial;
           w.trial = 0;
           --busy_;
+          if (cmd.kind == Command::Kind::Pause) {
+            // Checkpoints are instant in virtual time; the worker is already free.
+            checkpoints_[{trial, w.iteration}] = w.state;
+            carry_out(c_.on_checkpoint(trial, w.attempt, w.iteration, now_));
+          }
           break;
+        }
       }
     }
   }
 
+  void save(VirtualWorker& w) {
+    checkpoints_[{w.trial, w.iteration}] = w.state;
+    ++s_.checkpoints;
+    carry_out(c_.on_checkpoint(w.trial, w.attempt, w.iteration, now_));
+  }
+
   void begin_step(int id, VirtualWorker& w) {
-    ++w.t;
+    ++w.state.t;
     double cost = o_.seconds_per_step;
     if (o_.jitter > 0) cost *= std::exp(o_.jitter * normal(jitter_rng_) - o_.jitter * o_.jitter / 2);
     cost = cost / w.speed + o_.overhead_s;
@@ -162,6 +182,8 @@ class Simulation {
   double now_ = 0;
   std::uint64_t seq_ = 0;
   int busy_ = 0;  // workers running a trial; each has exactly one live step in the queue
+  std::uint64_t runs_ = 0;
+  std::map<std::pair<TrialId, std::int64_t>, ModelState> checkpoints_;  // (trial, iteration)
   SimulationSummary s_;
 };
 

@@ -23,9 +23,18 @@
 
 namespace ranktune::search {
 
-/// The metrics of step `t` (1-based) of attempt `attempt` of trial `trial` with `config`.
-/// Must be deterministic for the simulation to be.
-using StepModel = std::function<Metrics(const Config& config, TrialId trial, int attempt, std::int64_t t)>;
+/// What a simulated trial carries from step to step, and what its checkpoints hold.
+struct ModelState {
+  std::int64_t t = 0;          ///< steps taken by this state (the simulator counts them)
+  std::vector<double> values;  ///< whatever the model accumulates (empty for synthetic functions)
+  /// Identifies the current start of the trial; a new start (resume, retry, exploit) gets a
+  /// new one. Not checkpointed: a model may key values derived from the config by it.
+  std::uint64_t run = 0;
+};
+
+/// The metrics of step `state.t` (1-based) of attempt `attempt` of trial `trial` with
+/// `config`; it may update `state.values`. Must be deterministic for the simulation to be.
+using StepModel = std::function<Metrics(const Config& config, TrialId trial, int attempt, ModelState& state)>;
 
 struct SimulatorOptions {
   int workers = 1;                ///< virtual workers, >= 1
@@ -58,6 +67,7 @@ struct SimulationSummary {
   double end_time = 0;        ///< when the experiment ended (last step, target or budget)
   std::int64_t results = 0;   ///< results delivered to the controller
   std::int64_t dropped = 0;   ///< steps in flight when their trial was stopped (never reported)
+  std::int64_t checkpoints = 0;  ///< checkpoints taken while running (pauses not counted)
   double best = NAN;          ///< best finite value of the metric reported, NaN if none
   TrialId best_trial = 0;     ///< the trial that reported `best`, 0 if none
   std::optional<double> time_to_target;  ///< first time a result reached the target

@@ -1,6 +1,7 @@
 #pragma once
 /// The trial record the controller keeps, and the lifecycle states a trial moves through.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,7 +11,7 @@
 namespace ranktune::search {
 
 /// Lifecycle: Pending -> Running -> {Terminated | Error | Pending (retry) | Paused}.
-/// Paused -> Running resumes a trial from its checkpoint (scheduler issue).
+/// Paused -> Running resumes a trial from its checkpoint, on any free worker.
 enum class TrialStatus { Pending, Running, Paused, Terminated, Error };
 
 const char* to_string(TrialStatus s);
@@ -36,7 +37,20 @@ struct Trial {
   std::string log_tail;       ///< last lines of the trainable's output, when known
   bool reported = false;      ///< the metric appeared in a result of the current attempt
 
+  // Checkpoints. A trial's iterations form one series across pauses: a resumed trial goes
+  // on from the iteration it paused at. An exploit (PBT) restores another trial's
+  // checkpoint but keeps the trial's own count, so (trial, attempt, iteration) stays unique.
+  std::int64_t checkpoint_iteration = 0;  ///< latest stored checkpoint of this trial, 0: none
+  TrialId restore_trial = 0;          ///< the next start restores this trial's checkpoint (0: none)
+  std::int64_t restore_checkpoint = 0;  ///< ... the one taken at this iteration of restore_trial
+  std::int64_t restore_iterations = 0;  ///< ... and goes on counting from here
+  bool saving = false;  ///< paused, its checkpoint not stored yet: it cannot resume before
+
   bool finished() const { return status == TrialStatus::Terminated || status == TrialStatus::Error; }
+  /// Whether a scheduler may pick it to run: Pending, or Paused with its checkpoint stored.
+  bool runnable() const {
+    return status == TrialStatus::Pending || (status == TrialStatus::Paused && !saving);
+  }
 };
 
 }  // namespace ranktune::search

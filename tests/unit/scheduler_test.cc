@@ -217,7 +217,7 @@ TEST(Asha, OptionErrors) {
   try {
     make_scheduler("ashaa", ctx);
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("fifo, asha, median_stopping"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("fifo, asha, hyperband, median_stopping, pbt"), std::string::npos);
   }
 }
 

@@ -16,8 +16,8 @@ Controller fifo(ControllerOptions o, std::int64_t trials) {
 }
 
 // Trial k reports loss = k + 1/t: it improves with t, and lower ids are better.
-Metrics simple(const Config&, TrialId trial, int, std::int64_t t) {
-  return {{"loss", static_cast<double>(trial) + 1.0 / static_cast<double>(t)}};
+Metrics simple(const Config&, TrialId trial, int, ModelState& state) {
+  return {{"loss", static_cast<double>(trial) + 1.0 / static_cast<double>(state.t)}};
 }
 
 SimulatorOptions sim(int workers) {
@@ -134,8 +134,8 @@ TEST(Simulator, StepsEndingAtTheBudgetStillCount) {
 }
 
 // Only trial 3 improves: loss = 10 - t; every other trial reports 10.
-Metrics trial3_improves(const Config&, TrialId trial, int, std::int64_t t) {
-  return {{"loss", trial == 3 ? 10.0 - static_cast<double>(t) : 10.0}};
+Metrics trial3_improves(const Config&, TrialId trial, int, ModelState& state) {
+  return {{"loss", trial == 3 ? 10.0 - static_cast<double>(state.t) : 10.0}};
 }
 
 TEST(Simulator, TargetEndsTheExperimentAtTheExactTime) {

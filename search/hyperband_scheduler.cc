@@ -1,0 +1,214 @@
+#include "search/hyperband_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "search/saved_state.h"
+
+namespace ranktune::search {
+
+HyperBandScheduler::HyperBandScheduler(SchedulerContext ctx, const Options& options)
+    : ctx_(std::move(ctx)), order_(/*paused_too=*/false) {
+  OptionReader r(options, "hyperband");
+  ctx_.max_t = r.integer("max_t", ctx_.max_t);
+  eta_ = r.number("reduction_factor", 3);
+  r.require(ctx_.max_t >= 1, "max_t", "must be >= 1 (iterations)");
+  r.require(eta_ > 1, "reduction_factor", "must be > 1");
+  r.finish();
+  // s_max = floor(log_eta(R)), counted in integers-with-slack so that R = eta^k gives k
+  // rather than k - 1 from a logarithm's rounding.
+  const auto R = static_cast<double>(ctx_.max_t);
+  while (std::pow(eta_, s_max_ + 1) <= R * (1 + 1e-9)) ++s_max_;
+}
+
+HyperBandScheduler::BracketShape HyperBandScheduler::shape(int s) const {
+  BracketShape b;
+  const auto R = static_cast<double>(ctx_.max_t);
+  b.trials = static_cast<std::int64_t>(std::ceil((s_max_ + 1) * std::pow(eta_, s) / (s + 1) - 1e-9));
+  const double r = R * std::pow(eta_, -s);
+  for (int i = 0; i <= s; ++i) {
+    auto m = std::max<std::int64_t>(1, std::llround(r * std::pow(eta_, i)));
+    if (i == s) m = ctx_.max_t;
+    // Rounding can make neighbours equal for small R: keep the rungs strictly increasing.
+    if (!b.milestones.empty()) m = std::max(m, b.milestones.back() + 1);
+    b.milestones.push_back(std::min(m, ctx_.max_t));
+  }
+  return b;
+}
+
+void HyperBandScheduler::on_trial_add(const Trial& trial) {
+  if (brackets_.empty() || brackets_.back().closed) {
+    Bracket b;
+    // Brackets go from the most exploratory (s_max) to plain random search (0), then again.
+    b.s = brackets_.empty() ? s_max_ : (brackets_.back().s == 0 ? s_max_ : brackets_.back().s - 1);
+    b.shape = shape(b.s);
+    brackets_.push_back(std::move(b));
+  }
+  Bracket& b = brackets_.back();
+  b.members.push_back(trial.id);
+  b.live[trial.id] = NAN;
+  bracket_index_[trial.id] = brackets_.size() - 1;
+  if (static_cast<std::int64_t>(b.members.size()) >= b.shape.trials) b.closed = true;
+}
+
+int HyperBandScheduler::bracket_of(TrialId id) const {
+  const auto it = bracket_index_.find(id);
+  return it == bracket_index_.end() ? -1 : static_cast<int>(it->second);
+}
+
+std::int64_t HyperBandScheduler::next_decision(const Trial& trial) const {
+  const auto it = bracket_index_.find(trial.id);
+  if (it == bracket_index_.end()) return trial.iterations + 1;
+  const Bracket& b = brackets_[it->second];
+  return std::max(trial.iterations + 1, b.shape.milestones[b.rung]);
+}
+
+Decision HyperBandScheduler::on_trial_result(const Trial& trial) {
+  const auto it = bracket_index_.find(trial.id);
+  if (it == bracket_index_.end()) return Decision::Continue;
+  Bracket& b = brackets_[it->second];
+  const std::int64_t milestone = b.shape.milestones[b.rung];
+  if (trial.iterations < milestone || b.rung + 1 == b.shape.milestones.size()) return Decision::Continue;
+  const auto live = b.live.find(trial.id);
+  if (live == b.live.end()) return Decision::Stop;  // abandoned while its result was in flight
+  const double v = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
+  live->second = v;
+  settle(b);
+  // The last trial to reach a rung settles it: it goes on (or stops) at once instead of
+  // pausing only to be resumed (or dropped) a moment later.
+  if (auto p = std::find(promoted_.begin(), promoted_.end(), trial.id); p != promoted_.end()) {
+    promoted_.erase(p);
+    return Decision::Continue;
+  }
+  if (auto a = std::find(abandoned_.begin(), abandoned_.end(), trial.id); a != abandoned_.end()) {
+    abandoned_.erase(a);
+    return Decision::Stop;
+  }
+  return Decision::Pause;
+}
+
+void HyperBandScheduler::settle(Bracket& b) {
+  if (!b.closed || b.live.empty() || b.rung + 1 >= b.shape.milestones.size()) return;
+  for (const auto& [id, score] : b.live)
+    if (std::isnan(score)) return;  // someone has not reached the rung yet
+  std::vector<std::pair<double, TrialId>> ranked;
+  for (const auto& [id, score] : b.live) ranked.emplace_back(score, id);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) {
+    return a.first != c.first ? a.first > c.first : a.second < c.second;
+  });
+  const auto keep = std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(ranked.size() / eta_ + 1e-9)));
+  b.live.clear();
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (i < keep) {
+      b.live[ranked[i].second] = NAN;
+      promoted_.push_back(ranked[i].second);
+    } else {
+      abandoned_.push_back(ranked[i].second);
+    }
+  }
+  ++b.rung;
+}
+
+void HyperBandScheduler::drop(const Trial& trial) {
+  const auto it = bracket_index_.find(trial.id);
+  if (it == bracket_index_.end()) return;
+  Bracket& b = brackets_[it->second];
+  if (b.live.erase(trial.id) > 0) settle(b);  // the rung may now be complete without it
+}
+
+void HyperBandScheduler::on_searcher_finished() {
+  for (Bracket& b : brackets_) {
+    if (b.closed) continue;
+    b.closed = true;
+    settle(b);
+  }
+}
+
+std::vector<TrialId> HyperBandScheduler::take_abandoned() { return std::exchange(abandoned_, {}); }
+
+std::optional<TrialId> HyperBandScheduler::choose_trial_to_run(const std::vector<Trial>& trials) {
+  // Promoted trials that ended meanwhile (an error) or already run are dropped from the
+  // front; the rest keep their order, so the answer is the same until the next event.
+  while (!promoted_.empty()) {
+    const Trial& t = trials[static_cast<std::size_t>(promoted_.front() - 1)];
+    if (t.status == TrialStatus::Paused) break;
+    promoted_.erase(promoted_.begin());
+  }
+  for (const TrialId id : promoted_) {
+    if (trials[static_cast<std::size_t>(id - 1)].runnable()) return id;
+  }
+  return order_.next(trials);
+}
+
+// State: "hyperband 1", then per bracket "bracket s rung closed n_members ids... n_live
+// (id score)...", then the promoted and abandoned lists.
+std::string HyperBandScheduler::save() const {
+  std::ostringstream out;
+  out << "hyperband 1 " << brackets_.size() << '\n';
+  for (const Bracket& b : brackets_) {
+    out << b.s << ' ' << b.rung << ' ' << b.closed << ' ' << b.members.size();
+    for (TrialId id : b.members) out << ' ' << id;
+    out << ' ' << b.live.size();
+    for (const auto& [id, score] : b.live) {
+      out << ' ' << id << ' ';
+      write_double(out, score);
+    }
+    out << '\n';
+  }
+  out << promoted_.size();
+  for (TrialId id : promoted_) out << ' ' << id;
+  out << '\n' << abandoned_.size();
+  for (TrialId id : abandoned_) out << ' ' << id;
+  out << '\n';
+  return out.str();
+}
+
+void HyperBandScheduler::restore(const std::string& state) {
+  std::istringstream in(state);
+  const auto bad = [](const std::string& what) { throw std::invalid_argument("hyperband: saved state: " + what); };
+  std::string tag;
+  int version = 0;
+  std::size_t nb = 0;
+  if (!(in >> tag >> version >> nb) || tag != "hyperband" || version != 1) bad("no 'hyperband 1' header");
+  std::vector<Bracket> brackets;
+  std::map<TrialId, std::size_t> index;
+  for (std::size_t i = 0; i < nb; ++i) {
+    Bracket b;
+    std::size_t nm = 0, nl = 0;
+    if (!(in >> b.s >> b.rung >> b.closed >> nm) || b.s < 0 || b.s > s_max_) bad("bad bracket " + std::to_string(i));
+    b.shape = shape(b.s);
+    if (b.rung >= b.shape.milestones.size()) bad("bad rung in bracket " + std::to_string(i));
+    for (std::size_t k = 0; k < nm; ++k) {
+      TrialId id = 0;
+      if (!(in >> id) || id < 1 || index.count(id)) bad("bad member of bracket " + std::to_string(i));
+      b.members.push_back(id);
+      index[id] = i;
+    }
+    if (!(in >> nl)) bad("bad live count in bracket " + std::to_string(i));
+    for (std::size_t k = 0; k < nl; ++k) {
+      TrialId id = 0;
+      if (!(in >> id)) bad("bad live trial in bracket " + std::to_string(i));
+      b.live[id] = read_double(in, "hyperband score");
+    }
+    brackets.push_back(std::move(b));
+  }
+  const auto read_ids = [&](const char* what) {
+    std::size_t n = 0;
+    if (!(in >> n)) bad(std::string("no ") + what + " list");
+    std::vector<TrialId> ids(n);
+    for (auto& id : ids)
+      if (!(in >> id)) bad(std::string("bad ") + what + " list");
+    return ids;
+  };
+  auto promoted = read_ids("promoted");
+  auto abandoned = read_ids("abandoned");
+  brackets_ = std::move(brackets);
+  bracket_index_ = std::move(index);
+  promoted_ = std::move(promoted);
+  abandoned_ = std::move(abandoned);
+  order_ = FifoOrder(/*paused_too=*/false);
+}
+
+}  // namespace ranktune::search

@@ -1,0 +1,92 @@
+#pragma once
+/// HyperBand, synchronous: Li, Jamieson, DeSalvo, Rostamizadeh and Talwalkar, "Hyperband:
+/// A Novel Bandit-Based Approach to Hyperparameter Optimization", JMLR 18(185), 2018.
+/// Behaves as Tune's HyperBandScheduler: trials pause at rung boundaries and the best of a
+/// full rung resume from their checkpoints, on whichever worker is free.
+///
+/// Brackets. With R = `max_t` and eta = `reduction_factor`, s_max = floor(log_eta(R)) (exact
+/// for integer powers) and B = (s_max + 1) R. Bracket s (s = s_max, s_max - 1, ..., 0, then
+/// again from s_max) holds n_s = ceil(B / R * eta^s / (s + 1)) trials, which start with
+/// r_s = R eta^-s iterations. At its rung i (0 <= i <= s) the bracket's survivors have run
+/// round(r_s eta^i) iterations (at least 1; rung s is R). Example, R = 81, eta = 3: the
+/// brackets (n, r) are (81, 1), (34, 3), (15, 9), (8, 27), (5, 81).
+///
+/// Trials fill brackets in the order they are added: a bracket takes n_s trials, then the
+/// next bracket opens. A trial pauses when it reaches its bracket's current rung. When
+/// every live trial of the bracket has reached the rung (or failed), and the bracket is
+/// full (or no more trials will come), the best floor(m / eta) of the m trials at the rung
+/// (at least 1; scores sign(mode) * metric, ties to the lower id) are promoted to the next
+/// rung and resume; the others are abandoned (the controller terminates them). At rung s
+/// the controller stops the trials at max_t.
+///
+/// Options (`[scheduler]` keys):
+///   - `max_t` (integer >= 1, default: `[stop] max_t`, iterations): R.
+///   - `reduction_factor` (number > 1, default 3): eta.
+///
+/// Pausing needs a trainable that can checkpoint (synthetic, mlp, or a command that uses
+/// RANKTUNE_CHECKPOINT_DIR). Choosing: promoted paused trials first, then new trials in
+/// creation order.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "search/fifo_scheduler.h"
+#include "search/scheduler.h"
+
+namespace ranktune::search {
+
+class HyperBandScheduler final : public Scheduler {
+ public:
+  /// Reads the options above; throws OptionError for a bad or unknown key.
+  HyperBandScheduler(SchedulerContext ctx, const Options& options);
+
+  /// The size and starting budget of bracket s (0 <= s <= s_max()).
+  struct BracketShape {
+    std::int64_t trials = 0;     ///< n_s
+    std::vector<std::int64_t> milestones;  ///< iterations at rung 0..s; the last is max_t
+  };
+  BracketShape shape(int s) const;
+  int s_max() const { return s_max_; }
+
+  void on_trial_add(const Trial& trial) override;
+  Decision on_trial_result(const Trial& trial) override;
+  void on_trial_complete(const Trial& trial) override { drop(trial); }
+  void on_trial_error(const Trial& trial) override { drop(trial); }
+  void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
+  void on_searcher_finished() override;
+  /// The trial's bracket's current rung: no decision is needed before it.
+  std::int64_t next_decision(const Trial& trial) const override;
+  std::vector<TrialId> take_abandoned() override;
+  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override;
+  std::string save() const override;
+  void restore(const std::string& state) override;
+
+  /// The bracket of trial `id` (index in creation order), or -1.
+  int bracket_of(TrialId id) const;
+
+ private:
+  struct Bracket {
+    int s = 0;
+    BracketShape shape;
+    std::size_t rung = 0;  ///< current rung
+    std::vector<TrialId> members;
+    std::map<TrialId, double> live;  ///< trials still in the race -> score at the current rung (NaN: not there yet)
+    bool closed = false;  ///< full, or no more trials will come
+  };
+  /// Promotes and abandons when the bracket's current rung is complete.
+  void settle(Bracket& b);
+  void drop(const Trial& trial);
+
+  SchedulerContext ctx_;
+  double eta_ = 3;
+  int s_max_ = 0;
+  std::vector<Bracket> brackets_;
+  std::map<TrialId, std::size_t> bracket_index_;
+  std::vector<TrialId> promoted_;   // paused trials that resume, in promotion order
+  std::vector<TrialId> abandoned_;  // to hand to the controller
+  FifoOrder order_;
+};
+
+}  // namespace ranktune::search

@@ -1,0 +1,179 @@
+#include "search/pbt_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "search/saved_state.h"
+
+namespace ranktune::search {
+
+PbtScheduler::PbtScheduler(SchedulerContext ctx, const Options& options) : ctx_(std::move(ctx)) {
+  if (ctx_.space == nullptr) throw std::invalid_argument("pbt needs the search space");
+  OptionReader r(options, "pbt");
+  interval_ = r.integer("perturbation_interval", std::max<std::int64_t>(1, ctx_.max_t / 10));
+  quantile_ = r.number("quantile_fraction", 0.25);
+  resample_ = r.number("resample_probability", 0.25);
+  r.require(interval_ >= 1, "perturbation_interval", "must be >= 1 (iterations)");
+  r.require(quantile_ > 0 && quantile_ <= 0.5, "quantile_fraction", "must be in (0, 0.5]");
+  r.require(resample_ >= 0 && resample_ <= 1, "resample_probability", "must be in [0, 1]");
+  for (const std::string& key : r.keys_with_prefix("bounds.")) {
+    // "bounds.NAME.low" / "bounds.NAME.high", as the config layer flattens [low, high].
+    const auto dot = key.rfind('.');
+    const std::string name = key.substr(7, dot == std::string::npos || dot < 7 ? std::string::npos : dot - 7);
+    const std::string end = dot == std::string::npos ? "" : key.substr(dot + 1);
+    const Param* p = ctx_.space->find(name);
+    r.require(p != nullptr && (end == "low" || end == "high"), key,
+              "must be bounds." + name + " = [low, high] for a parameter of the search space");
+    r.require(!p->domain.is_listed(), key, "'" + name + "' is a listed parameter; bounds apply to numbers");
+    const Value& v = options.at(key);
+    const double x = std::holds_alternative<double>(v) ? std::get<double>(v) : to_double(v);
+    auto& b = bounds_.try_emplace(name, p->domain.low, p->domain.high).first->second;
+    (end == "low" ? b.first : b.second) = x;
+  }
+  for (const auto& [name, b] : bounds_)
+    r.require(b.first < b.second, "bounds." + name, "low must be below high");
+  r.finish();
+}
+
+std::int64_t PbtScheduler::next_decision(const Trial& trial) const {
+  return (trial.iterations / interval_ + 1) * interval_;
+}
+
+bool PbtScheduler::wants_checkpoint(const Trial& trial) const { return trial.iterations % interval_ == 0; }
+
+Decision PbtScheduler::on_trial_result(const Trial& trial) {
+  if (trial.iterations % interval_ != 0) return Decision::Continue;
+  // The config that goes with the checkpoint stored here, which is what a donor hands on.
+  configs_[trial.id] = trial.config;
+  scores_[trial.id] = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
+  const auto k = static_cast<std::size_t>(std::floor(static_cast<double>(scores_.size()) * quantile_ + 1e-9));
+  if (k == 0) return Decision::Continue;
+  std::vector<std::pair<double, TrialId>> ranked;
+  ranked.reserve(scores_.size());
+  for (const auto& [id, score] : scores_) ranked.emplace_back(score, id);
+  std::sort(ranked.begin(), ranked.end());  // worst first; ties: lower id first
+  const auto self = std::find(ranked.begin(), ranked.end(), std::pair{scores_[trial.id], trial.id});
+  if (static_cast<std::size_t>(self - ranked.begin()) >= k) return Decision::Continue;
+  Rng rng = index_rng(ctx_.seed ^ 0x9e3779b97f4a7c15ULL, draws_++);
+  const TrialId donor = ranked[ranked.size() - 1 - static_cast<std::size_t>(rng() % k)].second;
+  if (donor == trial.id) return Decision::Continue;
+  pending_[trial.id] = {donor, explore(configs_.at(donor), draws_++)};
+  return Decision::Exploit;
+}
+
+Exploit PbtScheduler::exploit(const Trial& trial) {
+  auto it = pending_.find(trial.id);
+  if (it == pending_.end()) throw std::logic_error("pbt: no exploit decided for trial " + std::to_string(trial.id));
+  Exploit e = std::move(it->second);
+  pending_.erase(it);
+  return e;
+}
+
+Config PbtScheduler::explore(const Config& config, std::uint64_t index) const {
+  Rng rng = index_rng(ctx_.seed ^ 0x3c6ef372fe94f82bULL, index);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  Config out = config;
+  for (const Param& p : ctx_.space->params) {
+    auto it = out.find(p.name);
+    if (it == out.end()) continue;
+    const Domain& d = p.domain;
+    if (unit(rng) < resample_) {
+      it->second = sample(d, rng);
+      continue;
+    }
+    const bool up = unit(rng) < 0.5;
+    if (d.is_listed()) {
+      const auto pos = std::find(d.values.begin(), d.values.end(), it->second);
+      auto i = pos == d.values.end() ? 0 : pos - d.values.begin();
+      i = std::clamp<std::ptrdiff_t>(i + (up ? 1 : -1), 0, static_cast<std::ptrdiff_t>(d.values.size()) - 1);
+      it->second = d.values[static_cast<std::size_t>(i)];
+      continue;
+    }
+    const auto b = bounds_.count(p.name) ? bounds_.at(p.name) : std::pair{d.low, d.high};
+    double x = to_double(it->second) * (up ? 1.2 : 0.8);
+    if (d.kind == DomainKind::RandInt) {
+      // [low, high) for integers; a perturbation that rounds back to the same value still
+      // moves by one, or small integers would never change.
+      const auto old = std::get<std::int64_t>(it->second);
+      auto v = std::llround(x);
+      if (v == old) v += up ? 1 : -1;
+      const auto hi = bounds_.count(p.name) ? static_cast<std::int64_t>(std::floor(b.second))
+                                            : static_cast<std::int64_t>(d.high) - 1;
+      it->second = std::clamp<std::int64_t>(v, static_cast<std::int64_t>(std::ceil(b.first)), hi);
+      continue;
+    }
+    x = std::clamp(x, b.first, b.second);
+    if (d.kind == DomainKind::QUniform) x = quantize(d, x);
+    it->second = x;
+  }
+  return out;
+}
+
+// State: "pbt 1 draws", the scores, then each trial's config as (name, value) pairs.
+std::string PbtScheduler::save() const {
+  std::ostringstream out;
+  out << "pbt 1 " << draws_ << ' ' << scores_.size() << '\n';
+  for (const auto& [id, score] : scores_) {
+    out << id << ' ';
+    write_double(out, score);
+    out << '\n';
+  }
+  out << configs_.size() << '\n';
+  for (const auto& [id, config] : configs_) {
+    out << id << ' ' << config.size();
+    for (const auto& [name, value] : config) {
+      out << ' ';
+      write_text(out, name);
+      out << ' ' << value.index() << ' ';
+      if (const auto* d = std::get_if<double>(&value)) write_double(out, *d);
+      else if (const auto* i = std::get_if<std::int64_t>(&value)) out << *i;
+      else write_text(out, std::get<std::string>(value));
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+void PbtScheduler::restore(const std::string& state) {
+  std::istringstream in(state);
+  const auto bad = [](const std::string& what) { throw std::invalid_argument("pbt: saved state: " + what); };
+  std::string tag;
+  int version = 0;
+  std::uint64_t draws = 0;
+  std::size_t n = 0;
+  if (!(in >> tag >> version >> draws >> n) || tag != "pbt" || version != 1) bad("no 'pbt 1' header");
+  std::map<TrialId, double> scores;
+  for (std::size_t i = 0; i < n; ++i) {
+    TrialId id = 0;
+    if (!(in >> id)) bad("bad score line");
+    scores[id] = read_double(in, "pbt score");
+  }
+  std::map<TrialId, Config> configs;
+  if (!(in >> n)) bad("no config count");
+  for (std::size_t i = 0; i < n; ++i) {
+    TrialId id = 0;
+    std::size_t m = 0;
+    if (!(in >> id >> m)) bad("bad config line");
+    Config& c = configs[id];
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::string name = read_text(in, "pbt parameter name");
+      int kind = -1;
+      if (!(in >> kind) || kind < 0 || kind > 2) bad("bad value kind for " + name);
+      if (kind == 0) c[name] = read_double(in, "pbt value");
+      else if (kind == 1) {
+        std::int64_t v = 0;
+        if (!(in >> v)) bad("bad integer for " + name);
+        c[name] = v;
+      } else c[name] = read_text(in, "pbt value");
+    }
+  }
+  draws_ = draws;
+  scores_ = std::move(scores);
+  configs_ = std::move(configs);
+  pending_.clear();
+  order_ = FifoOrder();
+}
+
+}  // namespace ranktune::search
