@@ -22,7 +22,7 @@ io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::s
     cfg.fail("search." + e.key(), e.what());
   }
   try {
-    search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options);
+    search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options);
   } catch (const search::OptionError& e) {
     cfg.fail("scheduler." + e.key(), e.what());
   }

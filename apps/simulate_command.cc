@@ -83,7 +83,7 @@ int run_simulate(const SimulateOptions& o) {
   search::Controller controller(
       mpi::controller_options(cfg),
       search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
-      search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options), &recorder);
+      search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options), &recorder);
 
   // The step model is the synthetic trainable's own step, with f(x) evaluated once per
   // start of a trial (an exploit changes the config) rather than once per step.

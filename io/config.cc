@@ -884,4 +884,8 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   return search::closest_name(word, candidates);
 }
 
+search::SchedulerContext scheduler_context(const ExperimentConfig& cfg) {
+  return {cfg.metric, cfg.mode, cfg.max_t, &cfg.space, cfg.seed};
+}
+
 }  // namespace ranktune::io

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "search/options.h"
+#include "search/scheduler.h"
 #include "search/space.h"
 #include "search/types.h"
 
@@ -106,5 +107,9 @@ std::string render_config(const ExperimentConfig& cfg);
 
 /// The closest of `candidates` to `word` by edit distance, or "" when none is close.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+/// What the experiment's scheduler is told about it; refers to cfg.space, so `cfg` must
+/// outlive the scheduler.
+search::SchedulerContext scheduler_context(const ExperimentConfig& cfg);
 
 }  // namespace ranktune::io

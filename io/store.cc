@@ -178,6 +178,18 @@ constexpr TableSpec kResults{"results", kResultColumns, 1024};
 constexpr TableSpec kEvents{"events", kEventColumns, 128};
 constexpr TableSpec kWorkersTable{"workers", kWorkerColumns, 256};
 
+// Checkpoints: an index table (with each checkpoint's CRC-32C), and the bytes appended one after another to a 1-D dataset
+// of unsigned bytes (an append-only layout, like every other table, so SWMR readers and
+// recovery after kill -9 work the same way).
+constexpr FixedColumn kCheckpointColumns[] = {
+    {"trial_id", Kind::I64}, {"attempt", Kind::I32}, {"iteration", Kind::I64}, {"time", Kind::F64},
+    {"offset", Kind::I64},   {"size", Kind::I64},    {"crc32c", Kind::I64}};
+enum CheckpointCol { kCkTrial, kCkAttempt, kCkIteration, kCkTime, kCkOffset, kCkSize, kCkCrc, kCheckpointFixed };
+static_assert(std::size(kCheckpointColumns) == kCheckpointFixed);
+constexpr TableSpec kCheckpoints{"checkpoints", kCheckpointColumns, 128};
+constexpr const char* kCheckpointData = "checkpoint_data";
+constexpr hsize_t kCheckpointChunk = 1 << 20;  // bytes
+
 constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();
 constexpr std::size_t kMaxParamWidth = 64 * 1024;
 
@@ -701,6 +713,14 @@ struct ResultsWriter::Impl {
   Table trials, results, events, workers;
   std::map<search::TrialId, std::vector<std::byte>> dirty_trials;  // id -> packed row
   std::vector<std::size_t> metrics_by_name;  // metric columns of `results`, sorted by name
+  Table checkpoints;
+  h5::Dataset checkpoint_data;
+  hsize_t checkpoint_bytes = 0;  // extent of checkpoint_data
+  struct Stored {
+    hsize_t offset, size;
+    std::uint32_t crc;
+  };
+  std::map<std::pair<search::TrialId, std::int64_t>, Stored> checkpoint_index;  // (trial, iteration)
 
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
   void pack_trial(const search::Trial& t, std::byte* row) const;
@@ -755,6 +775,15 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
             [&](std::size_t a, std::size_t b) { return results.layout[a].name < results.layout[b].name; });
   events.create(root, kEvents, fixed_layout(kEvents));
   workers.create(root, kWorkersTable, fixed_layout(kWorkersTable));
+  checkpoints.create(root, kCheckpoints, fixed_layout(kCheckpoints));
+  {
+    hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = kCheckpointChunk;
+    h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
+    h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
+    H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
+    checkpoint_data = h5::Dataset{H5_CHECK(H5Dcreate2(root, kCheckpointData, H5T_NATIVE_UINT8, space.get(),
+                                                      H5P_DEFAULT, dcpl.get(), H5P_DEFAULT))};
+  }
 
   for (const WorkerInfo& w : worker_list) {
     std::byte* row = workers.add_row();
@@ -873,11 +902,65 @@ void ResultsWriter::append_event(const EventRow& event) {
   put_str(row, t.layout[kEvMessage], event.message);
 }
 
+void ResultsWriter::append_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, double time,
+                                      std::string_view bytes) {
+  h5::quiet();
+  with_context(impl_->path + ": checkpoint: ", [&] {
+    Impl& m = *impl_;
+    const hsize_t offset = m.checkpoint_bytes, size = bytes.size();
+    if (size > 0) {
+      const hsize_t extent = offset + size;
+      H5_CHECK(H5Dset_extent(m.checkpoint_data.get(), &extent));
+      h5::Dataspace file_space{H5_CHECK(H5Dget_space(m.checkpoint_data.get()))};
+      H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &size, nullptr));
+      h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &size, nullptr))};
+      H5_CHECK(H5Dwrite(m.checkpoint_data.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                        bytes.data()));
+      m.checkpoint_bytes = extent;
+    }
+    const std::uint32_t crc = crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())));
+    std::byte* row = m.checkpoints.add_row();
+    const Layout& L = m.checkpoints.layout;
+    put_int(row, L[kCkTrial], trial);
+    put_int(row, L[kCkAttempt], attempt);
+    put_int(row, L[kCkIteration], iteration);
+    put_f64(row, L[kCkTime], time);
+    put_int(row, L[kCkOffset], static_cast<std::int64_t>(offset));
+    put_int(row, L[kCkSize], static_cast<std::int64_t>(size));
+    put_int(row, L[kCkCrc], crc);
+    m.checkpoint_index[{trial, iteration}] = {offset, size, crc};
+  });
+}
+
+std::string ResultsWriter::read_checkpoint(search::TrialId trial, std::int64_t iteration) const {
+  const auto it = impl_->checkpoint_index.find({trial, iteration});
+  if (it == impl_->checkpoint_index.end())
+    throw StoreError(impl_->path + ": no checkpoint of trial " + std::to_string(trial) + " at iteration " +
+                     std::to_string(iteration));
+  std::string bytes(it->second.size, '\0');
+  h5::quiet();
+  with_context(impl_->path + ": checkpoint: ", [&] {
+    if (bytes.empty()) return;
+    hsize_t offset = it->second.offset, size = it->second.size;
+    h5::Dataspace file_space{H5_CHECK(H5Dget_space(impl_->checkpoint_data.get()))};
+    H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &size, nullptr));
+    h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &size, nullptr))};
+    H5_CHECK(H5Dread(impl_->checkpoint_data.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                     bytes.data()));
+  });
+  const std::uint32_t crc = crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  if (crc != it->second.crc)
+    throw StoreError(impl_->path + ": checkpoint of trial " + std::to_string(trial) + " at iteration " +
+                     std::to_string(iteration) + " fails its checksum (the file is damaged)");
+  return bytes;
+}
+
 void ResultsWriter::flush() {
   h5::quiet();
   with_context(impl_->path + ": ", [&] {
     impl_->results.append();
     impl_->events.append();
+    impl_->checkpoints.append();
     impl_->flush_trials();
     // H5Fflush, not only H5Dflush: recovery after kill -9 keeps only what this wrote.
     H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL));
@@ -885,7 +968,8 @@ void ResultsWriter::flush() {
 }
 
 std::size_t ResultsWriter::pending() const {
-  return impl_->results.pending() + impl_->events.pending() + impl_->dirty_trials.size();
+  return impl_->results.pending() + impl_->events.pending() + impl_->checkpoints.pending() +
+         impl_->dirty_trials.size();
 }
 
 const std::string& ResultsWriter::path() const { return impl_->path; }

@@ -24,6 +24,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/config.h"
@@ -134,6 +135,13 @@ class ResultsWriter {
   std::size_t append_result(search::TrialId trial, int attempt, std::int64_t iteration, double time,
                      const search::Metrics& metrics);
   void append_event(const EventRow& event);
+  /// Stores a checkpoint's bytes now (they are written at once, not buffered: checkpoints
+  /// are large and rare) and buffers its row of /checkpoints with a CRC-32C until flush().
+  void append_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, double time,
+                         std::string_view bytes);
+  /// The bytes of the checkpoint that `trial` stored at `iteration`, checksum verified.
+  /// Throws StoreError when there is none or it is damaged.
+  std::string read_checkpoint(search::TrialId trial, std::int64_t iteration) const;
   /// Writes every buffered row and calls H5Fflush.
   void flush();
   /// Rows buffered and not yet flushed.

@@ -82,7 +82,7 @@ class Driver {
         recorder_(writer, cfg.trainable.metrics),
         controller_(controller_options(cfg),
                     search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
-                    search::make_scheduler(cfg.scheduler, {cfg.metric, cfg.mode, cfg.max_t}, cfg.scheduler_options),
+                    search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options),
                     &recorder_),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s) {}
 
@@ -161,6 +161,14 @@ class Driver {
         carry_out(commands_, waiting ? -1 : in.source);
         break;
       }
+      case kTagCheckpoint: {
+        const auto k = unpack<Checkpoint>(world_, in);
+        writer_.append_checkpoint(k.trial, k.attempt, k.iteration, t, k.bytes);
+        recorder_.on_event(t, k.trial, in.source, "checkpoint",
+                           "iteration " + std::to_string(k.iteration) + ", " + std::to_string(k.bytes.size()) + " bytes");
+        carry_out(controller_.on_checkpoint(k.trial, k.attempt, k.iteration, t));
+        break;
+      }
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
         carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
@@ -177,17 +185,25 @@ class Driver {
   void carry_out(const std::vector<search::Command>& commands, int running_on_lease = -1) {
     for (const auto& c : commands) {
       switch (c.kind) {
-        case search::Command::Kind::Start:
+        case search::Command::Kind::Start: {
           lease_[static_cast<std::size_t>(c.worker)] = c.until;
-          send(world_, c.worker, kTagStart, Start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until});
+          Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
+          if (c.restore_trial != 0) start.checkpoint = writer_.read_checkpoint(c.restore_trial, c.restore_checkpoint);
+          send(world_, c.worker, kTagStart, start);
           break;
+        }
         case search::Command::Kind::Continue:
-          if (c.worker == running_on_lease) break;
+          // A save request always goes out: leases end where checkpoints are due, so the
+          // worker is waiting for it at the iteration it refers to.
+          if (c.worker == running_on_lease && !c.save) break;
           lease_[static_cast<std::size_t>(c.worker)] = c.until;
-          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue, c.until});
+          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save});
           break;
         case search::Command::Kind::Stop:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop});
+          break;
+        case search::Command::Kind::Pause:
+          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Pause});
           break;
       }
     }

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "io/json.h"
+
 namespace ranktune::mpi {
 
 Recorder::Recorder(io::ResultsWriter& writer, const std::vector<std::string>& declared_metrics)
@@ -48,6 +50,16 @@ void Recorder::on_event(double time, search::TrialId trial, int worker, const st
                         const std::string& message) {
   writer_.append_event({time, trial, worker, kind, message});
   lifecycle_ = true;
+}
+
+void Recorder::on_exploit(double time, const search::Trial& t, search::TrialId donor, std::int64_t donor_iteration,
+                          const search::Config& before) {
+  const nlohmann::json lineage = {{"donor", donor},
+                                  {"donor_iteration", donor_iteration},
+                                  {"iteration", t.iterations},
+                                  {"before", io::to_json(before)},
+                                  {"after", io::to_json(t.config)}};
+  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "exploit", lineage.dump());
 }
 
 }  // namespace ranktune::mpi

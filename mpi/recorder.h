@@ -21,6 +21,10 @@ class Recorder final : public search::ControllerObserver {
                  const search::Metrics& metrics) override;
   void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
                 const std::string& message) override;
+  /// An "exploit" event whose message is the lineage as JSON: {"donor", "donor_iteration",
+  /// "iteration", "before", "after"} (cut at the event message width for huge configs).
+  void on_exploit(double time, const search::Trial& t, search::TrialId donor, std::int64_t donor_iteration,
+                  const search::Config& before) override;
   /// True once after each lifecycle change (a trial's status or attempt changed, or an
   /// event): the driver flushes the file then, so a reader or a crash recovery sees every
   /// lifecycle step. Progress within a running trial (iterations, best) waits for the

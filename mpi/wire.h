@@ -33,7 +33,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 3;
+inline constexpr int kWireVersion = 4;
 
 enum Tag : int {
   kTagHello = 1,
@@ -43,6 +43,7 @@ enum Tag : int {
   kTagEnded = 5,
   kTagShutdown = 6,
   kTagBye = 7,
+  kTagCheckpoint = 8,
 };
 
 /// Broadcast once by the driver: the experiment as the driver read it.
@@ -76,18 +77,33 @@ struct Start {
   int attempt = 0;
   std::string config_json;
   std::int64_t until = 1;  ///< lease: run up to this iteration before waiting for a decision
+  std::int64_t iterations = 0;  ///< iterations already run: the first result is iterations + 1
+  std::string checkpoint;       ///< bytes to restore before the first step (empty: fresh start)
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & config_json & until; }
+  template <class Ar> void serialize(Ar& ar, unsigned) {
+    ar & trial & attempt & config_json & until & iterations & checkpoint;
+  }
 };
 
 struct Decision {
-  enum Kind : int { Continue = 0, Stop = 1 };
+  enum Kind : int { Continue = 0, Stop = 1, Pause = 2 };
   std::int64_t trial = 0;
   int attempt = 0;
   int kind = Continue;
   std::int64_t until = 0;  ///< Continue: the new lease
+  bool save = false;       ///< Continue: send a Checkpoint of the current state first
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save; }
+};
+
+/// A trial's saved state after `iteration` (on a Continue with save, and on Pause).
+struct Checkpoint {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::int64_t iteration = 0;
+  std::string bytes;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & bytes; }
 };
 
 struct Result {

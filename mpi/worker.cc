@@ -64,8 +64,16 @@ class Worker {
     try {
       trainable = train::make_trainable(cfg_.trainable);
       trainable->setup(io::config_from_json(nlohmann::json::parse(start.config_json)), ctx);
+      if (!start.checkpoint.empty()) {
+        train::MemoryCheckpointReader reader(std::as_bytes(std::span(start.checkpoint.data(), start.checkpoint.size())));
+        try {
+          trainable->restore(reader);
+        } catch (const train::CheckpointError& e) {
+          throw train::TrialFailure(std::string("cannot restore its checkpoint: ") + e.what());
+        }
+      }
       std::int64_t until = start.until;
-      for (std::int64_t iteration = 1;; ++iteration) {
+      for (std::int64_t iteration = start.iterations + 1;; ++iteration) {
         train::StepResult r = trainable->step();
         if (r.done) break;  // finished by itself
         send(world_, kDriver, kTagResult,
@@ -83,6 +91,11 @@ class Worker {
           trainable->stop();
           return;  // the driver already counts this worker as free
         }
+        if (d.kind == Decision::Pause || d.save) send_checkpoint(start, iteration, *trainable);
+        if (d.kind == Decision::Pause) {
+          trainable->stop();
+          return;  // as for Stop: the driver freed this worker when it paused the trial
+        }
         until = d.until;
       }
     } catch (const train::TrialFailure& e) {
@@ -99,6 +112,19 @@ class Worker {
     }
     if (trainable) trainable->stop();
     send(world_, kDriver, kTagEnded, ended);
+  }
+
+  /// Saves the trainable's state after `iteration` and sends it to the driver. Throws
+  /// TrialFailure (the attempt fails) when the trainable cannot checkpoint.
+  void send_checkpoint(const Start& start, std::int64_t iteration, train::Trainable& trainable) {
+    if (!trainable.can_checkpoint())
+      throw train::TrialFailure("the scheduler needs checkpoints, and this trainable cannot save one");
+    train::CheckpointBytes bytes;
+    train::MemoryCheckpointWriter out(bytes);
+    trainable.save(out);
+    Checkpoint k{start.trial, start.attempt, iteration, {}};
+    k.bytes.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    send(world_, kDriver, kTagCheckpoint, k);
   }
 
   /// The decision about the running trial; anything else is a protocol error.

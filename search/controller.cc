@@ -138,8 +138,12 @@ void Controller::end_abandoned(double now) {
 }
 
 std::int64_t Controller::lease(const Trial& t) const {
-  return std::min({options_.max_t, scheduler_->next_decision(t),
-                   t.iterations + std::max<std::int64_t>(1, options_.max_lease)});
+  std::int64_t until = std::min({options_.max_t, scheduler_->next_decision(t),
+                                 t.iterations + std::max<std::int64_t>(1, options_.max_lease)});
+  // A checkpoint is taken while the worker waits, so a lease ends where one is due.
+  if (const std::int64_t every = options_.checkpoint_every; every > 0)
+    until = std::min(until, (t.iterations / every + 1) * every);
+  return until;
 }
 
 void Controller::release(Trial& t) {
