@@ -17,6 +17,8 @@ struct RunOptions {
   std::string results;            ///< overrides [experiment] results
   std::vector<std::string> sets;  ///< --set key=value
   std::vector<std::string> argv;  ///< this process's arguments, for self-launch and the record
+  bool resume = false;            ///< --resume: go on with the results file if it exists
+  bool force = false;             ///< --force: resume even though the config changed
 };
 int run_run(const RunOptions& o, int argc, char** argv);
 

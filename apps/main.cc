@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
+#include "apps/slurm_command.h"
 #include "io/store.h"
 #include "mpi/driver.h"
 #include "mpi/errors.h"
@@ -28,6 +29,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--np", run.np, "Workers to start when self-launching (default: one per GPU, else per core, min 2)");
   run_cmd->add_option("--results", run.results, "Results file (overrides [experiment] results)");
   run_cmd->add_option("--set", run.sets, "Override a config key: --set experiment.num_samples=8 (value is TOML)");
+  run_cmd->add_flag("--resume", run.resume,
+                    "Go on with the results file if it exists (a run given an existing file always resumes; "
+                    "this flag documents the intent, e.g. in job scripts)");
+  run_cmd->add_flag("--force", run.force, "Resume a results file even though its config differs from this one");
 
   apps::CheckOptions check;
   auto* check_cmd = app.add_subcommand("check", "Validate a config and print it resolved, with defaults");
@@ -52,6 +57,8 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--overhead-s", simulate.overhead_s, "Virtual seconds added to every step")->capture_default_str()->check(CLI::NonNegativeNumber);
   simulate_cmd->add_option("--set", simulate.sets, "Override a config key (value is TOML)");
 
+  apps::SlurmCommand slurm(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -65,6 +72,7 @@ int main(int argc, char** argv) {
       if (*check_cmd) return apps::run_check(check);
       if (*report_cmd) return apps::run_report(report);
       if (*simulate_cmd) return apps::run_simulate(simulate);
+      if (slurm.selected()) return slurm.run();
     } catch (const io::ConfigError& e) {
       std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
       return mpi::kExitUsage;

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
@@ -7,6 +8,7 @@
 #include "apps/commands.h"
 #include "mpi/driver.h"
 #include "mpi/launch.h"
+#include "mpi/resume.h"
 #include "mpi/worker.h"
 
 namespace ranktune::apps {
@@ -21,6 +23,20 @@ void refuse_existing_results(const io::ExperimentConfig& cfg) {
 
 namespace {
 
+// An existing results file is resumed. Checked here too, before mpirun starts, so that a
+// file of another experiment costs no launch; a file that does not read (its writer died)
+// is left to rank 0, which mends it.
+void check_resumable(const io::ExperimentConfig& cfg, bool force) {
+  if (!std::filesystem::exists(cfg.results)) return;
+  std::optional<io::ResultsFile> previous;
+  try {
+    previous = io::ResultsFile::read(cfg.results);
+  } catch (const io::StoreError&) {
+    return;
+  }
+  mpi::check_same_experiment(cfg, previous->meta, force);
+}
+
 std::string joined(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
@@ -32,7 +48,7 @@ std::string joined(const std::vector<std::string>& argv) {
 int run_run(const RunOptions& o, int argc, char** argv) {
   if (!mpi::under_mpi_launcher()) {
     // Validate before launching anything, so a bad config costs no mpirun start-up.
-    refuse_existing_results(load_experiment(o.config, o.sets, o.results));
+    check_resumable(load_experiment(o.config, o.sets, o.results), o.force);
     if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
     const int workers = o.np > 0 ? o.np : mpi::default_worker_count();
     std::string error;
@@ -59,16 +75,21 @@ int run_run(const RunOptions& o, int argc, char** argv) {
   io::ExperimentConfig cfg;
   try {
     cfg = load_experiment(o.config, o.sets, o.results);
-    refuse_existing_results(cfg);
   } catch (...) {
     mpi::report_exit_code(mpi::kExitUsage);
     mpi::abort_setup(world);
     throw;
   }
   try {
-    const int code = mpi::run_driver(world, cfg, {joined(o.argv)});
+    const int code = mpi::run_driver(world, cfg, {joined(o.argv), o.force});
     mpi::report_exit_code(code);
     return code;
+  } catch (const io::ConfigError&) {  // a results file of another experiment
+    mpi::report_exit_code(mpi::kExitUsage);
+    throw;
+  } catch (const io::StoreError&) {  // a results file that cannot be resumed
+    mpi::report_exit_code(mpi::kExitBadFile);
+    throw;
   } catch (...) {
     mpi::report_exit_code(mpi::kExitInternal);
     throw;

@@ -627,21 +627,54 @@ void Parser::read_space(const Table& t, search::Space& space) const {
 
 void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
                             const fs::path& config_dir) const {
-  static const std::vector<std::string> kinds = {"synthetic", "command"};
+  static const std::vector<std::string> kinds = {"synthetic", "command", "mlp"};
   static const std::vector<std::string> synthetic = {"function", "seconds_per_step", "noise"};
   static const std::vector<std::string> command = {"command", "workdir", "env", "step_timeout_s",
                                                    "metrics"};
+  static const std::vector<std::string> mlp = {"data_dir",           "val_fraction", "batches_per_step",
+                                               "threads_per_worker", "device",       "train_samples",
+                                               "val_samples"};
   TrainableSpec& tr = cfg.trainable;
   read_enum(t, "kind", kinds, tr.kind, /*required=*/true);
   const bool is_command = tr.kind == "command";
-  const auto& own = is_command ? command : synthetic;
-  const std::string other = is_command ? "synthetic" : "command";
+  const auto keys_of = [&](const std::string& kind) -> const std::vector<std::string>& {
+    return kind == "command" ? command : kind == "mlp" ? mlp : synthetic;
+  };
   std::vector<std::string> allowed = {"kind"};
-  allowed.insert(allowed.end(), own.begin(), own.end());
-  check_keys(t, allowed, is_command ? synthetic : command,
+  allowed.insert(allowed.end(), keys_of(tr.kind).begin(), keys_of(tr.kind).end());
+  // A key of another kind gets its own message rather than a spelling suggestion.
+  for (const auto& [k, v] : entries(t)) {
+    if (contains(allowed, *k)) continue;
+    for (const auto& other : kinds)
+      if (other != tr.kind && contains(keys_of(other), *k))
+        fail(v, t.key(*k),
              "applies only to kind = \"" + other + "\" (this trainable is \"" + tr.kind +
                  "\"). Remove it, or set kind = \"" + other + "\"");
+  }
+  check_keys(t, allowed);
 
+  if (tr.kind == "mlp") {
+    std::string data_dir;
+    if (read(t, "data_dir", data_dir)) {
+      if (data_dir.empty())
+        fail(find(t, "data_dir"), t.key("data_dir"),
+             "must not be empty. Omit it to use Debian's dataset-fashion-mnist");
+      tr.data_dir = (config_dir / data_dir).lexically_normal().string();
+    }
+    if (read(t, "val_fraction", tr.val_fraction) &&
+        !(tr.val_fraction > 0 && tr.val_fraction < 1))
+      fail(find(t, "val_fraction"), t.key("val_fraction"),
+           "must be in (0, 1) (got " + human(tr.val_fraction) + "). Use e.g. 0.1");
+    read_min(t, "batches_per_step", tr.batches_per_step, std::int64_t{0});
+    read_min(t, "threads_per_worker", tr.threads_per_worker, 1);
+    if (tr.threads_per_worker > 1024)
+      fail(find(t, "threads_per_worker"), t.key("threads_per_worker"),
+           "must be <= 1024 (got " + std::to_string(tr.threads_per_worker) + ")");
+    read_enum(t, "device", {"auto", "cpu", "cuda"}, tr.device);
+    read_min(t, "train_samples", tr.train_samples, std::int64_t{0});
+    read_min(t, "val_samples", tr.val_samples, std::int64_t{0});
+    return;
+  }
   if (!is_command) {
     read(t, "function", tr.function);
     read_min(t, "seconds_per_step", tr.seconds_per_step, 0.0);
@@ -861,6 +894,17 @@ std::string render_config(const ExperimentConfig& c) {
     kv("env", "{" + env + (env.empty() ? "}" : " }"));
     kv("step_timeout_s", toml_float(t.step_timeout_s));
     kv("metrics", strings(t.metrics));
+  } else if (t.kind == "mlp") {
+    if (t.data_dir.empty())
+      o << "# data_dir: not set ($RANKTUNE_DATA_DIR, else /usr/share/datasets/fashion-mnist)\n";
+    else
+      kv("data_dir", str(t.data_dir));
+    kv("val_fraction", toml_float(t.val_fraction));
+    kv("batches_per_step", num(t.batches_per_step));
+    kv("threads_per_worker", num(t.threads_per_worker));
+    kv("device", str(t.device));
+    kv("train_samples", num(t.train_samples));
+    kv("val_samples", num(t.val_samples));
   } else {
     kv("function", str(t.function));
     kv("seconds_per_step", toml_float(t.seconds_per_step));

@@ -32,7 +32,7 @@ class ConfigError : public std::runtime_error {
 
 /// `[trainable]`: what runs a trial.
 struct TrainableSpec {
-  std::string kind = "synthetic";  ///< "synthetic" or "command"
+  std::string kind = "synthetic";  ///< "synthetic", "command" or "mlp"
   // synthetic
   std::string function = "branin";  ///< see train/synthetic.h for the list
   double seconds_per_step = 0.0;    ///< sleep per step, to emulate work
@@ -42,6 +42,14 @@ struct TrainableSpec {
   std::string workdir;                        ///< absolute after loading ("" = config dir)
   std::map<std::string, std::string> env;     ///< extra environment variables
   double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
+  // mlp (train/mlp_trainable.h)
+  std::string data_dir;                 ///< IDX folder, absolute after loading ("" = Debian's Fashion-MNIST)
+  double val_fraction = 0.1;            ///< share of the 60k training images held out for validation
+  std::int64_t batches_per_step = 0;    ///< batches per step; 0: one epoch
+  int threads_per_worker = 1;           ///< BLAS threads of each worker (CPU path)
+  std::string device = "auto";          ///< "auto" (the worker's GPU if any), "cpu" or "cuda"
+  std::int64_t train_samples = 0;       ///< use only this many training images (0: all)
+  std::int64_t val_samples = 0;         ///< use only this many validation images (0: all)
   /// Metrics recorded as columns of /results. The experiment metric is always first.
   /// For synthetic trainables this is filled from the function's metrics.
   std::vector<std::string> metrics;

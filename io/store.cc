@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -13,6 +15,9 @@
 #include <string_view>
 #include <variant>
 
+#include <unistd.h>
+
+#include "io/crc32c.h"
 #include "io/hdf5.h"
 #include "ranktune/config.h"
 
@@ -574,6 +579,51 @@ std::vector<WorkerInfo> read_workers(const RawTable& t) {
   return workers;
 }
 
+// The end-of-file address a version 2/3 superblock (the only kind ranktune writes) records,
+// or 0 when the first bytes are not one. Only used to word an error HDF5 already found.
+std::uint64_t superblock_eof(const std::string& path) {
+  unsigned char sb[48] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return 0;
+  const std::size_t n = std::fread(sb, 1, sizeof sb, f);
+  std::fclose(f);
+  if (n < sizeof sb || std::memcmp(sb, "\x89HDF\r\n\x1a\n", 8) != 0 || (sb[8] != 2 && sb[8] != 3) ||
+      sb[9] != 8)
+    return 0;
+  std::uint64_t base = 0, eof = 0;
+  for (int i = 7; i >= 0; --i) {
+    base = base << 8 | sb[12 + i];
+    eof = eof << 8 | sb[28 + i];
+  }
+  return base + eof;
+}
+
+// A one-line reason for a file that HDF5 will not open, with what to do about it. Both
+// attempts' messages are kept: SWMR_READ and plain opens refuse for different reasons.
+std::string open_failure(const std::string& path, std::uintmax_t file_size, const std::string& swmr_error,
+                         const std::string& plain_error) {
+  auto says = [&](const char* text) {
+    return swmr_error.find(text) != std::string::npos || plain_error.find(text) != std::string::npos;
+  };
+  if (file_size < 48)  // the signature is there (H5Fis_hdf5 found it), the superblock is not
+    return "truncated: the file has " + std::to_string(file_size) +
+           " bytes, fewer than an HDF5 header; copy it again from the original";
+  if (says("truncated file")) {
+    const std::uint64_t expected = superblock_eof(path);
+    std::string sizes = std::to_string(file_size) + " bytes";
+    if (expected > file_size) sizes += " of the " + std::to_string(expected) + " its header records";
+    return "truncated: the file has " + sizes +
+           " (a copy cut short, or a full disk); copy it again from the original";
+  }
+  if (says("already open for write"))
+    return "the file is open for writing by a program that does not allow live reading "
+           "(or one that was killed): wait for it to finish, or read a copy";
+  if (says("checksum"))
+    return "corrupted: HDF5 metadata fails its checksum (" + plain_error +
+           "); the file cannot be read, restore it from a copy";
+  return "not an HDF5 file (or it is truncated/corrupted): " + (plain_error.empty() ? swmr_error : plain_error);
+}
+
 ResultsFile read_file(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -581,17 +631,38 @@ ResultsFile read_file(const std::string& path) {
   if (!fs::is_regular_file(st)) throw StoreError("not a regular file");
   const std::uintmax_t file_size = fs::file_size(path, ec);
 
+  if (file_size == 0) throw StoreError("empty file (0 bytes): not an HDF5 file");
+  if (::access(path.c_str(), R_OK) != 0)
+    throw StoreError(std::string("cannot read it: ") + std::strerror(errno));
   const std::string not_hdf5 = "not an HDF5 file (or it is truncated/corrupted): ";
   if (const htri_t is_hdf5 = H5Fis_hdf5(path.c_str()); is_hdf5 <= 0)
-    throw StoreError(not_hdf5 + (is_hdf5 == 0 ? "no HDF5 signature" : h5::last_error()));
+    throw StoreError(is_hdf5 == 0 ? not_hdf5 + "no HDF5 signature" : open_failure(path, file_size, h5::last_error(), ""));
   // SWMR_READ lets us read while the writer runs; files from other tools may only open
   // plainly. Two metadata attempts: the default retries a bad checksum for minutes.
   h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
   H5_CHECK(H5Pset_metadata_read_attempts(fapl.get(), 2));
   h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get())};
-  if (!file) file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())};
-  if (!file) throw StoreError(not_hdf5 + h5::last_error());
+  if (!file) {
+    const std::string swmr_error = h5::last_error();
+    file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())};
+    if (!file) throw StoreError(open_failure(path, file_size, swmr_error, h5::last_error()));
+  }
 
+  // HDF5 1.10.8 reads past buffers (H5O_attr_decode) and crashes (H5Aiterate2 on a half-built
+  // table) on damaged metadata in the old format, object header version 1, which has no
+  // checksums; the fuzzer found both, and h5py crashes on such files too. ranktune writes
+  // version 2 headers only, whose checksums stop damage before HDF5 decodes it, so a file
+  // is read only when every object the reader opens has one. The root is checked first:
+  // its links locate the others.
+  for (const char* name : {".", "stack", "trials", "results", "events", "workers"}) {
+    if (name[0] != '.' && H5_CHECK(H5Lexists(file.get(), name, H5P_DEFAULT)) == 0) continue;
+    H5O_info_t info{};
+    H5_CHECK(H5Oget_info_by_name2(file.get(), name, &info, H5O_INFO_HDR, H5P_DEFAULT));
+    if (info.hdr.version < 2)
+      throw StoreError(std::string("not a ranktune results file: ") + (name[0] == '.' ? "the file" : name) +
+                       " is in HDF5's old format, without metadata checksums, which ranktune never "
+                       "writes and does not read (another tool rewrote it? read the file ranktune wrote)");
+  }
   if (H5_CHECK(H5Aexists(file.get(), "schema_version")) == 0)
     throw StoreError("not a ranktune results file (no schema_version attribute)");
   const long long version = read_int_attr(file.get(), "schema_version");
@@ -633,6 +704,16 @@ struct Table {
     H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
     ds = h5::Dataset{H5_CHECK(H5Dcreate2(file, spec.name, type.get(), space.get(), H5P_DEFAULT,
                                          dcpl.get(), H5P_DEFAULT))};
+  }
+
+  // Opens an existing table to append to it; the layout is the file's.
+  void open(hid_t file, const TableSpec& spec) {
+    ds = h5::Dataset{H5_CHECK(H5Dopen2(file, spec.name, H5P_DEFAULT))};
+    h5::Datatype file_type{H5_CHECK(H5Dget_type(ds.get()))};
+    layout = layout_from_file(file_type.get(), spec);
+    type = layout.type();
+    h5::Dataspace space{H5_CHECK(H5Dget_space(ds.get()))};
+    H5_CHECK(H5Sget_simple_extent_dims(space.get(), &rows, nullptr));
   }
 
   std::byte* add_row() {
@@ -700,7 +781,7 @@ ResultsFile ResultsFile::read(const std::string& path) {
   try {
     return read_file(path);
   } catch (const h5::CallError& e) {
-    throw StoreError(path + ": corrupted or unreadable: " + e.what());
+    throw StoreError(path + ": corrupted or unreadable (restore it from a copy): " + e.what());
   } catch (const std::exception& e) {  // bad_alloc and filesystem errors too: one line
     throw StoreError(path + ": " + e.what());
   }
@@ -723,6 +804,9 @@ struct ResultsWriter::Impl {
   std::map<std::pair<search::TrialId, std::int64_t>, Stored> checkpoint_index;  // (trial, iteration)
 
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
+  void open_existing(ResumeInfo& info);
+  void create_checkpoint_tables(hid_t root);
+  void index_metrics();
   void pack_trial(const search::Trial& t, std::byte* row) const;
   void flush_trials();
 };
@@ -770,20 +854,10 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   for (const std::string& m : schema.metrics) result_layout.add(m, Kind::F64);
   trials.create(root, kTrials, std::move(trial_layout));
   results.create(root, kResults, std::move(result_layout));
-  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) metrics_by_name.push_back(c);
-  std::sort(metrics_by_name.begin(), metrics_by_name.end(),
-            [&](std::size_t a, std::size_t b) { return results.layout[a].name < results.layout[b].name; });
+  index_metrics();
   events.create(root, kEvents, fixed_layout(kEvents));
   workers.create(root, kWorkersTable, fixed_layout(kWorkersTable));
-  checkpoints.create(root, kCheckpoints, fixed_layout(kCheckpoints));
-  {
-    hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = kCheckpointChunk;
-    h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
-    h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
-    H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
-    checkpoint_data = h5::Dataset{H5_CHECK(H5Dcreate2(root, kCheckpointData, H5T_NATIVE_UINT8, space.get(),
-                                                      H5P_DEFAULT, dcpl.get(), H5P_DEFAULT))};
-  }
+  create_checkpoint_tables(root);
 
   for (const WorkerInfo& w : worker_list) {
     std::byte* row = workers.add_row();
@@ -795,6 +869,103 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
     put_str(row, L[kWkDeviceName], w.device_name);
   }
   workers.append();
+  H5_CHECK(H5Fstart_swmr_write(root));
+}
+
+void ResultsWriter::Impl::index_metrics() {
+  metrics_by_name.clear();
+  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) metrics_by_name.push_back(c);
+  std::sort(metrics_by_name.begin(), metrics_by_name.end(),
+            [&](std::size_t a, std::size_t b) { return results.layout[a].name < results.layout[b].name; });
+}
+
+void ResultsWriter::Impl::create_checkpoint_tables(hid_t root) {
+  checkpoints.create(root, kCheckpoints, fixed_layout(kCheckpoints));
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = kCheckpointChunk;
+  h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
+  h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
+  H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
+  checkpoint_data = h5::Dataset{H5_CHECK(H5Dcreate2(root, kCheckpointData, H5T_NATIVE_UINT8, space.get(),
+                                                    H5P_DEFAULT, dcpl.get(), H5P_DEFAULT))};
+}
+
+namespace {
+
+// Clears the status flags that a writer killed while it held the file leaves in the
+// superblock, with HDF5's own tool: `--increment` also moves the end-of-allocation mark past
+// the data the writer flushed, which a bare flag reset would cut off. Returns why not, or "".
+std::string mend_status_flags(const std::string& path) {
+  const std::string cmd = "h5clear -s --increment '" + path + "' 2>&1";
+  if (path.find('\'') != std::string::npos) return "the path contains a quote";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return "cannot run h5clear";
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int status = ::pclose(p);
+  if (status != 0) return "h5clear failed" + (out.empty() ? std::string() : ": " + out.substr(0, out.find('\n')));
+  return {};
+}
+
+}  // namespace
+
+bool is_hdf5_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) == 0) return false;
+  h5::quiet();
+  return H5Fis_hdf5(path.c_str()) > 0;
+}
+
+void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
+  if (!is_hdf5_file(path)) throw StoreError("not an HDF5 file: nothing to resume");
+  h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
+  H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
+  file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
+  if (!file) {
+    // Most likely the writer died (kill -9, node failure) while it held the file open for
+    // SWMR writing: the superblock still says so, and HDF5 refuses to open it again.
+    const std::string first = h5::last_error();
+    if (const std::string why = mend_status_flags(path); !why.empty())
+      throw StoreError("cannot open it to resume (" + first + "), and mending it failed: " + why);
+    info.mended = true;
+    file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
+    if (!file) throw StoreError("cannot open it to resume even after clearing its status flags: " + h5::last_error());
+  }
+  const hid_t root = file.get();
+  trials.open(root, kTrials);
+  results.open(root, kResults);
+  events.open(root, kEvents);
+  workers.open(root, kWorkersTable);
+  if (H5_CHECK(H5Lexists(root, kCheckpoints.name, H5P_DEFAULT)) > 0) {
+    checkpoints.open(root, kCheckpoints);
+    checkpoint_data = h5::Dataset{H5_CHECK(H5Dopen2(root, kCheckpointData, H5P_DEFAULT))};
+    h5::Dataspace space{H5_CHECK(H5Dget_space(checkpoint_data.get()))};
+    H5_CHECK(H5Sget_simple_extent_dims(space.get(), &checkpoint_bytes, nullptr));
+    const RawTable rows = read_table(root, kCheckpoints, fs::file_size(path));
+    const Layout& L = rows.layout;
+    for (std::size_t i = 0; i < rows.rows; ++i) {
+      const std::byte* row = rows.row(i);
+      const auto offset = get_int(row, L[kCkOffset]), size = get_int(row, L[kCkSize]);
+      if (offset < 0 || size < 0 || static_cast<hsize_t>(offset + size) > checkpoint_bytes) continue;  // torn
+      checkpoint_index[{get_int(row, L[kCkTrial]), get_int(row, L[kCkIteration])}] = {
+          static_cast<hsize_t>(offset), static_cast<hsize_t>(size), static_cast<std::uint32_t>(get_int(row, L[kCkCrc]))};
+    }
+  } else {
+    create_checkpoint_tables(root);  // a file from before checkpoints existed
+  }
+  for (std::size_t c = kTrialFixed; c < trials.layout.size(); ++c) {
+    const Column& col = trials.layout[c];
+    schema.params.push_back({col.name,
+                             col.kind == Kind::Str   ? search::ValueType::String
+                             : col.kind == Kind::F64 ? search::ValueType::Float
+                                                     : search::ValueType::Int,
+                             col.kind == Kind::Str ? col.size : 0});
+  }
+  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) schema.metrics.push_back(results.layout[c].name);
+  index_metrics();
+  for (const auto& [key, stored] : checkpoint_index) {
+    if (key.first == 0) info.state_sequence = std::max(info.state_sequence, key.second);
+  }
   H5_CHECK(H5Fstart_swmr_write(root));
 }
 
@@ -851,6 +1022,36 @@ ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
     if (created) fs::remove(path, ec);
     throw StoreError(path + ": " + e.what());
   }
+}
+
+ResultsWriter::ResultsWriter(const std::string& path, ResumeInfo& info) : impl_(std::make_unique<Impl>()) {
+  h5::quiet();
+  impl_->path = path;
+  try {
+    impl_->open_existing(info);
+  } catch (const h5::CallError& e) {
+    throw StoreError(path + ": cannot resume: " + e.what());
+  } catch (const std::exception& e) {
+    throw StoreError(path + ": cannot resume: " + e.what());
+  }
+  state_sequence_ = info.state_sequence;
+}
+
+void ResultsWriter::append_state(double time, std::string_view state) {
+  append_checkpoint(0, 0, ++state_sequence_, time, state);
+}
+
+std::optional<std::string> ResultsWriter::latest_state() const {
+  if (state_sequence_ == 0) return std::nullopt;
+  return read_checkpoint(0, state_sequence_);
+}
+
+std::map<search::TrialId, std::int64_t> ResultsWriter::latest_checkpoints() const {
+  std::map<search::TrialId, std::int64_t> latest;
+  for (const auto& [key, stored] : impl_->checkpoint_index) {
+    if (key.first > 0) latest[key.first] = std::max(latest[key.first], key.second);
+  }
+  return latest;
 }
 
 ResultsWriter::~ResultsWriter() {

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,6 +116,15 @@ struct ResultRow {
   std::vector<double> values;  ///< one per schema metric, NaN when missing
 };
 
+/// Whether `path` is a non-empty file with an HDF5 signature (whatever its state).
+bool is_hdf5_file(const std::string& path);
+
+/// What opening a file to resume found.
+struct ResumeInfo {
+  bool mended = false;               ///< its status flags had to be cleared (its writer died)
+  std::int64_t state_sequence = 0;   ///< states stored so far
+};
+
 /// The single writer. Rows are buffered and written by flush() (group commit); flush()
 /// also calls H5Fflush so a reader or a recovery after kill -9 sees every flushed row.
 class ResultsWriter {
@@ -123,6 +133,10 @@ class ResultsWriter {
   /// creates every dataset, then starts SWMR writing. Throws StoreError.
   ResultsWriter(const std::string& path, const StoreMeta& meta, const StoreSchema& schema,
                 const std::vector<WorkerInfo>& workers);
+  /// Opens an existing results file to go on writing it (resume). A file whose writer was
+  /// killed while it held it is mended first (its SWMR status flags cleared), which `info`
+  /// reports. Throws StoreError.
+  ResultsWriter(const std::string& path, ResumeInfo& info);
   ~ResultsWriter();  // flushes; never throws
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -142,6 +156,13 @@ class ResultsWriter {
   /// The bytes of the checkpoint that `trial` stored at `iteration`, checksum verified.
   /// Throws StoreError when there is none or it is damaged.
   std::string read_checkpoint(search::TrialId trial, std::int64_t iteration) const;
+  /// Stores the experiment-level state (searcher and scheduler) as of the rows buffered
+  /// now; it is committed with them by the next flush(), so the two always match.
+  void append_state(double time, std::string_view state);
+  /// The last state that append_state stored (before or after a resume), if any.
+  std::optional<std::string> latest_state() const;
+  /// Each trial's newest stored checkpoint iteration.
+  std::map<search::TrialId, std::int64_t> latest_checkpoints() const;
   /// Writes every buffered row and calls H5Fflush.
   void flush();
   /// Rows buffered and not yet flushed.
@@ -151,6 +172,7 @@ class ResultsWriter {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::int64_t state_sequence_ = 0;
 };
 
 /// A results file read whole, after checking that it is one. Throws StoreError with a

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
@@ -13,6 +15,7 @@
 #include "mpi/errors.h"
 #include "mpi/placement.h"
 #include "mpi/recorder.h"
+#include "mpi/resume.h"
 #include "mpi/stack.h"
 #include "mpi/status_board.h"
 #include "mpi/wire.h"
@@ -29,6 +32,9 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
   o.target = cfg.target;
   o.max_failures = cfg.max_failures;
   o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
+  // A graceful stop checkpoints the running trials, so a resume goes on where they were;
+  // command trainables cannot checkpoint yet, so they are stopped and start over.
+  o.checkpoint_on_stop = cfg.trainable.kind != "command";
   return o;
 }
 
@@ -86,7 +92,26 @@ class Driver {
                     &recorder_),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s) {}
 
+  /// Rebuilds the controller from the file it is about to go on writing.
+  void resume(const io::ResultsFile& previous, const std::string& cause) {
+    std::vector<search::Trial> trials = previous.trials;
+    for (const auto& e : previous.events) {
+      // Failures are not a column of /trials; the event log has one "error" per failure.
+      if (e.kind == "error" && e.trial >= 1 && e.trial <= static_cast<search::TrialId>(trials.size()))
+        ++trials[static_cast<std::size_t>(e.trial - 1)].failures;
+    }
+    controller_.resume(std::move(trials), writer_.latest_checkpoints(), writer_.latest_state().value_or(""), cause,
+                       now());
+  }
+
+  /// One "slurm" event per allocation that runs the experiment (first run and requeues).
+  void log_allocation() {
+    const std::string slurm = slurm_event_message(slurm_environment());
+    if (!slurm.empty()) recorder_.on_event(now(), -1, -1, "slurm", slurm);
+  }
+
   int run() {
+    log_allocation();
     for (int w = 1; w < world_.size(); ++w) carry_out(controller_.on_worker_free(w, now()));
     // The driver answers every result: its nap bounds each trial's round trip, so it
     // naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
@@ -114,6 +139,9 @@ class Driver {
       carry_out(controller_.on_tick(t));
       const bool done = controller_.finished();
       if (done || recorder_.take_lifecycle() || (t - last_flush) * 1e3 >= cfg_.flush_interval_ms) {
+        // The searcher's and scheduler's state goes with every commit, so a resume after a
+        // crash finds state and rows that match.
+        writer_.append_state(t, controller_.save_state());
         recorder_.flush(controller_.trials());
         last_flush = t;
       }
@@ -126,6 +154,7 @@ class Driver {
       }
     }
     shutdown_workers();
+    writer_.append_state(now(), controller_.save_state());
     recorder_.flush(controller_.trials());
     board_.final(controller_, now());
 
@@ -247,16 +276,36 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   tighten_timer_slack();
 
   std::unique_ptr<io::ResultsWriter> writer;
+  std::optional<io::ResultsFile> previous;
+  io::ResumeInfo resumed;
   try {
-    writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
-                                                 io::StoreSchema::from(cfg.space, cfg.trainable.metrics),
-                                                 workers);
+    if (std::filesystem::exists(cfg.results)) {
+      // Resume. A file whose writer died does not read until it is mended, which opening it
+      // for writing does; only an HDF5 file is given that chance, so that nothing is ever
+      // written into a file that is not ours.
+      try {
+        previous = io::ResultsFile::read(cfg.results);
+      } catch (const io::StoreError&) {
+        if (!io::is_hdf5_file(cfg.results)) throw;
+        writer = std::make_unique<io::ResultsWriter>(cfg.results, resumed);
+        writer.reset();
+        previous = io::ResultsFile::read(cfg.results);
+      }
+      check_same_experiment(cfg, previous->meta, options.force);
+      io::ResumeInfo again;
+      writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
+      std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
+    } else {
+      writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
+                                                   io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
+    }
   } catch (...) {
     // The workers are waiting for work: release them before reporting the error.
     for (int w = 1; w < world.size(); ++w) send(world, w, kTagShutdown, Empty{});
     throw;
   }
   Driver driver(world, cfg, *writer);
+  if (previous) driver.resume(*previous, resume_cause(resumed));
   int code = kExitInternal;
   try {
     code = driver.run();

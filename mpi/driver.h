@@ -23,6 +23,7 @@ enum ExitCode : int {
 
 struct DriverOptions {
   std::string command_line;
+  bool force = false;  ///< resume a results file even though its config differs
 };
 
 /// The controller's options from an experiment config (shared by the driver and

@@ -1,6 +1,8 @@
 #include "mpi/placement.h"
 
+#include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include <boost/mpi/collectives/all_gather.hpp>
 
@@ -21,6 +23,36 @@ std::string cpu_model() {
   return {};
 }
 
+GpuChoice choose_gpu(const std::map<std::string, std::string>& env, int local_index, int local_workers,
+                     int runtime_devices) {
+  GpuChoice c;
+  if (runtime_devices <= 0) {
+    c.layout = "cpu";
+    return c;
+  }
+  const auto get = [&](const char* k) {
+    const auto it = env.find(k);
+    return it == env.end() ? std::string() : it->second;
+  };
+  c.device = local_index % runtime_devices;
+  c.visible_id = std::to_string(c.device);
+  // The runtime's index N is the N-th entry of CUDA_VISIBLE_DEVICES (ids or GPU-UUIDs).
+  if (const auto visible = get("CUDA_VISIBLE_DEVICES"); !visible.empty()) {
+    std::vector<std::string> ids(1);
+    for (char ch : visible) {
+      if (ch == ',') ids.emplace_back();
+      else ids.back() += ch;
+    }
+    if (c.device < static_cast<int>(ids.size())) c.visible_id = ids[static_cast<std::size_t>(c.device)];
+  }
+  const bool per_task = !get("SLURM_GPUS_PER_TASK").empty();
+  c.layout = per_task ? "per-task" : "per-node";
+  // With per-task binding each task has its own devices, so the node's worker count says
+  // nothing about sharing.
+  c.shared = !per_task && local_workers > runtime_devices;
+  return c;
+}
+
 Placement place(const boost::mpi::communicator& world) {
   MPI_Comm node_raw = MPI_COMM_NULL;
   MPI_CHECK(MPI_Comm_split_type(static_cast<MPI_Comm>(world), MPI_COMM_TYPE_SHARED, world.rank(),
@@ -31,14 +63,22 @@ Placement place(const boost::mpi::communicator& world) {
 
   Placement p;
   p.host = host_name();
+  int local_workers = 0;
   for (int r : world_ranks) {
     if (r != 0 && r < world.rank()) ++p.local_index;
+    if (r != 0) ++local_workers;
   }
   if (world.rank() == 0) return p;
-  const int gpus = cuda_device_count();
-  if (gpus > 0 && cuda_bind(p.local_index % gpus)) {
-    p.device = "cuda:" + std::to_string(p.local_index % gpus);
-    p.device_name = cuda_device_name(p.local_index % gpus);
+  std::map<std::string, std::string> env;
+  for (const char* v : {"CUDA_VISIBLE_DEVICES", "SLURM_GPUS_PER_TASK"}) {
+    if (const char* value = std::getenv(v)) env[v] = value;
+  }
+  const GpuChoice gpu = choose_gpu(env, p.local_index, local_workers, cuda_device_count());
+  if (gpu.device >= 0 && cuda_bind(gpu.device)) {
+    p.device = "cuda:" + std::to_string(gpu.device);
+    // Under --gpus-per-task every worker is cuda:0; the node's id tells them apart.
+    p.device_name = cuda_device_name(gpu.device) + " (id " + gpu.visible_id + ", " + gpu.layout +
+                    (gpu.shared ? ", shared" : "") + ")";
   } else {
     p.device_name = cpu_model();
   }

@@ -77,14 +77,57 @@ std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInf
 
   utsname u{};
   if (uname(&u) == 0) s["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
-  for (const char* v : {"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_RESTART_COUNT"}) {
-    if (const auto value = env_or_empty(v); !value.empty()) {
-      std::string key = v;
-      for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      s[key] = value;
-    }
-  }
+  s.merge(slurm_stack_entries(slurm_environment()));
   return s;
+}
+
+std::map<std::string, std::string> slurm_environment() {
+  std::map<std::string, std::string> env;
+  for (const char* v : {"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_RESTART_COUNT", "SLURM_NNODES", "SLURM_NTASKS",
+                        "SLURM_GPUS_PER_NODE", "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_TASK", "SLURM_STEP_ID",
+                        "SLURM_CLUSTER_NAME", "SLURM_JOB_PARTITION"}) {
+    if (auto value = env_or_empty(v); !value.empty()) env[v] = std::move(value);
+  }
+  return env;
+}
+
+std::map<std::string, std::string> slurm_stack_entries(const std::map<std::string, std::string>& env) {
+  const auto get = [&](const char* k) {
+    const auto it = env.find(k);
+    return it == env.end() ? std::string() : it->second;
+  };
+  std::map<std::string, std::string> s;
+  if (get("SLURM_JOB_ID").empty()) return s;
+  s["slurm_job_id"] = get("SLURM_JOB_ID");
+  s["slurm_job_nodelist"] = get("SLURM_JOB_NODELIST");
+  // Slurm sets the count only from the first requeue on.
+  s["slurm_restart_count"] = get("SLURM_RESTART_COUNT").empty() ? "0" : get("SLURM_RESTART_COUNT");
+  // --gpus-per-node says what each node was asked for (possibly "type:N"); SLURM_GPUS_ON_NODE
+  // is what this node got, also with --gpus-per-task or --gres.
+  std::string gpus = get("SLURM_GPUS_PER_NODE");
+  if (gpus.empty()) gpus = get("SLURM_GPUS_ON_NODE");
+  s["slurm_gpus_per_node"] = gpus.empty() ? "0" : gpus;
+  for (const auto& [var, key] : {std::pair<const char*, const char*>{"SLURM_NNODES", "slurm_nnodes"},
+                                 {"SLURM_NTASKS", "slurm_ntasks"},
+                                 {"SLURM_GPUS_PER_TASK", "slurm_gpus_per_task"},
+                                 {"SLURM_CLUSTER_NAME", "slurm_cluster"},
+                                 {"SLURM_JOB_PARTITION", "slurm_partition"}}) {
+    if (const auto v = get(var); !v.empty()) s[key] = v;
+  }
+  // srun gives each task its step; a launcher inside the batch script (mpirun) inherits the
+  // batch shell's environment, which has no step id.
+  s["slurm_launch"] = get("SLURM_STEP_ID").empty() ? "mpirun in job" : "srun";
+  return s;
+}
+
+std::string slurm_event_message(const std::map<std::string, std::string>& env) {
+  const auto s = slurm_stack_entries(env);
+  if (s.empty()) return {};
+  std::string m = "job " + s.at("slurm_job_id") + ", restart " + s.at("slurm_restart_count") + ", nodes " +
+                  s.at("slurm_job_nodelist");
+  if (s.at("slurm_gpus_per_node") != "0") m += ", " + s.at("slurm_gpus_per_node") + " GPUs per node";
+  m += ", launched by " + s.at("slurm_launch");
+  return m;
 }
 
 }  // namespace ranktune::mpi

@@ -14,4 +14,23 @@ namespace ranktune::mpi {
 std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInfo>& workers,
                                                  int world_size);
 
+/// The Slurm variables the stack records, read from this process's environment:
+/// SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_RESTART_COUNT, SLURM_NNODES, SLURM_NTASKS,
+/// SLURM_GPUS_PER_NODE, SLURM_GPUS_ON_NODE, SLURM_GPUS_PER_TASK, SLURM_STEP_ID,
+/// SLURM_CLUSTER_NAME, SLURM_JOB_PARTITION (only those that are set).
+std::map<std::string, std::string> slurm_environment();
+
+/// Stack entries for a Slurm job, from `env` (slurm_environment()); empty outside Slurm.
+/// Keys: slurm_job_id, slurm_job_nodelist, slurm_restart_count (0 when unset),
+/// slurm_nnodes, slurm_ntasks, slurm_gpus_per_node (requested per node, else those on the
+/// driver's node; "0" when none), slurm_gpus_per_task, slurm_cluster, slurm_partition, and
+/// slurm_launch: "srun" when rank 0 is an srun task, "mpirun in job" when a launcher inside
+/// the job started it (every rank then inherits the batch shell's SLURM_PROCID=0).
+std::map<std::string, std::string> slurm_stack_entries(const std::map<std::string, std::string>& env);
+
+/// One line for the event log of each allocation that runs the experiment (the first
+/// and every requeue or resubmission): "job 42, restart 1, nodes n[1-2], 4 GPUs per node".
+/// Empty outside Slurm.
+std::string slurm_event_message(const std::map<std::string, std::string>& env);
+
 }  // namespace ranktune::mpi

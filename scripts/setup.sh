@@ -12,8 +12,11 @@ packages=(
   libboost-mpi-dev libboost-serialization-dev
   libcli11-dev libtoml11-dev nlohmann-json3-dev
   libopenblas-dev zlib1g-dev
+  libarchive-dev
+  slurm-wlm munge libpmix-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-pandas
+  dataset-fashion-mnist
 )
 
 missing=()

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "search/saved_state.h"
+
 namespace ranktune::search {
 
 Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> searcher,
@@ -96,7 +98,7 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
 }
 
 Command Controller::start_command(Trial& t, int worker, double now) {
-  if (t.status == TrialStatus::Paused) event(now, &t, "resume", "from iteration " + std::to_string(t.restore_iterations));
+  if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
   t.workers = {worker};
   t.iterations = t.restore_trial != 0 ? t.restore_iterations : 0;
@@ -179,12 +181,13 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   t.error = reason;
   event(now, &t, "error", reason);
   release(t);
-  if (t.attempt < options_.max_failures) {
+  if (t.failures++ < options_.max_failures) {
     ++t.attempt;
     set_status(t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(t);
-    event(now, &t, "retry", "attempt " + std::to_string(t.attempt) + " of " +
-                                std::to_string(options_.max_failures + 1));
+    event(now, &t, "retry", "failure " + std::to_string(t.failures) + " of " +
+                                std::to_string(options_.max_failures) + " allowed; attempt " +
+                                std::to_string(t.attempt));
   } else {
     finish(t, TrialStatus::Error, now);
   }
@@ -200,7 +203,14 @@ std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metr
 void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double now,
                            std::vector<Command>& out) {
   Trial* tp = running(id, attempt);
-  if (tp == nullptr) return;
+  bool pausing = false;
+  if (tp == nullptr) {
+    // A trial paused while it ran on its lease: the results it sends before it sees the
+    // Pause are part of the state it checkpoints, so they are recorded (without a decision).
+    tp = const_cast<Trial*>(find(id));
+    if (tp == nullptr || tp->status != TrialStatus::Paused || !tp->saving || tp->attempt != attempt) return;
+    pausing = true;
+  }
   Trial& t = *tp;
   ++t.iterations;
   // Taken by value and moved in: the hot path of the driver, one result per message.
@@ -212,7 +222,7 @@ void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double n
   if (it != metrics.end()) {
     t.reported = true;
     const double v = it->second;
-    if (!std::isfinite(v) && options_.non_finite == NonFinitePolicy::Error) {
+    if (!std::isfinite(v) && options_.non_finite == NonFinitePolicy::Error && !pausing) {
       std::ostringstream why;
       why << "metric '" << options_.metric << "' is " << v << " at iteration " << t.iterations
           << " (non_finite = \"error\")";
@@ -230,6 +240,24 @@ void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double n
     }
   }
   searcher_->on_trial_result(t.id, metrics);
+  if (pausing) {
+    // Paused by a graceful stop while it ran: its scheduler still judges the result, or a
+    // rung it reached now would be skipped after the resume. The worker is pausing anyway;
+    // what changes is what the trial is once its checkpoint lands.
+    if (interrupted_.count(t.id) > 0) {
+      const Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
+      if (d == Decision::Pause) {
+        interrupted_.erase(t.id);  // the scheduler's own pause: it stays PAUSED
+      } else if (d == Decision::Stop) {
+        interrupted_.erase(t.id);
+        t.saving = false;
+        --saving_;
+        finish(t, TrialStatus::Terminated, now);
+      }
+    }
+    changed(t);
+    return;
+  }
 
   if (options_.target && it != metrics.end() && std::isfinite(it->second) &&
       sign(options_.mode) * it->second >= sign(options_.mode) * *options_.target) {
@@ -312,6 +340,9 @@ std::vector<Command> Controller::on_checkpoint(TrialId id, int attempt, std::int
   if (t->status == TrialStatus::Paused && t->saving) {
     t->saving = false;
     --saving_;
+    // Paused by a graceful stop, not by its scheduler: it is PENDING (from this checkpoint),
+    // so that after a resume any scheduler runs it again.
+    if (interrupted_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(*t);
   }
   changed(*t);
@@ -360,7 +391,10 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
   event(now, nullptr, "end", to_string(why));
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Running) continue;
-    if (why == EndReason::Interrupted && options_.checkpoint_on_stop) pause_trial(t, now, out);
+    if (why == EndReason::Interrupted && options_.checkpoint_on_stop) {
+      pause_trial(t, now, out);
+      interrupted_.insert(t.id);
+    }
     else stop_trial(t, final_status, now, out);
   }
   return out;
@@ -377,6 +411,65 @@ std::vector<Command> Controller::on_tick(double now) {
 
 std::vector<Command> Controller::request_stop(double now) {
   return end_experiment(EndReason::Interrupted, TrialStatus::Pending, now);
+}
+
+std::string Controller::save_state() const {
+  std::ostringstream out;
+  out << "controller 1\n";
+  write_text(out, searcher_->save());
+  out << '\n';
+  write_text(out, scheduler_->save());
+  out << '\n';
+  return out.str();
+}
+
+void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
+                        const std::string& state, const std::string& cause, double now) {
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].id != static_cast<TrialId>(i + 1))
+      throw std::invalid_argument("resume: trial ids are not 1.." + std::to_string(trials.size()));
+  if (!state.empty()) {
+    std::istringstream in(state);
+    std::string tag;
+    int version = 0;
+    if (!(in >> tag >> version) || tag != "controller" || version != 1)
+      throw std::invalid_argument("resume: the stored state has no 'controller 1' header");
+    const std::string searcher = read_text(in, "searcher state");
+    const std::string scheduler = read_text(in, "scheduler state");
+    searcher_->restore(searcher);
+    scheduler_->restore(scheduler);
+  } else {
+    // No state was stored (the run died before its first flush): the searcher starts over,
+    // told only how many trials exist, and the scheduler learns them as new.
+    for (const Trial& t : trials) scheduler_->on_trial_add(t);
+  }
+  trials_ = std::move(trials);
+  counts_ = {};
+  idle_workers_.clear();
+  saving_ = 0;
+  searcher_finished_ = false;
+  end_reason_ = EndReason::None;
+  for (Trial& t : trials_) {
+    t.workers.clear();
+    t.saving = false;
+    const auto it = latest_checkpoint.find(t.id);
+    const std::int64_t c = it == latest_checkpoint.end() ? 0 : it->second;
+    t.checkpoint_iteration = c;
+    t.restore_trial = c > 0 ? t.id : 0;
+    t.restore_checkpoint = c;
+    t.restore_iterations = c;
+    if (!t.finished()) {
+      // Results past the checkpoint are in the file already: running them again under the
+      // same attempt would record an iteration twice.
+      if (t.iterations > c) ++t.attempt;
+      if (t.status != TrialStatus::Paused || c == 0) t.status = TrialStatus::Pending;
+      t.iterations = c;
+    }
+    ++counts_[static_cast<std::size_t>(t.status)];
+  }
+  event(now, nullptr, "resume", cause);
+  for (const Trial& t : trials_)
+    if (!t.finished()) changed(t);
 }
 
 }  // namespace ranktune::search

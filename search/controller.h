@@ -8,8 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -122,6 +124,19 @@ class Controller {
   /// nothing new starts. The experiment is finished once every checkpoint is stored.
   std::vector<Command> request_stop(double now);
 
+  /// Rebuilds the experiment from its results file (resume). `trials` are as recorded (ids
+  /// 1..n in order); `latest_checkpoint` holds each trial's newest stored checkpoint;
+  /// `state` is what save_state() gave at the last flush ("" when none was stored: the
+  /// searcher and scheduler start over). Finished trials stay finished. A paused trial stays
+  /// paused; an unfinished one goes back to Pending and restarts from its newest checkpoint
+  /// (from scratch without one), with a new attempt when work past that checkpoint was lost,
+  /// which does not count as a failure. Logs a "resume" event saying `cause`. Call before
+  /// any worker is offered. Throws std::invalid_argument for a state that does not parse.
+  void resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
+              const std::string& state, const std::string& cause, double now);
+  /// The searcher's and scheduler's state, for resume.
+  std::string save_state() const;
+
   /// True when no trial runs and none will start.
   bool finished() const;
   EndReason end_reason() const { return end_reason_; }
@@ -174,6 +189,7 @@ class Controller {
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
   std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
+  std::set<TrialId> interrupted_;        // paused by request_stop, checkpoint on its way
   bool searcher_finished_ = false;
   EndReason end_reason_ = EndReason::None;
 };

@@ -66,6 +66,9 @@ std::int64_t HyperBandScheduler::next_decision(const Trial& trial) const {
 }
 
 Decision HyperBandScheduler::on_trial_result(const Trial& trial) {
+  // A trial that reports runs: its promotion, if it had one, is used up. Left in the list,
+  // it would resume the trial again the moment it pauses at its next rung.
+  if (const auto p = std::find(promoted_.begin(), promoted_.end(), trial.id); p != promoted_.end()) promoted_.erase(p);
   const auto it = bracket_index_.find(trial.id);
   if (it == bracket_index_.end()) return Decision::Continue;
   Bracket& b = brackets_[it->second];
@@ -75,17 +78,19 @@ Decision HyperBandScheduler::on_trial_result(const Trial& trial) {
   if (live == b.live.end()) return Decision::Stop;  // abandoned while its result was in flight
   const double v = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
   live->second = v;
-  settle(b);
   // The last trial to reach a rung settles it: it goes on (or stops) at once instead of
-  // pausing only to be resumed (or dropped) a moment later.
-  if (auto p = std::find(promoted_.begin(), promoted_.end(), trial.id); p != promoted_.end()) {
-    promoted_.erase(p);
-    return Decision::Continue;
-  }
-  if (auto a = std::find(abandoned_.begin(), abandoned_.end(), trial.id); a != abandoned_.end()) {
-    abandoned_.erase(a);
-    return Decision::Stop;
-  }
+  // pausing only to be resumed (or dropped) a moment later. Only this settle's lists count:
+  // promoted_ may still hold this trial from an earlier rung (it is pruned lazily).
+  const auto promoted_before = promoted_.size(), abandoned_before = abandoned_.size();
+  settle(b);
+  const auto from = [](std::vector<TrialId>& v, std::size_t first, TrialId id) {
+    const auto it = std::find(v.begin() + static_cast<std::ptrdiff_t>(first), v.end(), id);
+    if (it == v.end()) return false;
+    v.erase(it);
+    return true;
+  };
+  if (from(promoted_, promoted_before, trial.id)) return Decision::Continue;
+  if (from(abandoned_, abandoned_before, trial.id)) return Decision::Stop;
   return Decision::Pause;
 }
 

@@ -24,7 +24,8 @@ struct Trial {
   TrialId id = 0;
   Config config;
   TrialStatus status = TrialStatus::Pending;
-  int attempt = 0;            ///< 0 for the first run, +1 for each retry after a failure
+  int attempt = 0;            ///< 0 for the first run, +1 for each restart that lost work
+  int failures = 0;           ///< failed attempts (max_failures bounds them)
   std::int64_t iterations = 0;  ///< iterations reported in the current attempt
   double last = NAN;          ///< last finite value of the experiment metric
   double best = NAN;          ///< best value of the metric over all attempts

@@ -8,6 +8,8 @@
 
 #include "search/options.h"
 #include "train/command.h"
+#include "train/mlp_trainable.h"
+#include "train/mnist.h"
 #include "train/synthetic.h"
 
 namespace ranktune::train {
@@ -85,12 +87,68 @@ void validate_command(io::ExperimentConfig& cfg) {
   }
 }
 
+void validate_mlp(io::ExperimentConfig& cfg) {
+  const auto& names = mlp_param_names();
+  for (const auto& p : cfg.space.params) {
+    const std::string key = "search.space." + p.name;
+    if (std::find(names.begin(), names.end(), p.name) == names.end()) {
+      const std::string near = search::closest_name(p.name, names);
+      cfg.fail(key, "'" + p.name + "' is not a parameter of the mlp trainable" +
+                        (near.empty() ? "" : "; did you mean '" + near + "'?") + " Valid: " + search::comma_list(names));
+    }
+    // Every value the domain can produce must make a valid trial: check the listed values,
+    // or both ends of a range, one parameter at a time on top of the defaults.
+    std::vector<search::Value> probes = p.domain.values;
+    if (!p.domain.is_listed()) {
+      const bool integral = p.domain.kind == search::DomainKind::RandInt;
+      const double hi = integral ? p.domain.high - 1 : p.domain.high;
+      for (double x : {p.domain.low, hi}) {
+        if (integral) probes.emplace_back(std::in_place_type<std::int64_t>, static_cast<std::int64_t>(x));
+        else probes.emplace_back(std::in_place_type<double>, x);
+      }
+    }
+    for (const auto& v : probes) {
+      search::Config c = {{p.name, v}};
+      // Parameters that only make sense together get a valid partner for the probe.
+      if (p.name == "depth" && !cfg.space.find("width")) cfg.fail(key, "'depth' needs 'width' in the space too");
+      if (p.name == "width" && !cfg.space.find("depth")) cfg.fail(key, "'width' needs 'depth' in the space too");
+      if (p.name == "depth") c["width"] = std::int64_t{8};
+      if (p.name == "width") c["depth"] = std::int64_t{1};
+      try {
+        (void)parse_mlp_hyper(c, 0);
+      } catch (const std::invalid_argument& e) {
+        cfg.fail(key, e.what());
+      }
+    }
+  }
+  if (cfg.space.find("hidden") && (cfg.space.find("depth") || cfg.space.find("width")))
+    cfg.fail("search.space.hidden", "give the hidden layers either as 'hidden' or as 'depth' and 'width', not both");
+  const auto& metrics = mlp_metrics();
+  if (std::find(metrics.begin(), metrics.end(), cfg.metric) == metrics.end())
+    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + cfg.metric +
+                                      "' is not one of them");
+  // The data must be there before any rank starts; reading it is the worker's job.
+  const std::string dir = cfg.trainable.data_dir.empty() ? default_data_dir() : cfg.trainable.data_dir;
+  for (const char* stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"}) {
+    const std::string path = idx_path(dir, stem);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      cfg.fail(cfg.trainable.data_dir.empty() ? "trainable.kind" : "trainable.data_dir",
+               path + ": no such file. " +
+                   (cfg.trainable.data_dir.empty()
+                        ? "Install Fashion-MNIST with `apt-get install dataset-fashion-mnist`, or set data_dir"
+                        : "Put the IDX files of MNIST or Fashion-MNIST there, or remove data_dir to use Debian's "
+                          "dataset-fashion-mnist (`apt-get install dataset-fashion-mnist`)"));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec) {
   if (spec.kind == "synthetic") return std::make_unique<SyntheticTrainable>(spec);
   if (spec.kind == "command") return std::make_unique<CommandTrainable>(spec);
-  throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: synthetic, command");
+  if (spec.kind == "mlp") return std::make_unique<MlpTrainable>(spec);
+  throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: synthetic, command, mlp");
 }
 
 std::vector<std::string> reported_metrics(const io::TrainableSpec& spec) {
@@ -98,6 +156,7 @@ std::vector<std::string> reported_metrics(const io::TrainableSpec& spec) {
     const SyntheticFunction* f = find_synthetic_function(spec.function);
     return f != nullptr ? f->metrics : std::vector<std::string>{};
   }
+  if (spec.kind == "mlp") return mlp_metrics();
   return spec.metrics;
 }
 
@@ -106,8 +165,10 @@ void validate(io::ExperimentConfig& cfg) {
     validate_synthetic(cfg);
   } else if (cfg.trainable.kind == "command") {
     validate_command(cfg);
+  } else if (cfg.trainable.kind == "mlp") {
+    validate_mlp(cfg);
   } else {
-    cfg.fail("trainable.kind", "unknown kind '" + cfg.trainable.kind + "'; valid: synthetic, command");
+    cfg.fail("trainable.kind", "unknown kind '" + cfg.trainable.kind + "'; valid: synthetic, command, mlp");
   }
   // The experiment metric first (the results table's first metric column), no duplicates.
   std::vector<std::string> metrics = {cfg.metric};

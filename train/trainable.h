@@ -13,6 +13,8 @@
 
 namespace ranktune::train {
 
+class Collective;
+
 /// Where and as what a trial runs.
 struct Context {
   search::TrialId trial_id = 0;
@@ -23,6 +25,9 @@ struct Context {
   std::uint64_t seed = 0;    ///< experiment seed; trainables derive their own streams from it
   std::string log_dir;       ///< where trial output files go (created by the caller)
   std::string config_dir;    ///< folder of the experiment config, for relative paths
+  /// The gang's collective when the trial spans several ranks (not owned; outlives the
+  /// trainable); nullptr when the trial runs alone.
+  Collective* collective = nullptr;
 };
 
 /// One iteration's outcome.

@@ -27,11 +27,18 @@ assert len(rows) == len(real), "a (trial, iteration) was recorded twice"
 assert set(real) == set(sim), (sorted(set(real) ^ set(sim)))[:10]
 bad = [(k, real[k], sim[k]) for k in real if real[k] != sim[k]]
 assert not bad, bad[:5]
-resumed = {t for t, k in ev if k == "resume"}
+resumed = {t for t, k in ev if k == "unpause"}
 paused = {t for t, k in ev if k == "pause"}
 assert resumed and resumed <= paused, (resumed, paused)
-assert ck is not None and len(ck) >= len(resumed), "checkpoints table missing or short"
+assert ck is not None, "no checkpoints table"
+ck = ck[ck["trial_id"] > 0]  # rows of trial 0 hold the searcher and scheduler state
+assert len(ck) >= len(resumed), "fewer checkpoints than unpaused trials"
 assert all(s.decode() == "TERMINATED" for s in trials["status"]), set(trials["status"])
+# Hand-computed brackets for R = 27, eta = 3: (27 trials from 1 iteration), (12 from 3),
+# (6 from 9), (4 from 27); a third of each rung goes on. Trials ending at 1, 3, 9, 27:
+# 18, 6 + 8, 2 + 3 + 4, 1 + 1 + 2 + 4.
+ends = {int(n): int((trials["iterations"] == n).sum()) for n in set(trials["iterations"])}
+assert ends == {1: 18, 3: 14, 9: 9, 27: 8}, ends
 print(f"hyperband: {len(real)} results match the simulation; {len(paused)} trials paused, "
       f"{len(resumed)} resumed from {len(ck)} stored checkpoints")
 PY

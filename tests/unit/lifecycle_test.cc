@@ -131,7 +131,9 @@ TEST(Lifecycle, GracefulStopPausesRunningTrialsWhenTheyCanCheckpoint) {
   EXPECT_FALSE(c.finished());  // waits for the checkpoint
   c.on_checkpoint(1, 0, 1, 3);
   EXPECT_TRUE(c.finished());
-  EXPECT_EQ(c.find(1)->status, TrialStatus::Paused);
+  // PENDING from its checkpoint, so that whatever the scheduler, a resume runs it again.
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Pending);
+  EXPECT_EQ(c.find(1)->restore_checkpoint, 1);
   EXPECT_EQ(c.end_reason(), EndReason::Interrupted);
 }
 
@@ -363,4 +365,32 @@ TEST(SimulatedSearch, PbtBeatsAFixedScheduleWhenTheBestLearningRateDrifts) {
   int wins = 0;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) wins += best_score("pbt", seed) > best_score("fifo", seed);
   EXPECT_GE(wins, 4) << "PBT beat the fixed-lr population in " << wins << " of 5 seeds";
+}
+
+TEST(SimulatedSearch, HyperBandTrialsEndAtTheHandComputedRungs) {
+  // R = 27, eta = 3: brackets (27 trials from 1 iteration), (12 from 3), (6 from 9), (4 from
+  // 27); a third of each full rung goes on. So trials end at 1, 3, 9 and 27 iterations:
+  // 18; 6 + 8; 2 + 3 + 4; 1 + 1 + 2 + 4. Also with fewer workers than a bracket's trials,
+  // where promoted trials pause and resume many times.
+  Space space;
+  for (const char* name : {"x1", "x2"}) {
+    Domain d;
+    d.low = name[1] == '1' ? -5 : 0;
+    d.high = name[1] == '1' ? 10 : 15;
+    space.params.push_back({name, d});
+  }
+  for (int workers : {3, 16, 64}) {
+    Controller c(opts(27), make_searcher("random", space, {5, 49}),
+                 make_scheduler("hyperband", {"loss", Mode::Min, 27, &space, 5}, {}));
+    SimulatorOptions so;
+    so.workers = workers;
+    so.jitter = 0.3;
+    simulate(c, synthetic_model("branin", 0.05, 5), so);
+    std::map<std::int64_t, int> ends;
+    for (const auto& t : c.trials()) {
+      EXPECT_EQ(t.status, TrialStatus::Terminated);
+      ++ends[t.iterations];
+    }
+    EXPECT_EQ(ends, (std::map<std::int64_t, int>{{1, 18}, {3, 14}, {9, 9}, {27, 8}})) << workers << " workers";
+  }
 }

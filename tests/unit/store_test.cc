@@ -460,7 +460,12 @@ void set_int_attribute(const std::string& p, const char* name, int value) {
 
 TEST_F(StoreTest, ForeignHdf5File) {
   const std::string p = path("foreign.h5");
-  hid_t file = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  // The checksummed format: the reader refuses old-format files before looking inside
+  // (OldFormatFileIsRefused).
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  hid_t file = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
   ASSERT_GE(file, 0);
   hsize_t dims = 4;
   hid_t space = H5Screate_simple(1, &dims, nullptr);
@@ -473,6 +478,17 @@ TEST_F(StoreTest, ForeignHdf5File) {
   expect_store_error(p, "not a ranktune results file (no schema_version attribute)");
   set_int_attribute(p, "schema_version", kSchemaVersion);
   expect_store_error(p, "not a ranktune results file (no /results table)");
+}
+
+// HDF5 1.10.8 over-reads and crashes on damaged old-format metadata (no checksums; see
+// tests/fault/corpus), so a file in that format is refused before any attribute is read.
+TEST_F(StoreTest, OldFormatFileIsRefused) {
+  const std::string p = path("old.h5");
+  hid_t file = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  H5Fclose(file);
+  set_int_attribute(p, "schema_version", kSchemaVersion);
+  expect_store_error(p, "not a ranktune results file: the file is in HDF5's old format");
 }
 
 // Replaces /results of a closed results file by a dataset of `type` with 3 rows.

@@ -1,0 +1,62 @@
+#include "mpi/resume.h"
+
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+namespace ranktune::mpi {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+std::string line_diff(const std::string& a, const std::string& b) {
+  const auto x = lines_of(a), y = lines_of(b);
+  // Configs are short: the quadratic table costs nothing and gives the minimal diff.
+  const std::size_t n = x.size(), m = y.size();
+  std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));
+  for (std::size_t i = n; i-- > 0;)
+    for (std::size_t j = m; j-- > 0;)
+      lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::string out;
+  std::size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] == y[j]) {
+      ++i, ++j;
+    } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      out += "  + " + y[j++] + "\n";
+    } else {
+      out += "  - " + x[i++] + "\n";
+    }
+  }
+  return out;
+}
+
+void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force) {
+  std::string overrides;
+  for (const auto& s : cfg.overrides) overrides += s + "\n";
+  const std::string diff = line_diff(stored.config_text, cfg.text) + line_diff(stored.overrides, overrides);
+  if (diff.empty() || force) return;
+  cfg.fail("experiment.results",
+           "results file " + cfg.results +
+               " holds an experiment with another config, so it cannot be resumed with this one "
+               "(- in the file, + now):\n" + diff +
+               "Run with --force to resume it anyway, or write a new file with --results PATH");
+}
+
+std::string resume_cause(const io::ResumeInfo& info) {
+  std::string cause = info.mended ? "after a crash (the file's writer died; its status flags were cleared)"
+                                  : "the previous run stopped, or was killed";
+  if (const char* restarts = std::getenv("SLURM_RESTART_COUNT"); restarts != nullptr && *restarts != '\0')
+    cause += "; Slurm restart " + std::string(restarts);
+  return cause;
+}
+
+}  // namespace ranktune::mpi

@@ -1,0 +1,25 @@
+#pragma once
+/// Resuming an experiment from its results file: the checks before it, and the cause that
+/// the event log records.
+
+#include <string>
+
+#include "io/config.h"
+#include "io/store.h"
+
+namespace ranktune::mpi {
+
+/// Lines of `a` and `b` that differ, as a short unified-style listing ("- old", "+ new"),
+/// from a longest-common-subsequence match of the lines. "" when they are equal.
+std::string line_diff(const std::string& a, const std::string& b);
+
+/// Refuses (io::ConfigError at experiment.results) to resume a file that was written for
+/// another experiment: its config text or --set overrides differ from `cfg`'s. The message
+/// shows the diff and says how to go on anyway (--force) or start afresh.
+void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force);
+
+/// Why this run resumes, for the "resume" event: a mended file after a crash, a Slurm
+/// requeue (SLURM_RESTART_COUNT), or a plain restart after a stop.
+std::string resume_cause(const io::ResumeInfo& info);
+
+}  // namespace ranktune::mpi
