@@ -411,6 +411,10 @@ class Parser {
       wrong_type(v, key, "a number");
     }
   }
+  void convert(const toml::value& v, const std::string& key, bool& out) const {
+    if (!v.is_boolean()) wrong_type(v, key, "true or false");
+    out = v.as_boolean();
+  }
   void convert(const toml::value& v, const std::string& key, std::int64_t& out) const {
     if (!v.is_integer()) wrong_type(v, key, "an integer");
     out = v.as_integer();
@@ -709,7 +713,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
 void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::path& config_dir) {
   const Table top{&root, ""};
   record_lines(top, cfg.lines);
-  check_keys(top, {"experiment", "search", "scheduler", "trainable", "stop", "resources"});
+  check_keys(top, {"experiment", "search", "scheduler", "trainable", "stop", "resources", "checkpoint"});
 
   const Table e = sub(top, "experiment", true);
   check_keys(e, {"name", "metric", "mode", "seed", "num_samples", "results", "max_failures",
@@ -760,6 +764,11 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   read_min(st, "max_t", cfg.max_t, std::int64_t{1});
   read_min(st, "time_budget_s", cfg.time_budget_s, 0.0);
   if (double target = 0; read(st, "target", target)) cfg.target = target;
+
+  const Table ck = sub(top, "checkpoint", false);
+  check_keys(ck, {"every", "at_end"});
+  read_min(ck, "every", cfg.checkpoint_every, std::int64_t{0});
+  read(ck, "at_end", cfg.checkpoint_at_end);
 
   const Table r = sub(top, "resources", false);
   check_keys(r, {"ranks_per_trial"});
@@ -918,6 +927,10 @@ std::string render_config(const ExperimentConfig& c) {
     kv("target", toml_float(*c.target));
   else
     o << "# target: not set\n";
+
+  o << "\n[checkpoint]\n";
+  kv("every", num(c.checkpoint_every));
+  kv("at_end", c.checkpoint_at_end ? "true" : "false");
 
   o << "\n[resources]\n";
   kv("ranks_per_trial", num(c.ranks_per_trial));

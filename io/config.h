@@ -90,6 +90,10 @@ struct ExperimentConfig {
   double time_budget_s = 0;  ///< 0: no budget
   std::optional<double> target;
 
+  // [checkpoint]
+  std::int64_t checkpoint_every = 0;  ///< store a checkpoint every N iterations (0: never)
+  bool checkpoint_at_end = false;     ///< store one when a trial ends (max_t or early stop)
+
   // [resources]
   int ranks_per_trial = 1;
 

@@ -35,6 +35,8 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
   // A graceful stop checkpoints the running trials, so a resume goes on where they were;
   // command trainables cannot checkpoint yet, so they are stopped and start over.
   o.checkpoint_on_stop = cfg.trainable.kind != "command";
+  o.checkpoint_every = cfg.checkpoint_every;
+  o.checkpoint_at_end = cfg.checkpoint_at_end;
   return o;
 }
 

@@ -8,30 +8,45 @@
 
 namespace ranktune::search {
 
+std::vector<std::int64_t> asha_milestones(std::int64_t grace, double rf, std::int64_t max_t, int s) {
+  std::vector<std::int64_t> out;
+  for (int k = 0;; ++k) {
+    const double at = std::ceil(static_cast<double>(grace) * std::pow(rf, static_cast<double>(s + k)));
+    if (at >= static_cast<double>(max_t)) break;
+    // A small rf can round two milestones to the same iteration; one rung judges it.
+    if (!out.empty() && out.back() >= static_cast<std::int64_t>(at)) continue;
+    out.push_back(static_cast<std::int64_t>(at));
+  }
+  return out;
+}
+
+AshaRungOptions read_asha_rung_options(OptionReader& r, std::int64_t default_max_t) {
+  AshaRungOptions o;
+  o.max_t = r.integer("max_t", default_max_t);
+  r.require(o.max_t >= 1, "max_t", "must be >= 1 iteration (got " + std::to_string(o.max_t) + ")");
+  o.grace = r.integer("grace_period", 1);
+  r.require(o.grace >= 1, "grace_period", "must be >= 1 iteration (got " + std::to_string(o.grace) + ")");
+  o.reduction_factor = r.number("reduction_factor", 4);
+  r.require(std::isfinite(o.reduction_factor) && o.reduction_factor > 1, "reduction_factor",
+            "must be > 1 (got " + to_string(Value{o.reduction_factor}) + "); 2 to 4 are usual");
+  return o;
+}
+
 AshaScheduler::AshaScheduler(SchedulerContext ctx, const Options& options)
     : ctx_(std::move(ctx)) {
   OptionReader r(options, "asha");
-  const std::int64_t max_t = r.integer("max_t", ctx_.max_t);
-  r.require(max_t >= 1, "max_t", "must be >= 1 iteration (got " + std::to_string(max_t) + ")");
-  const std::int64_t grace = r.integer("grace_period", 1);
-  r.require(grace >= 1, "grace_period", "must be >= 1 iteration (got " + std::to_string(grace) + ")");
-  reduction_factor_ = r.number("reduction_factor", 4);
-  r.require(std::isfinite(reduction_factor_) && reduction_factor_ > 1, "reduction_factor",
-            "must be > 1 (got " + to_string(Value{reduction_factor_}) + "); 2 to 4 are usual");
+  const auto [max_t, grace, rf] = read_asha_rung_options(r, ctx_.max_t);
+  reduction_factor_ = rf;
   const std::int64_t brackets = r.integer("brackets", 1);
   r.require(brackets >= 1, "brackets", "must be >= 1 (got " + std::to_string(brackets) + ")");
+  // make_scheduler sends variant = "promotion" to AshaPromotionScheduler.
+  r.text("variant", "stopping", {"stopping"});
   r.finish();
 
   for (std::int64_t s = 0; s < brackets; ++s) {
     std::vector<Rung> rungs;
-    for (int k = 0;; ++k) {
-      const double at = std::ceil(static_cast<double>(grace) *
-                                  std::pow(reduction_factor_, static_cast<double>(s + k)));
-      if (at >= static_cast<double>(max_t)) break;
-      // A small rf can round two milestones to the same iteration; one rung judges it.
-      if (!rungs.empty() && rungs.back().milestone >= static_cast<std::int64_t>(at)) continue;
-      rungs.push_back({static_cast<std::int64_t>(at), {}});
-    }
+    for (const std::int64_t at : asha_milestones(grace, reduction_factor_, max_t, static_cast<int>(s)))
+      rungs.push_back({at, {}});
     // Checked here rather than with a formula so that rounding cannot disagree with it.
     r.require(!rungs.empty(), brackets > 1 ? "brackets" : "grace_period",
               "leaves bracket " + std::to_string(s) + " without a rung below max_t = " +

@@ -31,9 +31,9 @@
 ///   - `brackets` (integer >= 1, default 1): the number of brackets; each must have a rung,
 ///     i.e. grace_period * rf^(brackets - 1) < max_t.
 ///
-/// The promotion variant (pause at a rung, resume the top 1/rf from their checkpoints)
-/// needs Pause and checkpoints, which do not exist yet: not implemented. This scheduler
-/// never pauses; choose_trial_to_run is FIFO's.
+/// The promotion variant (pause at a rung, resume the top 1/rf from their checkpoints) is
+/// AshaPromotionScheduler, selected by `variant = "promotion"`. This one never pauses;
+/// choose_trial_to_run is FIFO's.
 ///
 /// Cost. Each rung keeps its scores in a RankSplit whose split rank moves by at most one
 /// per insertion, so a decision is O(log n) in the trials recorded at the rung plus
@@ -49,6 +49,19 @@
 #include "search/scheduler.h"
 
 namespace ranktune::search {
+
+/// The rung milestones of bracket s: ceil(grace * rf^(s + k)), k = 0, 1, ..., below max_t,
+/// strictly increasing (rounding duplicates dropped). Shared by both ASHA variants.
+std::vector<std::int64_t> asha_milestones(std::int64_t grace, double rf, std::int64_t max_t, int s);
+
+/// The rung options both ASHA variants read: `max_t` (default `default_max_t`),
+/// `grace_period` and `reduction_factor`, range-checked.
+struct AshaRungOptions {
+  std::int64_t max_t = 1;
+  std::int64_t grace = 1;
+  double reduction_factor = 4;
+};
+AshaRungOptions read_asha_rung_options(OptionReader& r, std::int64_t default_max_t);
 
 class AshaScheduler final : public Scheduler {
  public:

@@ -166,7 +166,13 @@ void Controller::finish(Trial& t, TrialStatus s, double now) {
 
 void Controller::stop_trial(Trial& t, TrialStatus final_status, double now,
                             std::vector<Command>& out) {
-  for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+  // A trial that ends with at_end checkpoints: the worker's Pause saves, then stops.
+  const bool save = options_.checkpoint_at_end && final_status == TrialStatus::Terminated;
+  for (int w : t.workers) out.push_back({save ? Command::Kind::Pause : Command::Kind::Stop, t.id, w, t.attempt, {}});
+  if (save && !t.workers.empty()) {
+    t.saving = true;
+    ++saving_;
+  }
   release(t);
   if (final_status == TrialStatus::Pending) {
     set_status(t, TrialStatus::Pending);  // interrupted: it will start over
@@ -337,7 +343,10 @@ std::vector<Command> Controller::on_checkpoint(TrialId id, int attempt, std::int
     t->restore_checkpoint = iteration;
     t->restore_iterations = iteration;
   }
-  if (t->status == TrialStatus::Paused && t->saving) {
+  if (t->finished() && t->saving) {  // its at_end checkpoint
+    t->saving = false;
+    --saving_;
+  } else if (t->status == TrialStatus::Paused && t->saving) {
     t->saving = false;
     --saving_;
     // Paused by a graceful stop, not by its scheduler: it is PENDING (from this checkpoint),
@@ -373,9 +382,15 @@ std::vector<Command> Controller::on_trial_failed(TrialId id, int attempt,
   if (t == nullptr) {
     // A pause whose checkpoint failed to save: retry from the previous checkpoint.
     t = const_cast<Trial*>(find(id));
-    if (t == nullptr || t->status != TrialStatus::Paused || !t->saving || t->attempt != attempt) return out;
+    if (t == nullptr || !t->saving || t->attempt != attempt) return out;
     t->saving = false;
     --saving_;
+    if (t->finished()) {  // its at_end checkpoint failed: the trial's result stands
+      event(now, t, "warning", "no checkpoint at the end: " + reason);
+      dispatch(now, out);
+      return out;
+    }
+    if (t->status != TrialStatus::Paused) return out;
   }
   t->log_tail = log_tail;
   fail_attempt(*t, reason, now);

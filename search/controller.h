@@ -41,6 +41,9 @@ struct ControllerOptions {
   /// Store a checkpoint every this many iterations of a trial (0: only when a scheduler
   /// asks, and on pause).
   std::int64_t checkpoint_every = 0;
+  /// Store a checkpoint of every trial that ends by a Stop (max_t, an early stop): the
+  /// worker saves, then stops. The experiment finishes once they are stored.
+  bool checkpoint_at_end = false;
   /// Graceful stop (request_stop) pauses running trials, so they checkpoint, instead of
   /// stopping them. Needs a trainable that can checkpoint.
   bool checkpoint_on_stop = false;

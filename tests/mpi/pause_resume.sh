@@ -61,3 +61,41 @@ keys = [(int(x["trial_id"]), int(x["attempt"]), int(x["iteration"])) for x in r]
 assert len(keys) == len(set(keys)), "duplicate iterations"
 print(f"pbt: {len(ev)} exploits, lineage recorded, every donor checkpoint stored")
 PY
+
+# [checkpoint] every = 5 and at_end: each trial of 12 iterations stores iterations 5, 10, 12.
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/ck.h5" \
+  --set experiment.num_samples=4 --set stop.max_t=12 --set trainable.seconds_per_step=0 \
+  --set checkpoint.every=5 --set checkpoint.at_end=true > "$WORK/ck.txt" 2>&1 \
+  || { cat "$WORK/ck.txt"; fail "checkpoint run exited $?"; }
+check_results "$WORK/ck.h5" 4 12
+"$PY" - "$WORK/ck.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    ck = f["checkpoints"][:]
+got = sorted((int(c["trial_id"]), int(c["iteration"])) for c in ck if c["trial_id"] > 0)
+assert got == [(t, i) for t in range(1, 5) for i in (5, 10, 12)], got
+print("checkpoint.every/at_end: every trial stored iterations 5, 10 and 12")
+PY
+
+# ASHA's promotion variant: trials pause at every rung and the best resume; the ones never
+# promoted end with the experiment, so every trial ends TERMINATED at a rung or max_t.
+mpirun -np 4 --bind-to none "$RANKTUNE" run "$SRC/configs/hartmann6_asha_promotion.toml" --results "$WORK/ap.h5" \
+  --set trainable.seconds_per_step=0.001 > "$WORK/ap.txt" 2>&1 || { cat "$WORK/ap.txt"; fail "asha promotion run exited $?"; }
+"$PY" - "$WORK/ap.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+    r = f["results"][:]
+    ev = [(int(e["trial_id"]), e["kind"].decode()) for e in f["events"][:]]
+assert len(t) == 40 and all(s == b"TERMINATED" for s in t["status"]), set(t["status"])
+assert set(int(n) for n in t["iterations"]) <= {1, 3, 9, 27, 81}, set(t["iterations"])
+keys = [(int(x["trial_id"]), int(x["attempt"]), int(x["iteration"])) for x in r]
+assert len(keys) == len(set(keys)), "duplicate iterations"
+for row in t:  # every iteration 1..n of each trial is recorded once, across its pauses
+    its = sorted(int(x["iteration"]) for x in r if x["trial_id"] == row["trial_id"])
+    assert its == list(range(1, int(row["iterations"]) + 1)), (row["trial_id"], its)
+unpaused = {i for i, k in ev if k == "unpause"}
+assert unpaused, "no trial was promoted"
+print(f"asha promotion: {len(unpaused)} trials promoted at least once; ends at "
+      f"{sorted(set(int(n) for n in t['iterations']))}")
+PY

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "search/asha_promotion.h"
 #include "search/hyperband_scheduler.h"
 #include "search/pbt_scheduler.h"
 #include "search/simulator.h"
@@ -292,8 +293,11 @@ double time_to_ten_percent(const std::string& scheduler, std::int64_t trials, st
   o.metric = "loss";
   o.mode = Mode::Min;
   o.max_t = 27;
+  const bool promotion = scheduler == "asha_promotion";
   Controller c(o, make_searcher("random", space, {seed, trials}),
-               make_scheduler(scheduler, {"loss", Mode::Min, 27, &space, seed}, {}));
+               make_scheduler(promotion ? "asha" : scheduler, {"loss", Mode::Min, 27, &space, seed},
+                              promotion ? Options{{"variant", std::string("promotion")}, {"reduction_factor", 3.0}}
+                                        : Options{}));
   double reached = INFINITY;
   const StepModel inner = synthetic_model("hartmann6", 0.0, seed);
   double now = 0;
@@ -393,4 +397,70 @@ TEST(SimulatedSearch, HyperBandTrialsEndAtTheHandComputedRungs) {
     }
     EXPECT_EQ(ends, (std::map<std::int64_t, int>{{1, 18}, {3, 14}, {9, 9}, {27, 8}})) << workers << " workers";
   }
+}
+
+TEST(Lifecycle, CheckpointAtEndIsStoredBeforeTheExperimentFinishes) {
+  ControllerOptions o = opts(2);
+  o.checkpoint_at_end = true;
+  Controller c(o, make_searcher("random", one_param(), {1, 2}), make_scheduler("fifo", {}));
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  auto out = c.on_result(1, 0, {{"loss", 1.0}}, 2);  // max_t: the trial ends, saving
+  ASSERT_GE(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::Pause);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  ASSERT_EQ(out.size(), 2u);  // the worker is free at once: trial 2 starts behind the Pause
+  c.on_result(2, 0, {{"loss", 1.0}}, 3);
+  out = c.on_result(2, 0, {{"loss", 1.0}}, 4);
+  EXPECT_EQ(out[0].kind, Kind::Pause);
+  c.on_checkpoint(2, 0, 2, 5);
+  EXPECT_FALSE(c.finished());  // trial 1's checkpoint is still on its way
+  c.on_trial_failed(1, 0, "disk full", "", 6);  // its save failed: the result stands
+  EXPECT_TRUE(c.finished());
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(2)->checkpoint_iteration, 2);
+}
+
+TEST(AshaPromotion, PausesAtRungsAndPromotesTheTopFraction) {
+  // rf = 2, rungs at 1 and 2, max_t 4. Two trials at rung 0: the better one (trial 2) is
+  // promoted as soon as both are there; trial 1 stays paused and ends with the experiment.
+  Controller c(opts(4), make_searcher("random", one_param(), {1, 2}),
+               make_scheduler("asha", {"loss", Mode::Min, 4},
+                              {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}}));
+  c.on_worker_free(1, 0);
+  c.on_worker_free(2, 0);
+  auto out = c.on_result(1, 0, {{"loss", 5.0}}, 1);
+  EXPECT_EQ(out[0].kind, Kind::Pause);
+  c.on_checkpoint(1, 0, 1, 1);
+  out = c.on_result(2, 0, {{"loss", 3.0}}, 1);
+  ASSERT_EQ(out[0].kind, Kind::Pause);
+  out = c.on_checkpoint(2, 0, 1, 1);
+  // Rung 0 holds 2 trials: the top floor(2 / 2) = 1, trial 2, resumes.
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::Start);
+  EXPECT_EQ(out[0].trial, 2);
+  EXPECT_EQ(out[0].restore_checkpoint, 1);
+  out = c.on_result(2, 0, {{"loss", 2.0}}, 2);  // rung 1 (iteration 2): alone, so paused
+  EXPECT_EQ(out[0].kind, Kind::Pause);
+  c.on_checkpoint(2, 0, 2, 2);
+  EXPECT_TRUE(c.finished());
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(1)->iterations, 1);
+  EXPECT_EQ(c.find(2)->iterations, 2);
+  AshaPromotionScheduler a({"loss", Mode::Min, 4}, {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}});
+  EXPECT_THROW(AshaPromotionScheduler({"loss", Mode::Min, 4}, {{"brackets", std::int64_t{2}}}), OptionError);
+  EXPECT_THROW(make_scheduler("asha", {"loss", Mode::Min, 4}, {{"variant", std::string("bogus")}}), OptionError);
+}
+
+TEST(SimulatedSearch, AshaPromotionFindsAGoodHartmann6ConfigFasterThanFifo) {
+  std::vector<double> fifo, asha;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    fifo.push_back(time_to_ten_percent("fifo", 30000, seed));
+    asha.push_back(time_to_ten_percent("asha_promotion", 30000, seed));
+  }
+  std::sort(fifo.begin(), fifo.end());
+  std::sort(asha.begin(), asha.end());
+  EXPECT_LT(asha[2], fifo[2]) << "median time to 10%: asha " << asha[2] << " fifo " << fifo[2];
+  std::printf("median virtual time to 10%% of the optimum, 16 workers: asha (promotion) %g, fifo %g\n", asha[2], fifo[2]);
 }

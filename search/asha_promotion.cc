@@ -1,0 +1,116 @@
+#include "search/asha_promotion.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "search/asha_scheduler.h"
+#include "search/saved_state.h"
+
+namespace ranktune::search {
+
+AshaPromotionScheduler::AshaPromotionScheduler(SchedulerContext ctx, const Options& options) : ctx_(std::move(ctx)) {
+  OptionReader r(options, "asha");
+  const auto [max_t, grace, rf] = read_asha_rung_options(r, ctx_.max_t);
+  reduction_factor_ = rf;
+  r.require(r.integer("brackets", 1) == 1, "brackets", "must be 1 with variant = \"promotion\"");
+  r.text("variant", "promotion", {"stopping", "promotion"});
+  milestones_ = asha_milestones(grace, reduction_factor_, max_t, 0);
+  r.require(!milestones_.empty(), "grace_period", "leaves no rung below max_t = " + std::to_string(max_t));
+  r.finish();
+  rungs_.resize(milestones_.size());
+}
+
+std::size_t AshaPromotionScheduler::next_rung(TrialId id) const {
+  const auto it = reached_.find(id);
+  return it == reached_.end() ? 0 : it->second;
+}
+
+std::int64_t AshaPromotionScheduler::next_decision(const Trial& trial) const {
+  const std::size_t k = next_rung(trial.id);
+  return k < milestones_.size() ? std::max(trial.iterations + 1, milestones_[k]) : ctx_.max_t;
+}
+
+Decision AshaPromotionScheduler::on_trial_result(const Trial& trial) {
+  const std::size_t k = next_rung(trial.id);
+  // Reporting past rung k - 1 means the trial was promoted from it.
+  if (k > 0) rungs_[k - 1].promoted.insert(trial.id);
+  if (k >= milestones_.size() || trial.iterations < milestones_[k]) return Decision::Continue;
+  const double score = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
+  rungs_[k].scores.insert({-score, trial.id});
+  reached_[trial.id] = k + 1;
+  return Decision::Pause;
+}
+
+std::optional<TrialId> AshaPromotionScheduler::choose_trial_to_run(const std::vector<Trial>& trials) {
+  for (std::size_t k = rungs_.size(); k-- > 0;) {
+    const Rung& rung = rungs_[k];
+    const auto top = static_cast<std::size_t>(std::floor(static_cast<double>(rung.scores.size()) / reduction_factor_ + 1e-9));
+    std::size_t i = 0;
+    for (auto it = rung.scores.begin(); it != rung.scores.end() && i < top; ++it, ++i) {
+      const TrialId id = it->second;
+      if (rung.promoted.count(id) > 0 || next_rung(id) != k + 1) continue;
+      if (trials[static_cast<std::size_t>(id - 1)].runnable()) return id;
+    }
+  }
+  return order_.next(trials);
+}
+
+// State: "asha_promotion 1 rungs", per rung its scores and promoted ids, then reached_.
+std::string AshaPromotionScheduler::save() const {
+  std::ostringstream out;
+  out << "asha_promotion 1 " << rungs_.size() << '\n';
+  for (const Rung& rung : rungs_) {
+    out << rung.scores.size();
+    for (const auto& [neg, id] : rung.scores) {
+      out << ' ' << id << ' ';
+      write_double(out, neg);
+    }
+    out << ' ' << rung.promoted.size();
+    for (TrialId id : rung.promoted) out << ' ' << id;
+    out << '\n';
+  }
+  out << reached_.size();
+  for (const auto& [id, k] : reached_) out << ' ' << id << ' ' << k;
+  out << '\n';
+  return out.str();
+}
+
+void AshaPromotionScheduler::restore(const std::string& state) {
+  std::istringstream in(state);
+  const auto bad = [](const std::string& what) { throw std::invalid_argument("asha (promotion): saved state: " + what); };
+  std::string tag;
+  int version = 0;
+  std::size_t n = 0;
+  if (!(in >> tag >> version >> n) || tag != "asha_promotion" || version != 1) bad("no 'asha_promotion 1' header");
+  if (n != milestones_.size()) bad("saved with " + std::to_string(n) + " rungs, this config has " + std::to_string(milestones_.size()));
+  std::vector<Rung> rungs(n);
+  for (Rung& rung : rungs) {
+    std::size_t m = 0;
+    if (!(in >> m)) bad("bad rung");
+    for (std::size_t i = 0; i < m; ++i) {
+      TrialId id = 0;
+      if (!(in >> id)) bad("bad score");
+      rung.scores.insert({read_double(in, "asha score"), id});
+    }
+    if (!(in >> m)) bad("bad promoted count");
+    for (std::size_t i = 0; i < m; ++i) {
+      TrialId id = 0;
+      if (!(in >> id)) bad("bad promoted id");
+      rung.promoted.insert(id);
+    }
+  }
+  std::map<TrialId, std::size_t> reached;
+  if (!(in >> n)) bad("no trial count");
+  for (std::size_t i = 0; i < n; ++i) {
+    TrialId id = 0;
+    std::size_t k = 0;
+    if (!(in >> id >> k) || k > milestones_.size()) bad("bad trial line");
+    reached[id] = k;
+  }
+  rungs_ = std::move(rungs);
+  reached_ = std::move(reached);
+  order_ = FifoOrder(/*paused_too=*/false);
+}
+
+}  // namespace ranktune::search
