@@ -155,6 +155,8 @@ int run_worker(const boost::mpi::communicator& world) {
   // the driver unable to finish the graceful stop.
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGTERM, SIG_IGN);
+  // Slurm's time-limit warning (--signal=USR1@S without B:) goes to every task of the step.
+  std::signal(SIGUSR1, SIG_IGN);
   tighten_timer_slack();
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);

@@ -34,16 +34,22 @@ PY
 # Ctrl-C on a self-launched run: the terminal's SIGINT reaches the launcher and mpirun (one
 # process group); mpirun turns it into SIGTERM for the ranks. The workers wait for the
 # driver, the driver stops gracefully, and the launcher returns rank 0's code 4, not
-# mpirun's 1. Then the same with SIGTERM sent to the launcher alone (a batch system).
+# mpirun's 1. Then the same with SIGTERM sent to the launcher alone (a batch system), and
+# with SIGUSR1 sent to every process of the job at once (Slurm's time-limit warning to all
+# tasks of a step): workers must ignore it and rank 0 stop gracefully.
 unset OMPI_MCA_rmaps_base_oversubscribe
-for how in ctrl-c term-launcher; do
+for how in ctrl-c term-launcher usr1-all; do
   rm -f "$WORK/c.h5"
   setsid "$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/c.h5" \
     --set experiment.num_samples=200 > "$WORK/c.txt" 2>&1 &
   launcher=$!
   for _ in $(seq 100); do [[ -e "$WORK/c.h5" ]] && break; sleep 0.1; done
   sleep 1.5
-  if [[ $how == ctrl-c ]]; then kill -INT -- "-$launcher"; else kill -TERM "$launcher"; fi
+  case $how in
+    ctrl-c) kill -INT -- "-$launcher" ;;
+    term-launcher) kill -TERM "$launcher" ;;
+    usr1-all) kill -USR1 -- "-$launcher" ;;
+  esac
   rc=0; wait "$launcher" || rc=$?
   [[ $rc -eq 4 ]] || { cat "$WORK/c.txt"; fail "$how: expected exit code 4, got $rc"; }
   "$PY" - "$WORK/c.h5" <<'PY'
