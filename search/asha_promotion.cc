@@ -23,7 +23,13 @@ AshaPromotionScheduler::AshaPromotionScheduler(SchedulerContext ctx, const Optio
 
 std::size_t AshaPromotionScheduler::next_rung(TrialId id) const {
   const auto it = reached_.find(id);
-  return it == reached_.end() ? 0 : it->second;
+  return it == reached_.end() ? 0 : it->second.rungs;
+}
+
+void AshaPromotionScheduler::leave_waiting(TrialId id) {
+  const auto it = reached_.find(id);
+  if (it == reached_.end() || it->second.rungs == 0) return;
+  rungs_[it->second.rungs - 1].waiting.erase({it->second.neg_score, id});
 }
 
 std::int64_t AshaPromotionScheduler::next_decision(const Trial& trial) const {
@@ -34,11 +40,13 @@ std::int64_t AshaPromotionScheduler::next_decision(const Trial& trial) const {
 Decision AshaPromotionScheduler::on_trial_result(const Trial& trial) {
   const std::size_t k = next_rung(trial.id);
   // Reporting past rung k - 1 means the trial was promoted from it.
-  if (k > 0) rungs_[k - 1].promoted.insert(trial.id);
+  if (k > 0 && rungs_[k - 1].promoted.insert(trial.id).second) leave_waiting(trial.id);
   if (k >= milestones_.size() || trial.iterations < milestones_[k]) return Decision::Continue;
   const double score = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
-  rungs_[k].scores.insert({-score, trial.id});
-  reached_[trial.id] = k + 1;
+  const Entry entry{-score, trial.id};
+  rungs_[k].scores.insert(entry);
+  rungs_[k].waiting.insert(entry);
+  reached_[trial.id] = {k + 1, -score};
   return Decision::Pause;
 }
 
@@ -46,11 +54,10 @@ std::optional<TrialId> AshaPromotionScheduler::choose_trial_to_run(const std::ve
   for (std::size_t k = rungs_.size(); k-- > 0;) {
     const Rung& rung = rungs_[k];
     const auto top = static_cast<std::size_t>(std::floor(static_cast<double>(rung.scores.size()) / reduction_factor_ + 1e-9));
-    std::size_t i = 0;
-    for (auto it = rung.scores.begin(); it != rung.scores.end() && i < top; ++it, ++i) {
-      const TrialId id = it->second;
-      if (rung.promoted.count(id) > 0 || next_rung(id) != k + 1) continue;
-      if (trials[static_cast<std::size_t>(id - 1)].runnable()) return id;
+    // Waiting trials best first: once one ranks outside the top, all the rest do too.
+    for (const Entry& e : rung.waiting) {
+      if (rung.scores.order_of_key(e) >= top) break;
+      if (trials[static_cast<std::size_t>(e.second - 1)].runnable()) return e.second;
     }
   }
   return order_.next(trials);
@@ -71,7 +78,7 @@ std::string AshaPromotionScheduler::save() const {
     out << '\n';
   }
   out << reached_.size();
-  for (const auto& [id, k] : reached_) out << ' ' << id << ' ' << k;
+  for (const auto& [id, r] : reached_) out << ' ' << id << ' ' << r.rungs;
   out << '\n';
   return out.str();
 }
@@ -100,13 +107,22 @@ void AshaPromotionScheduler::restore(const std::string& state) {
       rung.promoted.insert(id);
     }
   }
-  std::map<TrialId, std::size_t> reached;
+  std::map<TrialId, Reached> reached;
   if (!(in >> n)) bad("no trial count");
   for (std::size_t i = 0; i < n; ++i) {
     TrialId id = 0;
     std::size_t k = 0;
     if (!(in >> id >> k) || k > milestones_.size()) bad("bad trial line");
-    reached[id] = k;
+    reached[id].rungs = k;
+  }
+  // The waiting sets follow: a trial waits at the last rung it reached unless promoted.
+  for (std::size_t k = 0; k < rungs.size(); ++k) {
+    for (const Entry& e : rungs[k].scores) {
+      auto it = reached.find(e.second);
+      if (it == reached.end() || it->second.rungs != k + 1) continue;
+      it->second.neg_score = e.first;
+      if (rungs[k].promoted.count(e.second) == 0) rungs[k].waiting.insert(e);
+    }
   }
   rungs_ = std::move(rungs);
   reached_ = std::move(reached);

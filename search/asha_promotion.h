@@ -15,15 +15,18 @@
 /// `reduction_factor` as for the stopping variant (see asha_scheduler.h); `brackets` must
 /// be 1.
 ///
-/// Needs a trainable that can checkpoint. Cost: a result is O(log n); choosing a trial
-/// walks the top 1/rf of each rung, O(n) in the worst case (fine for the thousands of
-/// trials a real farm runs; the stopping variant is the one for 10^5 virtual trials).
+/// Needs a trainable that can checkpoint. Cost: a result is O(log n); choosing a trial is
+/// O(log n) per rung (the best waiting trial's rank decides), plus one step per waiting
+/// trial whose checkpoint is still on its way.
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <vector>
+
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 
 #include "search/fifo_scheduler.h"
 #include "search/scheduler.h"
@@ -37,6 +40,8 @@ class AshaPromotionScheduler final : public Scheduler {
   Decision on_trial_result(const Trial& trial) override;
   std::int64_t next_decision(const Trial& trial) const override;
   void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
+  void on_trial_complete(const Trial& trial) override { leave_waiting(trial.id); }
+  void on_trial_error(const Trial& trial) override { leave_waiting(trial.id); }
   std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override;
   std::string save() const override;
   void restore(const std::string& state) override;
@@ -44,17 +49,28 @@ class AshaPromotionScheduler final : public Scheduler {
   const std::vector<std::int64_t>& milestones() const { return milestones_; }
 
  private:
+  using Entry = std::pair<double, TrialId>;  // (-score, id): best first, ties to lower id
+  // An ordered set with ranks (libstdc++'s policy tree): the rank of an entry is O(log n),
+  // so choosing does not walk the already promoted top of a rung.
+  using RankedSet = __gnu_pbds::tree<Entry, __gnu_pbds::null_type, std::less<Entry>, __gnu_pbds::rb_tree_tag,
+                                     __gnu_pbds::tree_order_statistics_node_update>;
   struct Rung {
-    std::set<std::pair<double, TrialId>> scores;  // (-score, id): best first, ties to lower id
+    RankedSet scores;            // every trial recorded at the rung
+    std::set<Entry> waiting;     // those paused there, not promoted yet
     std::set<TrialId> promoted;
   };
+  struct Reached {
+    std::size_t rungs = 0;  // rungs the trial has been recorded at
+    double neg_score = 0;   // its entry at the last of them
+  };
   std::size_t next_rung(TrialId id) const;
+  void leave_waiting(TrialId id);
 
   SchedulerContext ctx_;
   double reduction_factor_ = 4;
   std::vector<std::int64_t> milestones_;
   std::vector<Rung> rungs_;
-  std::map<TrialId, std::size_t> reached_;  // rungs a trial has been recorded at
+  std::map<TrialId, Reached> reached_;
   FifoOrder order_{/*paused_too=*/false};
 };
 
