@@ -55,7 +55,9 @@ assert ev, "PBT never exploited"
 for e in ev:
     lin = json.loads(e["message"].decode())
     assert (lin["donor"], lin["donor_iteration"]) in ck, lin
-    assert lin["iteration"] % 4 == 0 and lin["before"] != lin["after"], lin
+    # (before may equal after: a trial that exploits the same donor checkpoint twice and
+    # draws the same x0.8/x1.2 factors gets the same config again.)
+    assert lin["iteration"] % 4 == 0 and set(lin["after"]) == {"x1", "x2"}, lin
     assert -1.5 <= lin["after"]["x1"] <= 1.5, lin
 keys = [(int(x["trial_id"]), int(x["attempt"]), int(x["iteration"])) for x in r]
 assert len(keys) == len(set(keys)), "duplicate iterations"
