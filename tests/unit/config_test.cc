@@ -1,4 +1,5 @@
 #include "io/config.h"
+#include "tests/unit/expect_text.h"
 
 #include <gtest/gtest.h>
 
@@ -40,16 +41,12 @@ std::string error_of(const std::string& t, const std::vector<std::string>& overr
   return "";
 }
 
-#define EXPECT_HAS(haystack, needle)                               \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
-      << "missing \"" << (needle) << "\" in: " << (haystack)
-
 void expect_error(const std::string& msg, const std::string& where, const std::string& key,
                   const std::string& fragment) {
   ASSERT_FALSE(msg.empty()) << "expected an error about " << key;
   EXPECT_EQ(msg.rfind(where, 0), 0u) << msg;
-  EXPECT_HAS(msg, key + ":");
-  EXPECT_HAS(msg, fragment);
+  EXPECT_CONTAINS(msg, key + ":");
+  EXPECT_CONTAINS(msg, fragment);
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
 }
 
@@ -263,7 +260,7 @@ TEST(Config, Errors) {
     if (c.key.empty()) {
       ASSERT_FALSE(msg.empty());
       EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
-      EXPECT_HAS(msg, c.fragment);
+      EXPECT_CONTAINS(msg, c.fragment);
     } else {
       expect_error(msg, c.where, c.key, c.fragment);
     }
@@ -290,8 +287,8 @@ TEST(Config, MissingFile) {
     }
     return std::string();
   }();
-  EXPECT_HAS(msg, "/nonexistent/exp.toml");
-  EXPECT_HAS(msg, "no such file");
+  EXPECT_CONTAINS(msg, "/nonexistent/exp.toml");
+  EXPECT_CONTAINS(msg, "no such file");
 }
 
 TEST(Config, LoadFileResolvesWorkdirAgainstItsFolder) {

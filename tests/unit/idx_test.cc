@@ -12,15 +12,12 @@
 
 #include "train/idx.h"
 #include "train/mnist.h"
+#include "tests/unit/expect_text.h"
 
 namespace ranktune::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-#define EXPECT_CONTAINS(haystack, needle)                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                 \
-      << "'" << (haystack) << "' does not contain '" << (needle) << "'"
 
 class TempDir {
  public:

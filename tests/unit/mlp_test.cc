@@ -16,15 +16,12 @@
 #include "train/mlp_trainable.h"
 #include "train/mnist.h"
 #include "train/rng.h"
+#include "tests/unit/expect_text.h"
 
 namespace ranktune::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-#define EXPECT_CONTAINS(haystack, needle)                                          \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                 \
-      << "'" << (haystack) << "' does not contain '" << (needle) << "'"
 
 io::TrainableSpec small_spec(std::int64_t train = 320, std::int64_t val = 200, std::int64_t batches = 0) {
   io::TrainableSpec s;

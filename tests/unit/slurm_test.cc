@@ -15,14 +15,10 @@
 #include "slurm/job_status.h"
 #include "slurm/sbatch_script.h"
 #include "slurm/time_limit.h"
+#include "tests/unit/expect_text.h"
 
 namespace ranktune::slurm {
 namespace {
-
-#define EXPECT_HAS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "missing \"" << (needle) << "\" in:\n" << (haystack)
-#define EXPECT_LACKS(haystack, needle) \
-  EXPECT_EQ(std::string(haystack).find(needle), std::string::npos) << "unexpected \"" << (needle) << "\" in:\n" << (haystack)
 
 io::ExperimentConfig experiment(int ranks_per_trial = 1) {
   io::ExperimentConfig cfg = io::parse_config(
@@ -76,35 +72,35 @@ TEST(JobShape, GangsRoundWorkers) {
   o.workers = 6;
   EXPECT_EQ(job_shape(experiment(3), o).tasks, 7);
   o.workers = 5;
-  EXPECT_HAS(error_of(o, 3), "not a multiple of [resources] ranks_per_trial = 3");
+  EXPECT_CONTAINS(error_of(o, 3), "not a multiple of [resources] ranks_per_trial = 3");
   o.workers = 0;
   o.gpus_per_node = 2;
-  EXPECT_HAS(error_of(o, 4), "needs more GPUs");
+  EXPECT_CONTAINS(error_of(o, 4), "needs more GPUs");
 }
 
 TEST(JobShape, BadOptionsSayWhatToDo) {
   ScriptOptions o;
   o.nodes = 0;
-  EXPECT_HAS(error_of(o), "--nodes must be at least 1");
+  EXPECT_CONTAINS(error_of(o), "--nodes must be at least 1");
   o = {};
   o.nodes = 3;
   o.workers = 2;
-  EXPECT_HAS(error_of(o), "every node needs at least one worker");
+  EXPECT_CONTAINS(error_of(o), "every node needs at least one worker");
   o = {};
   o.time = "1h";
-  EXPECT_HAS(error_of(o), "--time '1h' is not a Slurm time limit");
+  EXPECT_CONTAINS(error_of(o), "--time '1h' is not a Slurm time limit");
   o = {};
   o.time = "2";
   o.signal_lead_s = 120;
-  EXPECT_HAS(error_of(o), "--signal-lead 120 s is not shorter than --time 2 (120 s)");
+  EXPECT_CONTAINS(error_of(o), "--signal-lead 120 s is not shorter than --time 2 (120 s)");
   o.signal_lead_s = 70000;
-  EXPECT_HAS(error_of(o), "out of range");
+  EXPECT_CONTAINS(error_of(o), "out of range");
   o = {};
   o.partition = "gpu #1";
-  EXPECT_HAS(error_of(o), "--partition 'gpu #1' contains");
+  EXPECT_CONTAINS(error_of(o), "--partition 'gpu #1' contains");
   o = {};
   o.cpus_per_worker = 0;
-  EXPECT_HAS(error_of(o), "--cpus-per-worker");
+  EXPECT_CONTAINS(error_of(o), "--cpus-per-worker");
 }
 
 TEST(JobShape, SignalLeadDefaultsToAtMostHalfTheLimit) {
@@ -140,7 +136,7 @@ TEST(SbatchScript, AsksForWorkersPlusDriverAndLaunchesWithSrun) {
         "#SBATCH --no-requeue ", "srun", "--mpi=pmix", "--cpus-per-task=\"${SLURM_CPUS_PER_TASK:-1}\"",
         "\"$ranktune\" run \"$experiment\"", "ranktune=/opt/ranktune/bin/ranktune ", "experiment=/home/u/exp.toml ",
         "results='/scratch/my runs/a.h5' ", "--set experiment.num_samples=100 ", "  --resume ", "#SBATCH --output=/scratch/logs/a-%j.out "}) {
-    EXPECT_HAS(s, want);
+    EXPECT_CONTAINS(s, want);
   }
   EXPECT_LACKS(s, "scontrol requeue");
 }
@@ -149,9 +145,9 @@ TEST(SbatchScript, OutputPathWithSpacesIsRefused) {
   // "/scratch/my runs/" cannot go into an #SBATCH line; the default --output comes from it.
   ScriptOptions o;
   o.output.clear();
-  EXPECT_HAS(error_of(o), "--output (from the results path)");
+  EXPECT_CONTAINS(error_of(o), "--output (from the results path)");
   o.output = "/scratch/logs/a-%j.out";
-  EXPECT_HAS(sbatch_script(experiment(), o), "#SBATCH --output=/scratch/logs/a-%j.out ");
+  EXPECT_CONTAINS(sbatch_script(experiment(), o), "#SBATCH --output=/scratch/logs/a-%j.out ");
 }
 
 io::ExperimentConfig plain_experiment() {
@@ -164,12 +160,12 @@ TEST(SbatchScript, RequeueAfterTheWarningOnlyWhenAsked) {
   ScriptOptions o;
   o.requeue = true;
   const std::string s = sbatch_script(plain_experiment(), o);
-  EXPECT_HAS(s, "#SBATCH --requeue ");
-  EXPECT_HAS(s, "scontrol requeue \"$SLURM_JOB_ID\"");
-  EXPECT_HAS(s, "if [ \"$rc\" -eq 4 ] && [ \"$warned\" -eq 1 ]; then");
-  EXPECT_HAS(s, "trap on_warning USR1");
-  EXPECT_HAS(s, "scancel --signal=TERM \"$SLURM_JOB_ID\"");
-  EXPECT_HAS(s, "#SBATCH --output=/scratch/runs/a-%j.out ");
+  EXPECT_CONTAINS(s, "#SBATCH --requeue ");
+  EXPECT_CONTAINS(s, "scontrol requeue \"$SLURM_JOB_ID\"");
+  EXPECT_CONTAINS(s, "if [ \"$rc\" -eq 4 ] && [ \"$warned\" -eq 1 ]; then");
+  EXPECT_CONTAINS(s, "trap on_warning USR1");
+  EXPECT_CONTAINS(s, "scancel --signal=TERM \"$SLURM_JOB_ID\"");
+  EXPECT_CONTAINS(s, "#SBATCH --output=/scratch/runs/a-%j.out ");
   o.resume = false;
   EXPECT_LACKS(sbatch_script(plain_experiment(), o), "--resume");
 }
@@ -230,13 +226,13 @@ TEST(JobStatus, ParsesScontrolOneLiner) {
   p.best_trial = 2;
   p.requeues = 1;
   const std::string out = render_status(job, p, "/tmp/q.h5", "loss");
-  EXPECT_HAS(out, "job:        42 (from the results file's stack), name ranktune-q");
-  EXPECT_HAS(out, "state:      PENDING (BeginTime)");
-  EXPECT_HAS(out, "restarts:   1");
-  EXPECT_HAS(out, "trials:     3 of 12 (1 PENDING, 2 TERMINATED)");
-  EXPECT_HAS(out, "best:       loss = 0.5 (trial 2)");
-  EXPECT_HAS(out, "requeues:   1");
-  EXPECT_HAS(render_status(JobView{"7", "x", {}, "Invalid job id specified"}, std::nullopt, "/tmp/q.h5", "loss"),
+  EXPECT_CONTAINS(out, "job:        42 (from the results file's stack), name ranktune-q");
+  EXPECT_CONTAINS(out, "state:      PENDING (BeginTime)");
+  EXPECT_CONTAINS(out, "restarts:   1");
+  EXPECT_CONTAINS(out, "trials:     3 of 12 (1 PENDING, 2 TERMINATED)");
+  EXPECT_CONTAINS(out, "best:       loss = 0.5 (trial 2)");
+  EXPECT_CONTAINS(out, "requeues:   1");
+  EXPECT_CONTAINS(render_status(JobView{"7", "x", {}, "Invalid job id specified"}, std::nullopt, "/tmp/q.h5", "loss"),
              "no results file yet");
 }
 

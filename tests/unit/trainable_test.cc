@@ -22,6 +22,7 @@
 #include "train/command.h"
 #include "train/synthetic.h"
 #include "train/trainable.h"
+#include "tests/unit/expect_text.h"
 
 namespace ranktune::train {
 namespace {
@@ -30,10 +31,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // gtest without gmock: a substring check that prints both strings when it fails.
-#define EXPECT_CONTAINS(haystack, needle)                                            \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)                   \
-      << "'" << (haystack) << "' does not contain '" << (needle) << "'"
-
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // ---------------------------------------------------------------- synthetic functions
