@@ -47,20 +47,33 @@ Decision PbtScheduler::on_trial_result(const Trial& trial) {
   if (trial.iterations % interval_ != 0) return Decision::Continue;
   // The config that goes with the checkpoint stored here, which is what a donor hands on.
   configs_[trial.id] = trial.config;
-  scores_[trial.id] = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
+  const double score = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
+  set_score(trial.id, score);
   const auto k = static_cast<std::size_t>(std::floor(static_cast<double>(scores_.size()) * quantile_ + 1e-9));
   if (k == 0) return Decision::Continue;
-  std::vector<std::pair<double, TrialId>> ranked;
-  ranked.reserve(scores_.size());
-  for (const auto& [id, score] : scores_) ranked.emplace_back(score, id);
-  std::sort(ranked.begin(), ranked.end());  // worst first; ties: lower id first
-  const auto self = std::find(ranked.begin(), ranked.end(), std::pair{scores_[trial.id], trial.id});
-  if (static_cast<std::size_t>(self - ranked.begin()) >= k) return Decision::Continue;
+  // Ranks count from the worst; ties: lower id first.
+  if (ranked_.order_of_key({score, trial.id}) >= k) return Decision::Continue;
   Rng rng = index_rng(ctx_.seed ^ 0x9e3779b97f4a7c15ULL, draws_++);
-  const TrialId donor = ranked[ranked.size() - 1 - static_cast<std::size_t>(rng() % k)].second;
+  const TrialId donor = ranked_.find_by_order(ranked_.size() - 1 - static_cast<std::size_t>(rng() % k))->second;
   if (donor == trial.id) return Decision::Continue;
   pending_[trial.id] = {donor, explore(configs_.at(donor), draws_++)};
   return Decision::Exploit;
+}
+
+void PbtScheduler::set_score(TrialId id, double score) {
+  const auto [it, added] = scores_.try_emplace(id, score);
+  if (!added) {
+    ranked_.erase({it->second, id});
+    it->second = score;
+  }
+  ranked_.insert({score, id});
+}
+
+void PbtScheduler::erase_score(TrialId id) {
+  const auto it = scores_.find(id);
+  if (it == scores_.end()) return;
+  ranked_.erase({it->second, id});
+  scores_.erase(it);
 }
 
 Exploit PbtScheduler::exploit(const Trial& trial) {
@@ -171,6 +184,8 @@ void PbtScheduler::restore(const std::string& state) {
   }
   draws_ = draws;
   scores_ = std::move(scores);
+  ranked_.clear();
+  for (const auto& [id, score] : scores_) ranked_.insert({score, id});
   configs_ = std::move(configs);
   pending_.clear();
   order_ = FifoOrder();

@@ -26,12 +26,18 @@
 ///     for numeric parameter NAME, inside which perturbed values are clamped.
 ///
 /// Draws come from index_rng(seed, exploit count): deterministic for a sequence of results.
-/// Cost: a perturbation point sorts the population, O(n log n); other results are O(1).
+/// Cost: O(log n) per perturbation point (the scores are kept in an order-statistics tree,
+/// so a trial's rank and the k-th best are found without sorting the population); other
+/// results are O(1).
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
+
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 
 #include "search/fifo_scheduler.h"
 #include "search/scheduler.h"
@@ -48,8 +54,8 @@ class PbtScheduler final : public Scheduler {
   Decision on_trial_result(const Trial& trial) override;
   Exploit exploit(const Trial& trial) override;
   bool wants_checkpoint(const Trial& trial) const override;
-  void on_trial_complete(const Trial& trial) override { scores_.erase(trial.id); }
-  void on_trial_error(const Trial& trial) override { scores_.erase(trial.id); }
+  void on_trial_complete(const Trial& trial) override { erase_score(trial.id); }
+  void on_trial_error(const Trial& trial) override { erase_score(trial.id); }
   void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
   /// The next perturbation point.
   std::int64_t next_decision(const Trial& trial) const override;
@@ -71,6 +77,14 @@ class PbtScheduler final : public Scheduler {
   std::map<std::string, std::pair<double, double>> bounds_;  // custom explore bounds
   std::map<TrialId, Config> configs_;  // each trial's current config
   std::map<TrialId, double> scores_;   // score at the trial's latest perturbation point
+  // The same scores as (score, id), worst first and ties by id, with ranks in O(log n)
+  // (libstdc++'s policy tree), so a perturbation point does not sort the population.
+  using RankedSet = __gnu_pbds::tree<std::pair<double, TrialId>, __gnu_pbds::null_type,
+                                     std::less<std::pair<double, TrialId>>,
+                                     __gnu_pbds::rb_tree_tag, __gnu_pbds::tree_order_statistics_node_update>;
+  RankedSet ranked_;
+  void set_score(TrialId id, double score);
+  void erase_score(TrialId id);
   std::map<TrialId, Exploit> pending_;  // decided in on_trial_result, taken by exploit()
   std::uint64_t draws_ = 0;
   FifoOrder order_;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "search/bohb_searcher.h"
 #include "search/concurrency_limiter.h"
 #include "search/grid_searcher.h"
 #include "search/random_searcher.h"
@@ -11,7 +12,7 @@
 
 namespace ranktune::search {
 
-std::vector<std::string> searcher_names() { return {"random", "grid", "tpe"}; }
+std::vector<std::string> searcher_names() { return {"random", "grid", "tpe", "bohb"}; }
 
 namespace {
 
@@ -50,6 +51,9 @@ std::unique_ptr<Searcher> make_algorithm(const std::string& name, const Space& s
   }
   if (name == "tpe") {
     return std::make_unique<TpeSearcher>(space, options, TpeOptions::read(algorithm_options));
+  }
+  if (name == "bohb") {
+    return std::make_unique<BohbSearcher>(space, options, BohbOptions::read(algorithm_options, space.params.size()));
   }
   throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " +
                               comma_list(searcher_names()));

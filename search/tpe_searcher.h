@@ -3,26 +3,10 @@
 /// Hyper-Parameter Optimization", NeurIPS 2011), in the independent (per-parameter) form of
 /// Hyperopt and Optuna 3.1's TPESampler.
 ///
-/// After `n_startup` completed observations, the observations are split by value into a
-/// "good" set (the best ceil(gamma * n), at least one) and a "bad" set (the rest). Each
-/// parameter gets two Parzen estimators, l(x) from the good set and g(x) from the bad set;
-/// `n_ei_candidates` values are drawn from l(x) and the one maximizing log l(x) - log g(x)
-/// (the expected-improvement criterion of the paper) is suggested.
-///
-/// Modelling, per domain kind:
-/// - uniform, quniform: a truncated Gaussian mixture on [low, high]; quniform values are
-///   rounded to q after the choice, as search::sample rounds them.
-/// - loguniform: the same mixture on [log low, log high].
-/// - randint: the integer k is the point k + 0.5 of the continuous range [low, high); a
-///   chosen x becomes floor(x), clamped to [low, high - 1].
-/// - choice and grid: categorical. TPE does not enumerate grids: a grid axis is one more
-///   categorical parameter, and total() is num_samples.
-/// Mixtures have one component per observation plus a prior component (mean at the centre,
-/// sigma = the range). Bandwidths follow Hyperopt's rule as Optuna 3.1 implements it
-/// (consider_endpoints = false, magic clip): each sigma is the larger gap to its sorted
-/// neighbours, clipped to [range / min(100, 1 + n), range]. Observation weights use
-/// Hyperopt's linear forgetting: the newest 25 weigh 1, older ones ramp down linearly.
-/// Categorical estimators are weighted counts plus prior_weight spread evenly over the values.
+/// After `n_startup` completed observations, every suggestion comes from the Parzen-estimator
+/// model of search/parzen.h (good/bad split by `gamma`, expected improvement over
+/// `n_ei_candidates` draws from l(x)). TPE does not enumerate grids: a grid axis is one more
+/// categorical parameter, and total() is num_samples.
 ///
 /// Every suggestion draws from its own generator, seeded by (seed, suggestion index), so a
 /// suggestion depends only on the seed, its index and the observations completed before it.
@@ -33,6 +17,7 @@
 #include <map>
 #include <vector>
 
+#include "search/parzen.h"
 #include "search/searcher.h"
 
 namespace ranktune::search {
@@ -43,9 +28,12 @@ struct TpeOptions {
   double gamma = 0.25;               ///< fraction of observations in the good set, in (0, 1)
   std::int64_t n_ei_candidates = 24; ///< draws from l(x) per parameter and suggestion (>= 1)
   double prior_weight = 1.0;         ///< weight of each estimator's prior component (> 0)
+  bool multivariate = false;         ///< one joint estimator instead of one per parameter
 
   /// Reads and range-checks the options; throws OptionError for a bad or unknown key.
   static TpeOptions read(const Options& options);
+  /// The estimator's part of these options.
+  parzen::ModelOptions model() const { return {gamma, n_ei_candidates, prior_weight, multivariate}; }
 };
 
 class TpeSearcher final : public Searcher {
@@ -64,20 +52,12 @@ class TpeSearcher final : public Searcher {
   std::size_t observations() const { return observed_.size(); }
 
  private:
-  /// One parameter value in the model's coordinates: the point in the continuous range
-  /// (log scale for loguniform, k + 0.5 for randint) or the index of a listed value.
-  using Point = std::vector<double>;
+  using Point = parzen::Point;
   struct Observation {
     TrialId id;
     double score;  ///< sign(mode) * metric: bigger is better
     Point point;
   };
-
-  Point encode(const Config& config) const;
-  Config decode(const Point& point) const;
-  /// The model-based suggestion for one parameter.
-  double propose(std::size_t param, const std::vector<const Observation*>& good,
-                 const std::vector<const Observation*>& bad, Rng& rng) const;
 
   Space space_;
   SearcherOptions options_;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Every example config with a scheduler or searcher of its own runs to completion under real
 # mpirun: trials end TERMINATED within max_t, every iteration is recorded once, and the
-# early-stopping schedulers really stop trials early.
+# early-stopping schedulers really stop trials early. Each runs 40 trials of 1 ms steps.
 source "$(dirname "$0")/lib.sh"
-for cfg in hartmann6_asha branin_median branin_tpe; do
+for cfg in hartmann6_asha branin_median branin_tpe hartmann6_bohb; do
   mpirun -np 4 --bind-to none "$RANKTUNE" run "$SRC/configs/$cfg.toml" --results "$WORK/$cfg.h5" \
-    --set trainable.seconds_per_step=0.001 > "$WORK/$cfg.txt" 2>&1 \
+    --set trainable.seconds_per_step=0.001 --set experiment.num_samples=40 > "$WORK/$cfg.txt" 2>&1 \
     || { cat "$WORK/$cfg.txt"; fail "$cfg exited $?"; }
   "$PY" - "$WORK/$cfg.h5" "$cfg" <<'PY'
 import re, sys, h5py
@@ -23,7 +23,13 @@ for row in t:
     assert 1 <= row["iterations"] <= max_t
 stopped = ev.count("early_stop")
 full = int((t["iterations"] == max_t).sum())
-if name == "branin_tpe":
+if name == "hartmann6_bohb":
+    # HyperBand, R = 27, eta = 3: 40 trials fill the brackets (27 from 1 iteration) and
+    # (12 from 3), and the last one opens (6 from 9). Trials end at rungs only; losers that
+    # pause at a rung end there without an early_stop event.
+    assert set(t["iterations"]) <= {1, 3, 9, 27}, (name, set(t["iterations"]))
+    assert 0 < full < 40 and "pause" in ev and "unpause" in ev, (name, full)
+elif name == "branin_tpe":
     assert stopped == 0 and full == 40, (name, stopped, full)
 else:
     assert stopped > 0 and full < 40 and full + stopped == 40, (name, stopped, full)

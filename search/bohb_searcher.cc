@@ -1,0 +1,194 @@
+#include "search/bohb_searcher.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "search/saved_state.h"
+
+namespace ranktune::search {
+
+BohbOptions BohbOptions::read(const Options& options, std::size_t dims) {
+  OptionReader r(options, "bohb");
+  BohbOptions b;
+  b.min_points_in_model = r.integer("min_points_in_model", static_cast<std::int64_t>(dims) + 1);
+  r.require(b.min_points_in_model >= 1, "min_points_in_model",
+            "must be >= 1 (got " + std::to_string(b.min_points_in_model) +
+                "); the default is the number of parameters + 1");
+  b.random_fraction = r.number("random_fraction", b.random_fraction);
+  r.require(b.random_fraction >= 0 && b.random_fraction <= 1, "random_fraction",
+            "must be in [0, 1], the share of random suggestions (got " + to_string(Value(b.random_fraction)) +
+                "); 1/3 is the paper's choice");
+  b.model = parzen::ModelOptions::read(r, b.model);
+  r.finish();
+  return b;
+}
+
+BohbSearcher::BohbSearcher(Space space, SearcherOptions options, BohbOptions bohb)
+    : space_(std::move(space)), options_(std::move(options)), bohb_(bohb) {
+  if (bohb_.min_points_in_model <= 0) bohb_.min_points_in_model = static_cast<std::int64_t>(space_.params.size()) + 1;
+}
+
+std::optional<std::int64_t> BohbSearcher::model_budget() const {
+  if (budget_ < 0) return std::nullopt;
+  return budget_;
+}
+
+std::size_t BohbSearcher::observations(std::int64_t budget) const {
+  const auto it = by_budget_.find(budget);
+  return it == by_budget_.end() ? 0 : it->second.size();
+}
+
+Suggestion BohbSearcher::suggest(TrialId id) {
+  if (next_ >= options_.num_samples) return {Suggestion::Kind::Finished, {}};
+  Rng rng = index_rng(options_.seed, static_cast<std::uint64_t>(next_++));
+  // Drawn even when there is no model, so that the rest of the stream does not depend on
+  // whether there was one.
+  const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  parzen::Point point;
+  if (budget_ < 0 || u < bohb_.random_fraction) {
+    ++random_;
+    point = parzen::sample_point(space_, rng);
+  } else {
+    const auto& at_budget = by_budget_.at(budget_);
+    std::vector<parzen::Scored> scored;
+    scored.reserve(at_budget.size());
+    for (const auto& o : at_budget) scored.push_back({o.score, &runs_.at(o.id).point});
+    point = parzen::propose(space_, scored, bohb_.model, rng);
+  }
+  Config config = parzen::decode(space_, point);
+  runs_[id] = {std::move(point), 0, false};
+  return {Suggestion::Kind::Config, std::move(config)};
+}
+
+void BohbSearcher::observe(TrialId id, std::int64_t budget, double value) {
+  if (budget < budget_) return;  // below the model budget: no suggestion will ever use it
+  auto& at = by_budget_[budget];
+  at.push_back({id, sign(options_.mode) * value});
+  if (budget > budget_ && static_cast<std::int64_t>(at.size()) >= bohb_.min_points_in_model) {
+    budget_ = budget;
+    forget_below_model_budget();
+  }
+}
+
+void BohbSearcher::forget_below_model_budget() {
+  by_budget_.erase(by_budget_.begin(), by_budget_.lower_bound(budget_));
+  std::set<TrialId> kept;
+  for (const auto& [budget, at] : by_budget_)
+    for (const auto& o : at) kept.insert(o.id);
+  std::erase_if(runs_, [&](const auto& r) { return r.second.complete && !kept.contains(r.first); });
+}
+
+void BohbSearcher::on_trial_result(TrialId id, const Metrics& metrics) {
+  const auto it = runs_.find(id);
+  if (it == runs_.end() || it->second.complete) return;  // not ours, or already complete
+  // Every result is an iteration, whether or not it carries the metric.
+  const std::int64_t budget = ++it->second.results;
+  const auto m = metrics.find(options_.metric);
+  if (m != metrics.end() && std::isfinite(m->second)) observe(id, budget, m->second);
+}
+
+void BohbSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error) {
+  const auto it = runs_.find(id);
+  if (it == runs_.end() || it->second.complete) return;
+  Run& run = it->second;
+  run.complete = true;
+  if (run.results == 0 && !error) {
+    // The searcher saw none of its results (a Repeater forwards only the group's mean): the
+    // final value is all there is, at an unknown budget.
+    const auto m = last.find(options_.metric);
+    if (m != last.end() && std::isfinite(m->second)) observe(id, 0, m->second);
+  }
+  // A complete trial is kept only while an observation refers to it; its observations are
+  // at budgets up to `results` (0 if none), so none is kept when that is below the model budget.
+  if (std::max<std::int64_t>(run.results, 0) < budget_) runs_.erase(it);
+}
+
+std::string BohbSearcher::save() const {
+  std::ostringstream out;
+  out << "bohb 1\nnext " << next_ << "\nrandom " << random_ << "\nbudget " << budget_ << "\nruns " << runs_.size()
+      << "\n";
+  for (const auto& [id, run] : runs_) {
+    out << id << ' ' << run.results << ' ' << (run.complete ? 1 : 0);
+    parzen::write_point(out, run.point);
+    out << '\n';
+  }
+  out << "budgets " << by_budget_.size() << "\n";
+  for (const auto& [budget, at] : by_budget_) {
+    out << budget << ' ' << at.size() << '\n';
+    for (const auto& o : at) {
+      // The metric as reported, not the signed score, so the text reads like the results.
+      out << o.id << ' ';
+      write_double(out, sign(options_.mode) * o.score);
+      out << '\n';
+    }
+  }
+  return out.str();
+}
+
+void BohbSearcher::restore(const std::string& state) {
+  const auto bad = [](const std::string& why) {
+    return std::invalid_argument("bohb searcher: bad saved state: " + why);
+  };
+  std::istringstream in(state);
+  std::string word;
+  int version = 0;
+  if (!(in >> word >> version) || word != "bohb" || version != 1) throw bad("expected 'bohb 1'");
+  const auto number = [&](const char* key, long long min) {
+    long long n = 0;
+    if (!(in >> word >> n) || word != key || n < min) {
+      throw bad(std::string("expected '") + key + " N' with N >= " + std::to_string(min));
+    }
+    return static_cast<std::int64_t>(n);
+  };
+  const std::int64_t next = number("next", 0);
+  const std::int64_t random = number("random", 0);
+  const std::int64_t budget = number("budget", -1);
+  if (random > next) throw bad("more random suggestions than suggestions");
+  std::map<TrialId, Run> runs;
+  for (std::int64_t n = number("runs", 0); n > 0; --n) {
+    TrialId id = 0;
+    Run run;
+    int complete = 0;
+    if (!(in >> id >> run.results >> complete) || run.results < 0 || (complete != 0 && complete != 1)) {
+      throw bad("expected 'id results complete' for a trial");
+    }
+    run.complete = complete == 1;
+    run.point = parzen::read_point(in, space_, "bohb searcher");
+    if (!runs.emplace(id, std::move(run)).second) throw bad("trial " + std::to_string(id) + " listed twice");
+  }
+  std::map<std::int64_t, std::vector<Observation>> by_budget;
+  for (std::int64_t n = number("budgets", 0); n > 0; --n) {
+    long long b = -1, count = -1;
+    if (!(in >> b >> count) || b < std::max<long long>(budget, 0) || count < 0 || by_budget.contains(b)) {
+      throw bad("expected 'budget count' with budgets distinct and not below the model budget");
+    }
+    auto& at = by_budget[b];
+    for (; count > 0; --count) {
+      Observation o{};
+      if (!(in >> o.id)) throw bad("expected an observation's trial id");
+      const auto run = runs.find(o.id);
+      if (run == runs.end() || run->second.results < b) {
+        throw bad("observation of trial " + std::to_string(o.id) + " at budget " + std::to_string(b) +
+                  " that the trial never reached");
+      }
+      const double value = read_double(in, "observation value");
+      if (!std::isfinite(value)) throw bad("an observation's value must be finite");
+      o.score = sign(options_.mode) * value;
+      at.push_back(o);
+    }
+  }
+  if (budget >= 0 && (!by_budget.contains(budget) ||
+                      static_cast<std::int64_t>(by_budget.at(budget).size()) < bohb_.min_points_in_model)) {
+    throw bad("the model budget has fewer than min_points_in_model observations");
+  }
+  if (in >> word) throw bad("unexpected '" + word + "' after the observations");
+  next_ = next;
+  random_ = random;
+  budget_ = budget;
+  runs_ = std::move(runs);
+  by_budget_ = std::move(by_budget);
+}
+
+}  // namespace ranktune::search

@@ -1,0 +1,440 @@
+#include "search/parzen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <istream>
+#include <limits>
+#include <numbers>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+
+#include "search/saved_state.h"
+
+namespace ranktune::search::parzen {
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+// Hyperopt's linear forgetting: this many newest observations keep full weight.
+constexpr std::size_t kFullWeight = 25;
+// Rejection sampling of a truncated Gaussian accepts at least ~1/3 of draws (every mean lies
+// in the range and no sigma exceeds it), so this bound is only a guard against bad luck.
+constexpr int kMaxRejections = 64;
+
+// The model's coordinate of a raw value: log scale for loguniform, the centre of the
+// integer's unit cell for randint, so that [low, high) is covered evenly.
+double to_model(const Domain& d, double raw) {
+  if (d.kind == DomainKind::LogUniform) return std::log(raw);
+  if (d.kind == DomainKind::RandInt) return raw + 0.5;
+  return raw;
+}
+
+// The raw value of a model coordinate, inside the domain and of its granularity.
+double from_model(const Domain& d, double x) {
+  switch (d.kind) {
+    case DomainKind::LogUniform: return std::clamp(std::exp(x), d.low, d.high);
+    case DomainKind::QUniform: return quantize(d, std::clamp(x, d.low, d.high));
+    case DomainKind::RandInt: return std::clamp(std::floor(x), d.low, d.high - 1);
+    default: return std::clamp(x, d.low, d.high);
+  }
+}
+
+std::pair<double, double> model_range(const Domain& d) {
+  if (d.kind == DomainKind::LogUniform) return {std::log(d.low), std::log(d.high)};
+  return {d.low, d.high};
+}
+
+// Optuna's default_weights (Hyperopt's linear forgetting), oldest first: the newest
+// kFullWeight weigh 1, older ones ramp linearly from 1/n, so the model follows recent trials.
+std::vector<double> forgetting_weights(std::size_t n) {
+  std::vector<double> w(n, 1.0);
+  if (n > kFullWeight) {
+    const std::size_t ramp = n - kFullWeight;
+    const double first = 1.0 / static_cast<double>(n);
+    for (std::size_t i = 0; i < ramp; ++i) {
+      w[i] = ramp == 1 ? first : first + (1.0 - first) * static_cast<double>(i) / static_cast<double>(ramp - 1);
+    }
+  }
+  return w;
+}
+
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+// A component index drawn with the probabilities whose running sums are `cumulative`.
+std::size_t pick_component(const std::vector<double>& cumulative, Rng& rng) {
+  const double u = std::uniform_real_distribution<double>(0.0, cumulative.back())(rng);
+  return std::min<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin(),
+                               cumulative.size() - 1);
+}
+
+// A mixture of Gaussians truncated to [low, high]: one per observation plus the prior.
+class Mixture {
+ public:
+  Mixture(const std::vector<double>& xs, double low, double high, double prior_weight)
+      : low_(low), high_(high) {
+    const std::size_t n = xs.size(), k = n + 1;
+    mu_ = xs;
+    mu_.push_back(0.5 * (low + high));
+    std::vector<double> w = forgetting_weights(n);
+    w.push_back(prior_weight);
+
+    // Bandwidth: the larger gap to the sorted neighbours (the range ends count as
+    // neighbours, except for the two extreme components: Optuna's consider_endpoints=false).
+    std::vector<std::size_t> order(k);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return mu_[a] < mu_[b]; });
+    sigma_.assign(k, 0.0);
+    for (std::size_t i = 0; i < k; ++i) {
+      const double left = i == 0 ? low : mu_[order[i - 1]];
+      const double right = i + 1 == k ? high : mu_[order[i + 1]];
+      sigma_[order[i]] = std::max(mu_[order[i]] - left, right - mu_[order[i]]);
+    }
+    if (k >= 2) {
+      sigma_[order[0]] = mu_[order[1]] - mu_[order[0]];
+      sigma_[order[k - 1]] = mu_[order[k - 1]] - mu_[order[k - 2]];
+    }
+    // The "magic clip": no component narrower than range / min(100, 1 + k), so a few close
+    // observations cannot collapse the density onto a point; the prior spans the range.
+    const double range = high - low;
+    const double min_sigma = range / std::min(100.0, 1.0 + static_cast<double>(k));
+    for (auto& s : sigma_) s = std::clamp(s, min_sigma, range);
+    sigma_[n] = range;
+
+    const double total = std::accumulate(w.begin(), w.end(), 0.0);
+    cumulative_.resize(k);
+    log_coef_.resize(k);
+    double run = 0.0;
+    for (std::size_t i = 0; i < k; ++i) {
+      run += w[i] / total;
+      cumulative_[i] = run;
+      log_weight_.push_back(std::log(w[i] / total));
+      const double mass = normal_cdf((high - mu_[i]) / sigma_[i]) - normal_cdf((low - mu_[i]) / sigma_[i]);
+      log_coef_[i] = std::log(w[i] / total) - std::log(sigma_[i] * std::sqrt(2.0 * std::numbers::pi)) -
+                     std::log(std::max(mass, 1e-300));
+    }
+  }
+
+  double draw(Rng& rng) const { return draw_from(pick_component(cumulative_, rng), rng); }
+
+  /// A draw from component c alone, truncated to [low, high].
+  double draw_from(std::size_t c, Rng& rng) const {
+    std::normal_distribution<double> normal(mu_[c], sigma_[c]);
+    for (int t = 0; t < kMaxRejections; ++t) {
+      const double x = normal(rng);
+      if (x >= low_ && x <= high_) return x;
+    }
+    return std::clamp(mu_[c], low_, high_);
+  }
+
+  double log_pdf(double x) const {
+    // log-sum-exp over the components, in two passes to stay finite for far-out x.
+    double top = kNegInf;
+    for (std::size_t i = 0; i < mu_.size(); ++i) {
+      const double z = (x - mu_[i]) / sigma_[i];
+      top = std::max(top, log_coef_[i] - 0.5 * z * z);
+    }
+    double sum = 0.0;
+    for (std::size_t i = 0; i < mu_.size(); ++i) {
+      const double z = (x - mu_[i]) / sigma_[i];
+      // Terms below e^-40 of the largest cannot change the sum's double; skipping them
+      // avoids exp's slow underflow path, which dominated with many narrow components.
+      if (const double e = log_coef_[i] - 0.5 * z * z - top; e > -40.0) sum += std::exp(e);
+    }
+    return top + std::log(sum);
+  }
+
+  /// log of component c's truncated Gaussian density at x, without the component's weight.
+  double kernel_log_pdf(std::size_t c, double x) const {
+    const double z = (x - mu_[c]) / sigma_[c];
+    return log_coef_[c] - log_weight_[c] - 0.5 * z * z;
+  }
+
+ private:
+  double low_, high_;
+  std::vector<double> mu_, sigma_, cumulative_, log_coef_, log_weight_;
+};
+
+// Log probabilities of a categorical estimator: forgetting-weighted counts plus
+// prior_weight spread evenly, so no value ever has probability zero.
+std::vector<double> categorical_log_probs(const std::vector<double>& indices, std::size_t size,
+                                          double prior_weight) {
+  std::vector<double> p(size, prior_weight / static_cast<double>(size));
+  const auto w = forgetting_weights(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) p[static_cast<std::size_t>(indices[i])] += w[i];
+  const double total = std::accumulate(p.begin(), p.end(), 0.0);
+  for (auto& x : p) x = std::log(x / total);
+  return p;
+}
+
+std::string format_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+}  // namespace
+
+ModelOptions ModelOptions::read(OptionReader& r, const ModelOptions& defaults) {
+  ModelOptions m;
+  m.gamma = r.number("gamma", defaults.gamma);
+  r.require(m.gamma > 0 && m.gamma < 1, "gamma",
+            "must be in (0, 1), the fraction of observations in the good set (got " +
+                format_number(m.gamma) + "); 0.25 is the usual choice");
+  m.n_ei_candidates = r.integer("n_ei_candidates", defaults.n_ei_candidates);
+  r.require(m.n_ei_candidates >= 1, "n_ei_candidates",
+            "must be >= 1 (got " + std::to_string(m.n_ei_candidates) + ")");
+  m.multivariate = r.flag("multivariate", defaults.multivariate);
+  m.prior_weight = r.number("prior_weight", defaults.prior_weight);
+  r.require(m.prior_weight > 0 && std::isfinite(m.prior_weight), "prior_weight",
+            "must be > 0 (got " + format_number(m.prior_weight) + ")");
+  return m;
+}
+
+Point encode(const Space& space, const Config& config) {
+  Point p;
+  p.reserve(space.params.size());
+  for (const auto& param : space.params) {
+    const Domain& d = param.domain;
+    const Value& v = config.at(param.name);
+    if (!d.is_listed()) {
+      p.push_back(to_double(v));
+      continue;
+    }
+    // Listed values are stored by index; search::sample widens numbers to the list's type,
+    // so numbers compare as doubles.
+    std::size_t i = 0;
+    for (; i < d.values.size(); ++i) {
+      const Value& c = d.values[i];
+      if (std::holds_alternative<std::string>(v) ? c == v
+                                                 : !std::holds_alternative<std::string>(c) && to_double(c) == to_double(v)) {
+        break;
+      }
+    }
+    p.push_back(static_cast<double>(std::min(i, d.values.size() - 1)));
+  }
+  return p;
+}
+
+Config decode(const Space& space, const Point& point) {
+  Config config;
+  for (std::size_t i = 0; i < space.params.size(); ++i) {
+    const Domain& d = space.params[i].domain;
+    if (d.is_listed()) {
+      const Value& v = d.values[static_cast<std::size_t>(point[i])];
+      config[space.params[i].name] = d.type() == ValueType::Float ? Value(to_double(v)) : v;
+    } else if (d.kind == DomainKind::RandInt) {
+      config[space.params[i].name] = static_cast<std::int64_t>(point[i]);
+    } else {
+      config[space.params[i].name] = point[i];
+    }
+  }
+  return config;
+}
+
+Point sample_point(const Space& space, Rng& rng) {
+  Config config;
+  for (const auto& p : space.params) config[p.name] = sample(p.domain, rng);
+  return encode(space, config);
+}
+
+namespace {
+
+// The model-based choice of one parameter from its good and bad values.
+double propose_param(const Domain& d, std::size_t param, const std::vector<const Point*>& good,
+                     const std::vector<const Point*>& bad, const ModelOptions& options, Rng& rng) {
+  std::vector<double> xs_good, xs_bad;
+  xs_good.reserve(good.size());
+  xs_bad.reserve(bad.size());
+  const bool listed = d.is_listed();
+  for (const auto* p : good) xs_good.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
+  for (const auto* p : bad) xs_bad.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
+
+  double best = 0.0, best_score = kNegInf;
+  if (listed) {
+    const auto l = categorical_log_probs(xs_good, d.values.size(), options.prior_weight);
+    const auto g = categorical_log_probs(xs_bad, d.values.size(), options.prior_weight);
+    std::vector<double> pl(l.size());
+    for (std::size_t c = 0; c < l.size(); ++c) pl[c] = std::exp(l[c]);
+    std::discrete_distribution<std::size_t> draw_l(pl.begin(), pl.end());
+    for (std::int64_t c = 0; c < options.n_ei_candidates; ++c) {
+      const std::size_t x = draw_l(rng);
+      if (const double s = l[x] - g[x]; s > best_score) best_score = s, best = static_cast<double>(x);
+    }
+    return best;
+  }
+  const auto [low, high] = model_range(d);
+  const Mixture l(xs_good, low, high, options.prior_weight);
+  const Mixture g(xs_bad, low, high, options.prior_weight);
+  for (std::int64_t c = 0; c < options.n_ei_candidates; ++c) {
+    const double x = l.draw(rng);
+    if (const double s = l.log_pdf(x) - g.log_pdf(x); s > best_score) best_score = s, best = x;
+  }
+  return from_model(d, best);
+}
+
+// The joint ("multivariate") estimator of Optuna's multivariate TPE and of BOHB's KDE: one
+// kernel per observation over all parameters at once (a product of its per-parameter
+// kernels), plus the prior. A draw picks one kernel and draws every parameter from it, so
+// the values that made an observation good stay together. Coordinates are the model's
+// (to_model for numbers, the index for listed values).
+class Joint {
+ public:
+  Joint(const Space& space, const std::vector<const Point*>& points, double prior_weight) : space_(space) {
+    const std::size_t n = points.size(), k = n + 1;
+    std::vector<double> w = forgetting_weights(n);
+    w.push_back(prior_weight);
+    const double total = std::accumulate(w.begin(), w.end(), 0.0);
+    double run = 0.0;
+    for (std::size_t i = 0; i < k; ++i) {
+      run += w[i] / total;
+      cumulative_.push_back(run);
+      log_weight_.push_back(std::log(w[i] / total));
+    }
+    for (std::size_t p = 0; p < space.params.size(); ++p) {
+      const Domain& d = space.params[p].domain;
+      std::vector<double> xs;
+      for (const auto* pt : points) xs.push_back(d.is_listed() ? (*pt)[p] : to_model(d, (*pt)[p]));
+      if (!d.is_listed()) {
+        const auto [low, high] = model_range(d);
+        mixtures_.emplace_back(Mixture(xs, low, high, prior_weight));
+        categorical_.emplace_back();
+        continue;
+      }
+      // Kernel i puts prior_weight spread evenly plus 1 on observation i's value
+      // (Optuna 3.1's categorical kernel); the prior kernel is uniform.
+      const std::size_t size = d.values.size();
+      std::vector<std::vector<double>> rows(k, std::vector<double>(size, 0.0));
+      for (std::size_t i = 0; i < k; ++i) {
+        const double extra = i < n ? 1.0 : 0.0;
+        const double norm = i < n ? prior_weight + 1.0 : prior_weight;
+        for (std::size_t v = 0; v < size; ++v) {
+          const double mass = prior_weight / static_cast<double>(size) +
+                              (i < n && static_cast<std::size_t>(xs[i]) == v ? extra : 0.0);
+          rows[i][v] = std::log(mass / norm);
+        }
+      }
+      mixtures_.emplace_back(std::nullopt);
+      categorical_.push_back(std::move(rows));
+    }
+  }
+
+  Point draw(Rng& rng) const {
+    const std::size_t c = pick_component(cumulative_, rng);
+    Point x(space_.params.size());
+    for (std::size_t p = 0; p < x.size(); ++p) {
+      if (mixtures_[p]) {
+        x[p] = mixtures_[p]->draw_from(c, rng);
+      } else {
+        const auto& row = categorical_[p][c];
+        std::vector<double> probs(row.size());
+        for (std::size_t v = 0; v < row.size(); ++v) probs[v] = std::exp(row[v]);
+        x[p] = static_cast<double>(std::discrete_distribution<std::size_t>(probs.begin(), probs.end())(rng));
+      }
+    }
+    return x;
+  }
+
+  double log_pdf(const Point& x) const {
+    std::vector<double> terms(cumulative_.size());
+    double top = kNegInf;
+    for (std::size_t c = 0; c < terms.size(); ++c) {
+      double t = log_weight_[c];
+      for (std::size_t p = 0; p < x.size(); ++p) {
+        t += mixtures_[p] ? mixtures_[p]->kernel_log_pdf(c, x[p])
+                          : categorical_[p][c][static_cast<std::size_t>(x[p])];
+      }
+      terms[c] = t;
+      top = std::max(top, t);
+    }
+    double sum = 0.0;
+    for (const double t : terms)
+      if (t - top > -40.0) sum += std::exp(t - top);  // as in Mixture::log_pdf
+    return top + std::log(sum);
+  }
+
+ private:
+  const Space& space_;
+  std::vector<double> cumulative_, log_weight_;
+  std::vector<std::optional<Mixture>> mixtures_;                // numbers
+  std::vector<std::vector<std::vector<double>>> categorical_;  // listed: [kernel][value] log p
+};
+
+// The joint choice of every parameter: the best of n_ei_candidates joint draws from l.
+Point propose_joint(const Space& space, const std::vector<const Point*>& good, const std::vector<const Point*>& bad,
+                    const ModelOptions& options, Rng& rng) {
+  const Joint l(space, good, options.prior_weight), g(space, bad, options.prior_weight);
+  Point best;
+  double best_score = kNegInf;
+  for (std::int64_t c = 0; c < options.n_ei_candidates; ++c) {
+    Point x = l.draw(rng);
+    if (const double s = l.log_pdf(x) - g.log_pdf(x); best.empty() || s > best_score) {
+      best_score = s;
+      best = std::move(x);
+    }
+  }
+  for (std::size_t p = 0; p < best.size(); ++p) {
+    const Domain& d = space.params[p].domain;
+    if (!d.is_listed()) best[p] = from_model(d, best[p]);
+  }
+  return best;
+}
+
+}  // namespace
+
+Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
+              Rng& rng) {
+  // Split by score, best first; a stable sort keeps ties in observation order so the split
+  // is deterministic. The estimators then see each set in observation order, which the
+  // forgetting weights need.
+  const std::size_t n = observations.size();
+  if (n == 0) throw std::invalid_argument("parzen::propose: no observations");
+  std::vector<std::size_t> rank(n);
+  std::iota(rank.begin(), rank.end(), 0);
+  std::stable_sort(rank.begin(), rank.end(),
+                   [&](auto a, auto b) { return observations[a].score > observations[b].score; });
+  const auto n_good = std::clamp<std::size_t>(
+      static_cast<std::size_t>(std::ceil(options.gamma * static_cast<double>(n))), 1, n);
+  std::vector<bool> is_good(n, false);
+  for (std::size_t i = 0; i < n_good; ++i) is_good[rank[i]] = true;
+  std::vector<const Point*> good, bad;
+  for (std::size_t i = 0; i < n; ++i) (is_good[i] ? good : bad).push_back(observations[i].point);
+  if (options.multivariate) return propose_joint(space, good, bad, options, rng);
+  Point point(space.params.size());
+  for (std::size_t i = 0; i < space.params.size(); ++i) {
+    point[i] = propose_param(space.params[i].domain, i, good, bad, options, rng);
+  }
+  return point;
+}
+
+void write_point(std::ostream& out, const Point& point) {
+  for (double x : point) {
+    out << ' ';
+    write_double(out, x);
+  }
+}
+
+Point read_point(std::istream& in, const Space& space, const std::string& owner) {
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument(owner + ": bad saved state: " + why);
+  };
+  Point p(space.params.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Domain& d = space.params[i].domain;
+    p[i] = read_double(in, "point value");
+    if (!std::isfinite(p[i])) throw bad("expected " + std::to_string(p.size()) + " finite values per row");
+    const bool integral = d.is_listed() || d.kind == DomainKind::RandInt;
+    if (integral && p[i] != std::floor(p[i])) throw bad("'" + space.params[i].name + "' needs an integer");
+    if (d.is_listed() && (p[i] < 0 || p[i] >= static_cast<double>(d.values.size()))) {
+      throw bad("'" + space.params[i].name + "' index out of range");
+    }
+    if (!d.is_listed() && (p[i] < d.low || p[i] > d.high)) {
+      throw bad("'" + space.params[i].name + "' outside its domain");
+    }
+  }
+  return p;
+}
+
+}  // namespace ranktune::search::parzen

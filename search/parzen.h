@@ -1,0 +1,90 @@
+#pragma once
+/// The Parzen-estimator model of TPE (Bergstra, Bardenet, Bengio & Kégl, "Algorithms for
+/// Hyper-Parameter Optimization", NeurIPS 2011), in the independent (per-parameter) form of
+/// Hyperopt and Optuna 3.1's TPESampler. Shared by the searchers that model l(x)/g(x):
+/// "tpe" (search/tpe_searcher.h) and "bohb" (search/bohb_searcher.h).
+///
+/// Observations are split by score into a "good" set (the best ceil(gamma * n), at least
+/// one) and a "bad" set (the rest). Each parameter gets two Parzen estimators, l(x) from the
+/// good set and g(x) from the bad set; `n_ei_candidates` values are drawn from l(x) and the
+/// one maximizing log l(x) - log g(x) (the expected-improvement criterion) is proposed.
+///
+/// Modelling, per domain kind:
+/// - uniform, quniform: a truncated Gaussian mixture on [low, high]; quniform values are
+///   rounded to q after the choice, as search::sample rounds them.
+/// - loguniform: the same mixture on [log low, log high].
+/// - randint: the integer k is the point k + 0.5 of the continuous range [low, high); a
+///   chosen x becomes floor(x), clamped to [low, high - 1].
+/// - choice and grid: categorical.
+/// Mixtures have one component per observation plus a prior component (mean at the centre,
+/// sigma = the range). Bandwidths follow Hyperopt's rule as Optuna 3.1 implements it
+/// (consider_endpoints = false, magic clip): each sigma is the larger gap to its sorted
+/// neighbours, clipped to [range / min(100, 1 + n), range]. Observation weights use
+/// Hyperopt's linear forgetting: the newest 25 weigh 1, older ones ramp down linearly.
+/// Categorical estimators are weighted counts plus prior_weight spread evenly over the values.
+///
+/// The multivariate form (ModelOptions::multivariate, as in Optuna's multivariate TPE) keeps
+/// the same kernels but joins them: kernel i of l(x) is the product over parameters of
+/// observation i's kernels (a listed value's kernel puts prior_weight spread evenly plus 1
+/// on its value), with the same weights, and candidates are joint draws from l(x) scored
+/// by log l(x) - log g(x) over all parameters at once.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "search/options.h"
+#include "search/space.h"
+
+namespace ranktune::search::parzen {
+
+/// A config as the estimators store it, one number per parameter of the space in order:
+/// the raw value for uniform, quniform, loguniform and randint parameters (always inside
+/// the domain), and the index of the value for choice and grid parameters.
+using Point = std::vector<double>;
+
+/// One observation: `score` is sign(mode) * metric (bigger is better).
+struct Scored {
+  double score = 0;
+  const Point* point = nullptr;
+};
+
+/// The estimator's options, shared by the searchers that use it.
+struct ModelOptions {
+  double gamma = 0.25;               ///< fraction of observations in the good set, in (0, 1)
+  std::int64_t n_ei_candidates = 24; ///< draws from l(x) per parameter and proposal (>= 1)
+  double prior_weight = 1.0;         ///< weight of each estimator's prior component (> 0)
+  /// false: one estimator per parameter (Hyperopt's TPE), and each parameter is chosen on
+  /// its own. true: one joint estimator over all parameters (Optuna's multivariate TPE,
+  /// BOHB's KDE), whose kernels are products of the per-parameter kernels, so a suggestion
+  /// is the best of n_ei_candidates joint draws.
+  bool multivariate = false;
+
+  /// Reads `gamma`, `n_ei_candidates`, `prior_weight` and `multivariate` through `r`, with `defaults` for
+  /// the absent ones, and range-checks them (OptionError naming the key).
+  static ModelOptions read(OptionReader& r, const ModelOptions& defaults);
+};
+
+/// The point of `config` (every parameter of `space` present, as search::sample makes them).
+Point encode(const Space& space, const Config& config);
+/// The config of `point`, with each parameter's value type.
+Config decode(const Space& space, const Point& point);
+
+/// A point drawn from the prior: each parameter by search::sample, as random search draws it.
+Point sample_point(const Space& space, Rng& rng);
+
+/// The model-based proposal: splits `observations` (oldest first; the order is the
+/// forgetting weights') into good and bad sets and picks each parameter by expected
+/// improvement. Draws only from `rng`. `observations` must not be empty.
+Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
+              Rng& rng);
+
+/// Writes a point as space-separated exact doubles, each preceded by a space.
+void write_point(std::ostream& out, const Point& point);
+/// Reads a point of `space` that write_point wrote, and checks it lies in the space (finite,
+/// integral where it must be, in range). Throws std::invalid_argument
+/// "OWNER: bad saved state: ..." otherwise.
+Point read_point(std::istream& in, const Space& space, const std::string& owner);
+
+}  // namespace ranktune::search::parzen
