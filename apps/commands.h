@@ -49,6 +49,23 @@ struct SimulateOptions {
 /// `ranktune simulate`: the experiment on virtual workers in virtual time (synthetic only).
 int run_simulate(const SimulateOptions& o);
 
+struct CompactOptions {
+  std::string results;
+  std::string out;  ///< "" = replace `results` in place (atomically)
+};
+/// `ranktune compact`: rewrites a results file without the bytes of dropped checkpoints.
+int run_compact(const CompactOptions& o);
+
+struct ExportCheckpointOptions {
+  std::string results;
+  std::int64_t trial = 0;
+  std::optional<std::int64_t> iteration;  ///< default: the trial's newest stored checkpoint
+  std::string out;                        ///< a new or empty folder
+};
+/// `ranktune export-checkpoint`: a command trainable's checkpoint as its directory, a
+/// built-in trainable's as checkpoint.bin plus checkpoint.json.
+int run_export_checkpoint(const ExportCheckpointOptions& o);
+
 /// Loads and fully validates an experiment (config layer, then trainable layer), with
 /// `results` (if not empty) overriding [experiment] results.
 io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,

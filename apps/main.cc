@@ -57,6 +57,20 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--overhead-s", simulate.overhead_s, "Virtual seconds added to every step")->capture_default_str()->check(CLI::NonNegativeNumber);
   simulate_cmd->add_option("--set", simulate.sets, "Override a config key (value is TOML)");
 
+  apps::CompactOptions compact;
+  auto* compact_cmd = app.add_subcommand(
+      "compact", "Rewrite a results file without the bytes of dropped checkpoints (in place, atomically, unless -o)");
+  compact_cmd->add_option("results", compact.results, "Results file (.h5); refused while a run writes it")->required();
+  compact_cmd->add_option("-o,--output", compact.out, "Write the compacted copy here instead (must not exist)");
+
+  apps::ExportCheckpointOptions export_ckpt;
+  auto* export_cmd = app.add_subcommand(
+      "export-checkpoint", "Write a trial's checkpoint to a folder (a command's directory, or checkpoint.bin + .json)");
+  export_cmd->add_option("results", export_ckpt.results, "Results file (.h5)")->required();
+  export_cmd->add_option("--trial", export_ckpt.trial, "Trial id")->required()->check(CLI::PositiveNumber);
+  export_cmd->add_option("--iteration", export_ckpt.iteration, "Iteration of the checkpoint (default: the newest stored)");
+  export_cmd->add_option("out", export_ckpt.out, "Output folder (new or empty)")->required();
+
   apps::SlurmCommand slurm(app);
 
   try {
@@ -72,6 +86,8 @@ int main(int argc, char** argv) {
       if (*check_cmd) return apps::run_check(check);
       if (*report_cmd) return apps::run_report(report);
       if (*simulate_cmd) return apps::run_simulate(simulate);
+      if (*compact_cmd) return apps::run_compact(compact);
+      if (*export_cmd) return apps::run_export_checkpoint(export_ckpt);
       if (slurm.selected()) return slurm.run();
     } catch (const io::ConfigError& e) {
       std::fprintf(stderr, "ranktune: config error: %s\n", e.what());

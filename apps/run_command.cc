@@ -48,9 +48,16 @@ std::string joined(const std::vector<std::string>& argv) {
 int run_run(const RunOptions& o, int argc, char** argv) {
   if (!mpi::under_mpi_launcher()) {
     // Validate before launching anything, so a bad config costs no mpirun start-up.
-    check_resumable(load_experiment(o.config, o.sets, o.results), o.force);
+    const io::ExperimentConfig cfg = load_experiment(o.config, o.sets, o.results);
+    check_resumable(cfg, o.force);
     if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
-    const int workers = o.np > 0 ? o.np : mpi::default_worker_count();
+    // By default, at least one gang's worth of workers.
+    const int workers = o.np > 0 ? o.np : std::max(cfg.ranks_per_trial, mpi::default_worker_count());
+    if (workers < cfg.ranks_per_trial) {
+      cfg.fail("resources.ranks_per_trial", "a gang of " + std::to_string(cfg.ranks_per_trial) +
+                                                " ranks needs --np " + std::to_string(cfg.ranks_per_trial) +
+                                                " or more (got --np " + std::to_string(workers) + ")");
+    }
     std::string error;
     const int code =
         mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()), error);

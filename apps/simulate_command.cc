@@ -49,6 +49,11 @@ int run_simulate(const SimulateOptions& o) {
   if (o.results.empty()) cfg.results = simulated_results_path(cfg.results);
   refuse_existing_results(cfg);
   if (o.workers < 1) throw std::invalid_argument("--workers must be >= 1");
+  if (o.workers < cfg.ranks_per_trial) {
+    cfg.fail("resources.ranks_per_trial", "a gang of " + std::to_string(cfg.ranks_per_trial) + " ranks needs --workers " +
+                                              std::to_string(cfg.ranks_per_trial) + " or more (got " +
+                                              std::to_string(o.workers) + ")");
+  }
 
   search::SimulatorOptions sim;
   sim.workers = o.workers;

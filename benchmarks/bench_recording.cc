@@ -180,6 +180,7 @@ struct DriverRun {
   double seconds = 0;
   std::int64_t flushes = 0;
   std::int64_t lifecycle_flushes = 0;  // flushes that take_lifecycle() asked for
+  std::int64_t continues = 0;          // lease renewals sent
 };
 
 search::Space bench_space() {
@@ -210,6 +211,7 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   copts.metric = "loss";
   copts.mode = search::Mode::Min;
   copts.max_t = std::numeric_limits<std::int64_t>::max() / 2;  // trials never finish
+  copts.continue_every_result = false;  // as mpi/driver.cc: answer only the end of a lease
   search::Controller controller(
       copts, search::make_searcher("random", space, {1, o.trials}),
       search::make_scheduler("fifo", {copts.metric, copts.mode, copts.max_t}), &recorder);
@@ -252,8 +254,10 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
       objective = static_cast<double>(fed);
       commands.clear();
       controller.on_result(r.trial, r.attempt, metrics, drain_time, commands);
-      if (commands.size() != 1 || commands.front().kind != search::Command::Kind::Continue)
-        throw std::runtime_error("expected one Continue per result");
+      // FIFO decides nothing: the only answer is the Continue that renews a lease.
+      if (commands.size() > 1 || (commands.size() == 1 && commands.front().kind != search::Command::Kind::Continue))
+        throw std::runtime_error("expected at most one Continue per result");
+      run.continues += static_cast<std::int64_t>(commands.size());
     }
     const double t = now();
     const bool lifecycle = recorder.take_lifecycle();
@@ -267,6 +271,12 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   recorder.flush(controller.trials());
   ++run.flushes;
   run.seconds = seconds_since(t0);
+  // Each trial's lease is renewed once per max_lease (64) results: a controller that
+  // answered every result, or none, would be wrong.
+  const std::int64_t expected = o.results / 64;
+  if (run.continues < expected - o.trials || run.continues > expected + o.trials)
+    throw std::runtime_error("driver path: " + std::to_string(run.continues) + " lease renewals for " +
+                             std::to_string(o.results) + " results, expected about " + std::to_string(expected));
 
   if (results_rows(file) != static_cast<hsize_t>(o.results))
     throw std::runtime_error("driver path: /results does not hold every result");

@@ -504,6 +504,12 @@ class Unpacker {
 
 }  // namespace
 
+bool is_directory_archive(std::span<const std::byte> stream) {
+  if (stream.size() < kTrailerSize) return false;
+  const std::byte* t = stream.data() + stream.size() - kTrailerSize;
+  return std::memcmp(t, kTrailerMagic, sizeof kTrailerMagic) == 0 && get_le(t + 4, 8) == stream.size() - kTrailerSize;
+}
+
 ArchiveSummary pack_directory(const fs::path& dir, const ByteSink& sink) {
   return Packer(dir, sink).run();
 }

@@ -54,6 +54,11 @@ struct ArchiveSummary {
 /// ArchiveError for a missing directory, an unreadable file, or a device/FIFO/socket.
 ArchiveSummary pack_directory(const std::filesystem::path& dir, const ByteSink& sink);
 
+/// Whether `stream` ends with a pack_directory trailer whose length matches the bytes
+/// before it: how a stored checkpoint of a command trainable (a directory) is told from a
+/// built-in trainable's bytes. Checks the shape only; unpack_directory verifies the rest.
+bool is_directory_archive(std::span<const std::byte> stream);
+
 /// Unpacks a pack_directory stream from `source` into `dir`, which must be empty or not
 /// exist yet (it is created). Reads `source` to its end, so bytes after the trailer are
 /// refused too. Throws ArchiveError and empties `dir` again on any refusal.

@@ -634,7 +634,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   static const std::vector<std::string> kinds = {"synthetic", "command", "mlp"};
   static const std::vector<std::string> synthetic = {"function", "seconds_per_step", "noise"};
   static const std::vector<std::string> command = {"command", "workdir", "env", "step_timeout_s",
-                                                   "metrics"};
+                                                   "metrics", "checkpoint"};
   static const std::vector<std::string> mlp = {"data_dir",           "val_fraction", "batches_per_step",
                                                "threads_per_worker", "device",       "train_samples",
                                                "val_samples"};
@@ -701,6 +701,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   tr.workdir = wd.string();
   read(t, "env", tr.env);
   read_min(t, "step_timeout_s", tr.step_timeout_s, 0.0);
+  read(t, "checkpoint", tr.checkpoint);
   std::vector<std::string> listed;
   read(t, "metrics", listed);
   tr.metrics = {cfg.metric};
@@ -766,17 +767,21 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   if (double target = 0; read(st, "target", target)) cfg.target = target;
 
   const Table ck = sub(top, "checkpoint", false);
-  check_keys(ck, {"every", "at_end"});
+  check_keys(ck, {"every", "at_end", "keep_last", "keep_best"});
   read_min(ck, "every", cfg.checkpoint_every, std::int64_t{0});
   read(ck, "at_end", cfg.checkpoint_at_end);
+  read_min(ck, "keep_last", cfg.checkpoint_keep_last, std::int64_t{0});
+  read_min(ck, "keep_best", cfg.checkpoint_keep_best, std::int64_t{0});
 
   const Table r = sub(top, "resources", false);
   check_keys(r, {"ranks_per_trial"});
   read_min(r, "ranks_per_trial", cfg.ranks_per_trial, 1);
-  if (cfg.ranks_per_trial > 1)
+  // A command is one process of the user's: it cannot join the gang's communicator.
+  if (cfg.ranks_per_trial > 1 && cfg.trainable.kind == "command")
     fail(find(r, "ranks_per_trial"), r.key("ranks_per_trial"),
-         "values > 1 are not supported yet (gang trials arrive with the gang feature). "
-         "Use ranks_per_trial = 1");
+         "gang trials (ranks_per_trial > 1) need a built-in trainable (mlp, synthetic): a command "
+         "trainable runs as one process per trial. Use ranks_per_trial = 1, or launch your own "
+         "distributed job from the command");
 }
 
 std::string display_name(const std::string& path) { return path.empty() ? "<config>" : path; }
@@ -902,6 +907,7 @@ std::string render_config(const ExperimentConfig& c) {
       env += (env.empty() ? " " : ", ") + toml_key(k) + " = " + str(v);
     kv("env", "{" + env + (env.empty() ? "}" : " }"));
     kv("step_timeout_s", toml_float(t.step_timeout_s));
+    kv("checkpoint", t.checkpoint ? "true" : "false");
     kv("metrics", strings(t.metrics));
   } else if (t.kind == "mlp") {
     if (t.data_dir.empty())
@@ -931,6 +937,8 @@ std::string render_config(const ExperimentConfig& c) {
   o << "\n[checkpoint]\n";
   kv("every", num(c.checkpoint_every));
   kv("at_end", c.checkpoint_at_end ? "true" : "false");
+  kv("keep_last", num(c.checkpoint_keep_last));
+  kv("keep_best", num(c.checkpoint_keep_best));
 
   o << "\n[resources]\n";
   kv("ranks_per_trial", num(c.ranks_per_trial));

@@ -42,6 +42,9 @@ struct TrainableSpec {
   std::string workdir;                        ///< absolute after loading ("" = config dir)
   std::map<std::string, std::string> env;     ///< extra environment variables
   double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
+  /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
+  /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
+  bool checkpoint = false;
   // mlp (train/mlp_trainable.h)
   std::string data_dir;                 ///< IDX folder, absolute after loading ("" = Debian's Fashion-MNIST)
   double val_fraction = 0.1;            ///< share of the 60k training images held out for validation
@@ -93,6 +96,8 @@ struct ExperimentConfig {
   // [checkpoint]
   std::int64_t checkpoint_every = 0;  ///< store a checkpoint every N iterations (0: never)
   bool checkpoint_at_end = false;     ///< store one when a trial ends (max_t or early stop)
+  std::int64_t checkpoint_keep_last = 0;  ///< keep this many newest per trial (0: all)
+  std::int64_t checkpoint_keep_best = 0;  ///< keep this many best per trial (0: none for merit)
 
   // [resources]
   int ranks_per_trial = 1;

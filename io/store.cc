@@ -15,6 +15,7 @@
 #include <string_view>
 #include <variant>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "io/crc32c.h"
@@ -194,6 +195,10 @@ static_assert(std::size(kCheckpointColumns) == kCheckpointFixed);
 constexpr TableSpec kCheckpoints{"checkpoints", kCheckpointColumns, 128};
 constexpr const char* kCheckpointData = "checkpoint_data";
 constexpr hsize_t kCheckpointChunk = 1 << 20;  // bytes
+// Schema v2 columns of /checkpoints. They are not in kCheckpointColumns, which the reader
+// requires, so that schema v1 files (without them) still open.
+constexpr const char* kCkScoreName = "score";
+constexpr const char* kCkDroppedName = "dropped";
 
 constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();
 constexpr std::size_t kMaxParamWidth = 64 * 1024;
@@ -202,6 +207,19 @@ Layout fixed_layout(const TableSpec& spec) {
   Layout layout;
   for (const FixedColumn& f : spec.fixed) layout.add(f.name, f.kind, f.length);
   return layout;
+}
+
+Layout checkpoint_layout() {
+  Layout layout = fixed_layout(kCheckpoints);
+  layout.add(kCkScoreName, Kind::F64);
+  layout.add(kCkDroppedName, Kind::I32);
+  return layout;
+}
+
+std::optional<std::size_t> column_index(const Layout& layout, std::string_view name) {
+  for (std::size_t c = 0; c < layout.size(); ++c)
+    if (layout[c].name == name) return c;
+  return std::nullopt;
 }
 
 Kind kind_of(search::ValueType t) {
@@ -579,6 +597,77 @@ std::vector<WorkerInfo> read_workers(const RawTable& t) {
   return workers;
 }
 
+std::vector<CheckpointRow> read_checkpoint_rows(const RawTable& t) {
+  const Layout& L = t.layout;
+  const auto score = column_index(L, kCkScoreName), dropped = column_index(L, kCkDroppedName);
+  std::vector<CheckpointRow> rows(t.rows);
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    const std::byte* row = t.row(i);
+    CheckpointRow& r = rows[i];
+    r.trial = get_int(row, L[kCkTrial]);
+    r.attempt = static_cast<int>(get_int(row, L[kCkAttempt]));
+    r.iteration = get_int(row, L[kCkIteration]);
+    r.time = get_f64(row, L[kCkTime]);
+    r.offset = get_int(row, L[kCkOffset]);
+    r.size = get_int(row, L[kCkSize]);
+    r.crc32c = static_cast<std::uint32_t>(get_int(row, L[kCkCrc]));
+    r.score = score ? get_f64(row, L[*score]) : NAN;
+    r.dropped = dropped && get_int(row, L[*dropped]) != 0;
+  }
+  return rows;
+}
+
+void pack_checkpoint_row(const Layout& L, const CheckpointRow& r, std::byte* row) {
+  put_int(row, L[kCkTrial], r.trial);
+  put_int(row, L[kCkAttempt], r.attempt);
+  put_int(row, L[kCkIteration], r.iteration);
+  put_f64(row, L[kCkTime], r.time);
+  put_int(row, L[kCkOffset], r.offset);
+  put_int(row, L[kCkSize], r.size);
+  put_int(row, L[kCkCrc], r.crc32c);
+  // A schema v1 table has neither column; the caller refuses to drop rows there.
+  if (const auto c = column_index(L, kCkScoreName)) put_f64(row, L[*c], r.score);
+  if (const auto c = column_index(L, kCkDroppedName)) put_int(row, L[*c], r.dropped ? 1 : 0);
+}
+
+// The bytes [offset, offset + size) of the 1-D uint8 dataset `ds`.
+std::string read_bytes(hid_t ds, hsize_t offset, hsize_t size) {
+  std::string bytes(size, '\0');
+  if (size == 0) return bytes;
+  h5::Dataspace file_space{H5_CHECK(H5Dget_space(ds))};
+  hsize_t extent = 0;
+  H5_CHECK(H5Sget_simple_extent_dims(file_space.get(), &extent, nullptr));
+  if (offset > extent || size > extent - offset)
+    throw StoreError("its bytes [" + std::to_string(offset) + ", " + std::to_string(offset + size) +
+                     ") lie outside /checkpoint_data (" + std::to_string(extent) + " bytes): the file is damaged");
+  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &size, nullptr));
+  h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &size, nullptr))};
+  H5_CHECK(H5Dread(ds, H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT, bytes.data()));
+  return bytes;
+}
+
+// Writes `bytes` at `offset` of the 1-D uint8 dataset `ds`, growing it to `extent` first
+// when that is larger than its size.
+void write_bytes(hid_t ds, hsize_t offset, std::string_view bytes, hsize_t extent) {
+  hsize_t size = bytes.size();
+  if (size == 0) return;
+  h5::Dataspace current{H5_CHECK(H5Dget_space(ds))};
+  hsize_t now = 0;
+  H5_CHECK(H5Sget_simple_extent_dims(current.get(), &now, nullptr));
+  if (extent > now) H5_CHECK(H5Dset_extent(ds, &extent));
+  h5::Dataspace file_space{H5_CHECK(H5Dget_space(ds))};
+  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &size, nullptr));
+  h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &size, nullptr))};
+  H5_CHECK(H5Dwrite(ds, H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT, bytes.data()));
+}
+
+std::uint32_t crc_of(std::string_view bytes) { return crc32c(std::as_bytes(std::span(bytes.data(), bytes.size()))); }
+
+std::string checkpoint_name(search::TrialId trial, std::int64_t iteration) {
+  return trial == 0 ? "experiment state " + std::to_string(iteration)
+                    : "checkpoint of trial " + std::to_string(trial) + " at iteration " + std::to_string(iteration);
+}
+
 // The end-of-file address a version 2/3 superblock (the only kind ranktune writes) records,
 // or 0 when the first bytes are not one. Only used to word an error HDF5 already found.
 std::uint64_t superblock_eof(const std::string& path) {
@@ -596,6 +685,18 @@ std::uint64_t superblock_eof(const std::string& path) {
     eof = eof << 8 | sb[28 + i];
   }
   return base + eof;
+}
+
+// The file consistency flags of a version 2/3 superblock (non-zero while a writer holds the
+// file, or after its writer died), or nullopt when the first bytes are not one.
+std::optional<unsigned> superblock_flags(const std::string& path) {
+  unsigned char sb[12] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  const std::size_t n = std::fread(sb, 1, sizeof sb, f);
+  std::fclose(f);
+  if (n < sizeof sb || std::memcmp(sb, "\x89HDF\r\n\x1a\n", 8) != 0 || (sb[8] != 2 && sb[8] != 3)) return std::nullopt;
+  return sb[11];
 }
 
 // A one-line reason for a file that HDF5 will not open, with what to do about it. Both
@@ -624,6 +725,21 @@ std::string open_failure(const std::string& path, std::uintmax_t file_size, cons
   return "not an HDF5 file (or it is truncated/corrupted): " + (plain_error.empty() ? swmr_error : plain_error);
 }
 
+// Opens a results file read-only (SWMR_READ first, so a running writer does not stop us).
+h5::File open_for_reading(const std::string& path, std::uintmax_t file_size) {
+  // Two metadata attempts: the default retries a bad checksum for minutes.
+  h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
+  H5_CHECK(H5Pset_metadata_read_attempts(fapl.get(), 2));
+  h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get())};
+  if (!file) {
+    // Files from other tools may only open plainly.
+    const std::string swmr_error = h5::last_error();
+    file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())};
+    if (!file) throw StoreError(open_failure(path, file_size, swmr_error, h5::last_error()));
+  }
+  return file;
+}
+
 ResultsFile read_file(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -637,16 +753,7 @@ ResultsFile read_file(const std::string& path) {
   const std::string not_hdf5 = "not an HDF5 file (or it is truncated/corrupted): ";
   if (const htri_t is_hdf5 = H5Fis_hdf5(path.c_str()); is_hdf5 <= 0)
     throw StoreError(is_hdf5 == 0 ? not_hdf5 + "no HDF5 signature" : open_failure(path, file_size, h5::last_error(), ""));
-  // SWMR_READ lets us read while the writer runs; files from other tools may only open
-  // plainly. Two metadata attempts: the default retries a bad checksum for minutes.
-  h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
-  H5_CHECK(H5Pset_metadata_read_attempts(fapl.get(), 2));
-  h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get())};
-  if (!file) {
-    const std::string swmr_error = h5::last_error();
-    file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())};
-    if (!file) throw StoreError(open_failure(path, file_size, swmr_error, h5::last_error()));
-  }
+  h5::File file = open_for_reading(path, file_size);
 
   // HDF5 1.10.8 reads past buffers (H5O_attr_decode) and crashes (H5Aiterate2 on a half-built
   // table) on damaged metadata in the old format, object header version 1, which has no
@@ -654,7 +761,7 @@ ResultsFile read_file(const std::string& path) {
   // version 2 headers only, whose checksums stop damage before HDF5 decodes it, so a file
   // is read only when every object the reader opens has one. The root is checked first:
   // its links locate the others.
-  for (const char* name : {".", "stack", "trials", "results", "events", "workers"}) {
+  for (const char* name : {".", "stack", "trials", "results", "events", "workers", "checkpoints", "checkpoint_data"}) {
     if (name[0] != '.' && H5_CHECK(H5Lexists(file.get(), name, H5P_DEFAULT)) == 0) continue;
     H5O_info_t info{};
     H5_CHECK(H5Oget_info_by_name2(file.get(), name, &info, H5O_INFO_HDR, H5P_DEFAULT));
@@ -666,10 +773,10 @@ ResultsFile read_file(const std::string& path) {
   if (H5_CHECK(H5Aexists(file.get(), "schema_version")) == 0)
     throw StoreError("not a ranktune results file (no schema_version attribute)");
   const long long version = read_int_attr(file.get(), "schema_version");
-  if (version != kSchemaVersion)
+  if (version < kMinSchemaVersion || version > kSchemaVersion)
     throw StoreError("schema version " + std::to_string(version) + ", but ranktune " +
-                     RANKTUNE_VERSION + " reads schema version " +
-                     std::to_string(kSchemaVersion) + " only");
+                     RANKTUNE_VERSION + " reads schema version " + std::to_string(kSchemaVersion) +
+                     " and older (down to " + std::to_string(kMinSchemaVersion) + ") only");
 
   for (const TableSpec* spec : {&kTrials, &kResults, &kEvents, &kWorkersTable})
     if (H5_CHECK(H5Lexists(file.get(), spec->name, H5P_DEFAULT)) == 0)
@@ -682,6 +789,8 @@ ResultsFile read_file(const std::string& path) {
   out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
   out.events = read_events(read_table(file.get(), kEvents, file_size));
   out.workers = read_workers(read_table(file.get(), kWorkersTable, file_size));
+  if (H5_CHECK(H5Lexists(file.get(), kCheckpoints.name, H5P_DEFAULT)) > 0)
+    out.checkpoints = read_checkpoint_rows(read_table(file.get(), kCheckpoints, file_size));
   return out;
 }
 
@@ -693,6 +802,7 @@ struct Table {
   h5::Datatype type;
   h5::Dataset ds;
   std::vector<std::byte> buffer;
+  std::size_t used = 0;  ///< bytes of `buffer` that hold rows not yet written
   hsize_t rows = 0;  // rows in the file
 
   void create(hid_t file, const TableSpec& spec, Layout row_layout) {
@@ -716,11 +826,17 @@ struct Table {
     H5_CHECK(H5Sget_simple_extent_dims(space.get(), &rows, nullptr));
   }
 
+  // `buffer` keeps its size across commits and `used` says how much of it holds rows:
+  // growing it with resize() per row would zero each row before it is filled, a cost paid
+  // on every result.
   std::byte* add_row() {
-    buffer.resize(buffer.size() + layout.row_size());
-    return buffer.data() + buffer.size() - layout.row_size();
+    const std::size_t n = layout.row_size();
+    if (used + n > buffer.size()) buffer.resize(std::max(2 * buffer.size(), used + n));
+    std::byte* row = buffer.data() + used;
+    used += n;
+    return row;
   }
-  std::size_t pending() const { return buffer.size() / layout.row_size(); }
+  std::size_t pending() const { return used / layout.row_size(); }
 
   void extend(hsize_t extent) {
     H5_CHECK(H5Dset_extent(ds.get(), &extent));
@@ -733,6 +849,24 @@ struct Table {
     H5_CHECK(H5Dwrite(ds.get(), type.get(), mem.get(), file_space, H5P_DEFAULT, data));
   }
 
+  // Overwrites existing rows (row index -> packed row) with one point selection, so
+  // rewrites cost one write like an append does; grows the table to the highest row first.
+  void rewrite(std::map<hsize_t, std::vector<std::byte>>& dirty) {
+    if (dirty.empty()) return;
+    const hsize_t highest = dirty.rbegin()->first + 1;
+    if (highest > rows) extend(highest);
+    std::vector<hsize_t> coords;
+    std::vector<std::byte> packed;
+    for (const auto& [row, bytes] : dirty) {
+      coords.push_back(row);
+      packed.insert(packed.end(), bytes.begin(), bytes.end());
+    }
+    h5::Dataspace space{H5_CHECK(H5Dget_space(ds.get()))};
+    H5_CHECK(H5Sselect_elements(space.get(), H5S_SELECT_SET, coords.size(), coords.data()));
+    write(space.get(), coords.size(), packed.data());
+    dirty.clear();
+  }
+
   // Group commit: one set_extent and one write for every row buffered since the last call.
   void append() {
     hsize_t count = pending();
@@ -742,7 +876,7 @@ struct Table {
     h5::Dataspace space{H5_CHECK(H5Dget_space(ds.get()))};
     H5_CHECK(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr));
     write(space.get(), count, buffer.data());
-    buffer.clear();
+    used = 0;
   }
 };
 
@@ -792,23 +926,33 @@ struct ResultsWriter::Impl {
   StoreSchema schema;
   h5::File file;  // declared first: closed after every dataset
   Table trials, results, events, workers;
-  std::map<search::TrialId, std::vector<std::byte>> dirty_trials;  // id -> packed row
+  std::map<hsize_t, std::vector<std::byte>> dirty_trials;  // row (id - 1) -> packed row
   std::vector<std::size_t> metrics_by_name;  // metric columns of `results`, sorted by name
   Table checkpoints;
   h5::Dataset checkpoint_data;
   hsize_t checkpoint_bytes = 0;  // extent of checkpoint_data
   struct Stored {
-    hsize_t offset, size;
-    std::uint32_t crc;
+    CheckpointRow row;
+    hsize_t index = 0;  // row of /checkpoints (rows past checkpoints.rows are still buffered)
   };
-  std::map<std::pair<search::TrialId, std::int64_t>, Stored> checkpoint_index;  // (trial, iteration)
+  std::map<CheckpointKey, Stored> checkpoint_index;  // live checkpoints only
+  std::map<hsize_t, std::vector<std::byte>> dirty_checkpoints;  // flushed rows now dropped
+  // Schema v1 tables cannot flag a row dropped, so such a file never frees bytes.
+  bool can_drop = true;
+  FreeSpace free_space;
+  std::vector<std::pair<hsize_t, hsize_t>> freed_unflushed;  // free after the next flush
+  RetentionPolicy retention;
+  // The experiment metric at each trial's latest result (index = id), for keep_best.
+  std::string metric;
+  std::size_t metric_column = 0;  ///< its column in `results` (layout size when absent)
+  std::vector<std::pair<std::int64_t, double>> last_score;
 
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
   void open_existing(ResumeInfo& info);
   void create_checkpoint_tables(hid_t root);
+  void drop(std::map<CheckpointKey, Stored>::iterator it);
   void index_metrics();
   void pack_trial(const search::Trial& t, std::byte* row) const;
-  void flush_trials();
 };
 
 void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list,
@@ -830,6 +974,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
   created = true;
+  metric = meta.metric;
 
   const hid_t root = file.get();
   write_int_attr(root, "schema_version", kSchemaVersion);
@@ -874,19 +1019,50 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
 
 void ResultsWriter::Impl::index_metrics() {
   metrics_by_name.clear();
-  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) metrics_by_name.push_back(c);
+  metric_column = results.layout.size();
+  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) {
+    metrics_by_name.push_back(c);
+    if (results.layout[c].name == metric) metric_column = c;
+  }
   std::sort(metrics_by_name.begin(), metrics_by_name.end(),
             [&](std::size_t a, std::size_t b) { return results.layout[a].name < results.layout[b].name; });
 }
 
-void ResultsWriter::Impl::create_checkpoint_tables(hid_t root) {
-  checkpoints.create(root, kCheckpoints, fixed_layout(kCheckpoints));
-  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = kCheckpointChunk;
+namespace {
+
+h5::Dataset create_byte_dataset(hid_t root, hsize_t chunk = kCheckpointChunk) {
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED;
   h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
   h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
   H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
-  checkpoint_data = h5::Dataset{H5_CHECK(H5Dcreate2(root, kCheckpointData, H5T_NATIVE_UINT8, space.get(),
-                                                    H5P_DEFAULT, dcpl.get(), H5P_DEFAULT))};
+  return h5::Dataset{H5_CHECK(
+      H5Dcreate2(root, kCheckpointData, H5T_NATIVE_UINT8, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT))};
+}
+
+}  // namespace
+
+void ResultsWriter::Impl::create_checkpoint_tables(hid_t root) {
+  checkpoints.create(root, kCheckpoints, checkpoint_layout());
+  checkpoint_data = create_byte_dataset(root);
+}
+
+void ResultsWriter::Impl::drop(std::map<CheckpointKey, Stored>::iterator it) {
+  if (!can_drop) {  // schema v1: forgotten for this run, but its row cannot say so
+    checkpoint_index.erase(it);
+    return;
+  }
+  Stored& s = it->second;
+  s.row.dropped = true;
+  if (s.index >= checkpoints.rows) {  // still buffered: flag it there
+    pack_checkpoint_row(checkpoints.layout, s.row,
+                        checkpoints.buffer.data() + (s.index - checkpoints.rows) * checkpoints.layout.row_size());
+  } else {
+    std::vector<std::byte>& packed = dirty_checkpoints[s.index];
+    packed.assign(checkpoints.layout.row_size(), std::byte{0});
+    pack_checkpoint_row(checkpoints.layout, s.row, packed.data());
+  }
+  if (s.row.size > 0) freed_unflushed.emplace_back(s.row.offset, s.row.size);
+  checkpoint_index.erase(it);
 }
 
 namespace {
@@ -936,19 +1112,32 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   results.open(root, kResults);
   events.open(root, kEvents);
   workers.open(root, kWorkersTable);
+  metric = read_text(root, "metric").value_or("");
   if (H5_CHECK(H5Lexists(root, kCheckpoints.name, H5P_DEFAULT)) > 0) {
     checkpoints.open(root, kCheckpoints);
+    can_drop = column_index(checkpoints.layout, kCkDroppedName).has_value();
     checkpoint_data = h5::Dataset{H5_CHECK(H5Dopen2(root, kCheckpointData, H5P_DEFAULT))};
     h5::Dataspace space{H5_CHECK(H5Dget_space(checkpoint_data.get()))};
     H5_CHECK(H5Sget_simple_extent_dims(space.get(), &checkpoint_bytes, nullptr));
-    const RawTable rows = read_table(root, kCheckpoints, fs::file_size(path));
-    const Layout& L = rows.layout;
-    for (std::size_t i = 0; i < rows.rows; ++i) {
-      const std::byte* row = rows.row(i);
-      const auto offset = get_int(row, L[kCkOffset]), size = get_int(row, L[kCkSize]);
-      if (offset < 0 || size < 0 || static_cast<hsize_t>(offset + size) > checkpoint_bytes) continue;  // torn
-      checkpoint_index[{get_int(row, L[kCkTrial]), get_int(row, L[kCkIteration])}] = {
-          static_cast<hsize_t>(offset), static_cast<hsize_t>(size), static_cast<std::uint32_t>(get_int(row, L[kCkCrc]))};
+    const std::vector<CheckpointRow> rows = read_checkpoint_rows(read_table(root, kCheckpoints, fs::file_size(path)));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const CheckpointRow& r = rows[i];
+      if (r.dropped || r.offset < 0 || r.size < 0 || static_cast<hsize_t>(r.offset + r.size) > checkpoint_bytes)
+        continue;  // dropped, or torn by a crash
+      const CheckpointKey key{r.trial, r.iteration};
+      // A later row for the same checkpoint supersedes the earlier one, as it did for the
+      // writer that stored them; the earlier row is flagged at the next flush.
+      if (auto old = checkpoint_index.find(key); old != checkpoint_index.end()) drop(old);
+      checkpoint_index[key] = {r, i};
+    }
+    if (can_drop) {
+      // Free is what no live checkpoint holds: dropped bytes, and bytes a crash left
+      // without a row. Everything here was flushed, so all of it is free at once.
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> used;
+      for (const auto& [key, stored] : checkpoint_index)
+        used.emplace_back(static_cast<std::uint64_t>(stored.row.offset), static_cast<std::uint64_t>(stored.row.size));
+      free_space = FreeSpace::gaps(std::move(used), checkpoint_bytes);
+      freed_unflushed.clear();
     }
   } else {
     create_checkpoint_tables(root);  // a file from before checkpoints existed
@@ -989,23 +1178,6 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   }
 }
 
-// Rows are addressed by id (row = id - 1) with one point selection, so rewrites and
-// out-of-order ids cost one write like an append does.
-void ResultsWriter::Impl::flush_trials() {
-  if (dirty_trials.empty()) return;
-  const auto highest = static_cast<hsize_t>(dirty_trials.rbegin()->first);
-  if (highest > trials.rows) trials.extend(highest);
-  std::vector<hsize_t> coords;
-  std::vector<std::byte> packed;
-  for (const auto& [id, row] : dirty_trials) {
-    coords.push_back(static_cast<hsize_t>(id - 1));
-    packed.insert(packed.end(), row.begin(), row.end());
-  }
-  h5::Dataspace space{H5_CHECK(H5Dget_space(trials.ds.get()))};
-  H5_CHECK(H5Sselect_elements(space.get(), H5S_SELECT_SET, coords.size(), coords.data()));
-  trials.write(space.get(), coords.size(), packed.data());
-  dirty_trials.clear();
-}
 
 ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
                              const StoreSchema& schema, const std::vector<WorkerInfo>& workers)
@@ -1039,6 +1211,9 @@ ResultsWriter::ResultsWriter(const std::string& path, ResumeInfo& info) : impl_(
 
 void ResultsWriter::append_state(double time, std::string_view state) {
   append_checkpoint(0, 0, ++state_sequence_, time, state);
+  // Only the newest state is ever read back (resume), and the new one reaches the file in
+  // the same flush that flags the old one dropped.
+  if (impl_->retention.enabled()) drop_checkpoint(0, state_sequence_ - 1);
 }
 
 std::optional<std::string> ResultsWriter::latest_state() const {
@@ -1065,7 +1240,7 @@ void ResultsWriter::write_trial(const search::Trial& trial) {
   // Ids bound the table's extent, so a garbage id must not grow the file to petabytes.
   if (trial.id < 1 || trial.id > 1'000'000'000)
     throw StoreError(impl_->path + ": trial id " + std::to_string(trial.id) + " is out of range");
-  std::vector<std::byte>& row = impl_->dirty_trials[trial.id];
+  std::vector<std::byte>& row = impl_->dirty_trials[static_cast<hsize_t>(trial.id - 1)];
   row.assign(impl_->trials.layout.row_size(), std::byte{0});
   impl_->pack_trial(trial, row.data());
 }
@@ -1081,6 +1256,8 @@ std::size_t ResultsWriter::append_result(search::TrialId trial, int attempt, std
   // Both sides are sorted by name (metrics_by_name orders the columns once), so one merge
   // pass matches them: a string comparison per column, no lookups.
   std::size_t recorded = 0;
+  bool scored = false;
+  double score = NAN;
   auto m = metrics.begin();
   for (const std::size_t c : impl_->metrics_by_name) {
     const std::string& name = t.layout[c].name;
@@ -1088,7 +1265,18 @@ std::size_t ResultsWriter::append_result(search::TrialId trial, int attempt, std
     while (m != metrics.end() && (order = m->first.compare(name)) < 0) ++m;
     const bool found = order == 0;
     recorded += found;
-    put_f64(row, t.layout[c], found ? m->second : NAN);
+    const double v = found ? m->second : NAN;
+    put_f64(row, t.layout[c], v);
+    if (c == impl_->metric_column) {
+      scored = found;
+      score = v;
+    }
+  }
+  // The checkpoint of this iteration, if one comes, is judged by this value (keep_best).
+  if (scored && trial > 0 && trial <= 1'000'000'000) {
+    auto& scores = impl_->last_score;
+    if (static_cast<std::size_t>(trial) >= scores.size()) scores.resize(static_cast<std::size_t>(trial) + 1, {0, NAN});
+    scores[static_cast<std::size_t>(trial)] = {iteration, score};
   }
   return recorded;
 }
@@ -1108,28 +1296,21 @@ void ResultsWriter::append_checkpoint(search::TrialId trial, int attempt, std::i
   h5::quiet();
   with_context(impl_->path + ": checkpoint: ", [&] {
     Impl& m = *impl_;
-    const hsize_t offset = m.checkpoint_bytes, size = bytes.size();
-    if (size > 0) {
-      const hsize_t extent = offset + size;
-      H5_CHECK(H5Dset_extent(m.checkpoint_data.get(), &extent));
-      h5::Dataspace file_space{H5_CHECK(H5Dget_space(m.checkpoint_data.get()))};
-      H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &size, nullptr));
-      h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &size, nullptr))};
-      H5_CHECK(H5Dwrite(m.checkpoint_data.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT,
-                        bytes.data()));
-      m.checkpoint_bytes = extent;
-    }
-    const std::uint32_t crc = crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())));
-    std::byte* row = m.checkpoints.add_row();
-    const Layout& L = m.checkpoints.layout;
-    put_int(row, L[kCkTrial], trial);
-    put_int(row, L[kCkAttempt], attempt);
-    put_int(row, L[kCkIteration], iteration);
-    put_f64(row, L[kCkTime], time);
-    put_int(row, L[kCkOffset], static_cast<std::int64_t>(offset));
-    put_int(row, L[kCkSize], static_cast<std::int64_t>(size));
-    put_int(row, L[kCkCrc], crc);
-    m.checkpoint_index[{trial, iteration}] = {offset, size, crc};
+    const hsize_t size = bytes.size();
+    const hsize_t offset = size == 0 ? 0 : m.free_space.allocate(size, m.checkpoint_bytes);
+    const hsize_t extent = std::max(m.checkpoint_bytes, offset + size);
+    write_bytes(m.checkpoint_data.get(), offset, bytes, extent);
+    m.checkpoint_bytes = extent;
+    CheckpointRow r{trial, attempt, iteration, time, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(size),
+                    crc_of(bytes)};
+    if (trial > 0 && static_cast<std::size_t>(trial) < m.last_score.size() &&
+        m.last_score[static_cast<std::size_t>(trial)].first == iteration)
+      r.score = m.last_score[static_cast<std::size_t>(trial)].second;
+    // A second checkpoint of the same iteration (a retry that saved again) replaces the first.
+    if (auto old = m.checkpoint_index.find({trial, iteration}); old != m.checkpoint_index.end()) m.drop(old);
+    const hsize_t index = m.checkpoints.rows + m.checkpoints.pending();
+    pack_checkpoint_row(m.checkpoints.layout, r, m.checkpoints.add_row());
+    m.checkpoint_index[{trial, iteration}] = {r, index};
   });
 }
 
@@ -1138,22 +1319,67 @@ std::string ResultsWriter::read_checkpoint(search::TrialId trial, std::int64_t i
   if (it == impl_->checkpoint_index.end())
     throw StoreError(impl_->path + ": no checkpoint of trial " + std::to_string(trial) + " at iteration " +
                      std::to_string(iteration));
-  std::string bytes(it->second.size, '\0');
   h5::quiet();
-  with_context(impl_->path + ": checkpoint: ", [&] {
-    if (bytes.empty()) return;
-    hsize_t offset = it->second.offset, size = it->second.size;
-    h5::Dataspace file_space{H5_CHECK(H5Dget_space(impl_->checkpoint_data.get()))};
-    H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &offset, nullptr, &size, nullptr));
-    h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &size, nullptr))};
-    H5_CHECK(H5Dread(impl_->checkpoint_data.get(), H5T_NATIVE_UINT8, mem_space.get(), file_space.get(), H5P_DEFAULT,
-                     bytes.data()));
+  const CheckpointRow& r = it->second.row;
+  std::string bytes = with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
+    return read_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(r.offset), static_cast<hsize_t>(r.size));
   });
-  const std::uint32_t crc = crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())));
-  if (crc != it->second.crc)
-    throw StoreError(impl_->path + ": checkpoint of trial " + std::to_string(trial) + " at iteration " +
-                     std::to_string(iteration) + " fails its checksum (the file is damaged)");
+  if (crc_of(bytes) != r.crc32c)
+    throw StoreError(impl_->path + ": " + checkpoint_name(trial, iteration) + " fails its checksum (the file is damaged)");
   return bytes;
+}
+
+void ResultsWriter::set_retention(const RetentionPolicy& policy) {
+  if (policy.enabled() && !impl_->can_drop)
+    throw StoreError(impl_->path + ": schema version 1 file: its /checkpoints table cannot mark checkpoints "
+                     "dropped, so [checkpoint] keep_last/keep_best cannot apply. Run `ranktune compact " +
+                     impl_->path + "` to upgrade it, or remove keep_last/keep_best");
+  impl_->retention = policy;
+}
+
+std::vector<CheckpointKey> ResultsWriter::apply_retention(const std::set<CheckpointKey>& pinned) {
+  std::vector<CheckpointKey> dropped;
+  if (!impl_->retention.enabled()) return dropped;
+  auto& index = impl_->checkpoint_index;
+  // The index is ordered by (trial, iteration): one pass hands the policy each trial's run.
+  std::vector<CheckpointScore> live;
+  std::set<std::int64_t> pins;
+  for (auto it = index.lower_bound({1, std::numeric_limits<std::int64_t>::min()}); it != index.end();) {
+    const search::TrialId trial = it->first.first;
+    live.clear();
+    pins.clear();
+    for (; it != index.end() && it->first.first == trial; ++it) {
+      live.push_back({it->first.second, it->second.row.score});
+      if (pinned.count(it->first) > 0) pins.insert(it->first.second);
+    }
+    for (const std::int64_t iteration : checkpoints_to_drop(live, impl_->retention, pins))
+      dropped.emplace_back(trial, iteration);
+  }
+  for (const CheckpointKey& key : dropped) impl_->drop(index.find(key));
+  return dropped;
+}
+
+bool ResultsWriter::drop_checkpoint(search::TrialId trial, std::int64_t iteration) {
+  const auto it = impl_->checkpoint_index.find({trial, iteration});
+  if (it == impl_->checkpoint_index.end()) return false;
+  impl_->drop(it);
+  return true;
+}
+
+std::int64_t ResultsWriter::previous_checkpoint(search::TrialId trial, std::int64_t iteration) const {
+  const auto& index = impl_->checkpoint_index;
+  auto it = index.lower_bound({trial, iteration});
+  if (it == index.begin()) return 0;
+  --it;
+  return it->first.first == trial ? it->first.second : 0;
+}
+
+CheckpointSpace ResultsWriter::checkpoint_space() const {
+  CheckpointSpace space;
+  space.extent = impl_->checkpoint_bytes;
+  space.free = impl_->free_space.total();
+  for (const auto& [key, stored] : impl_->checkpoint_index) space.live += static_cast<std::uint64_t>(stored.row.size);
+  return space;
 }
 
 void ResultsWriter::flush() {
@@ -1162,17 +1388,199 @@ void ResultsWriter::flush() {
     impl_->results.append();
     impl_->events.append();
     impl_->checkpoints.append();
-    impl_->flush_trials();
+    impl_->checkpoints.rewrite(impl_->dirty_checkpoints);
+    impl_->trials.rewrite(impl_->dirty_trials);
     // H5Fflush, not only H5Dflush: recovery after kill -9 keeps only what this wrote.
     H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL));
+    // The file now says these bytes are dropped, so overwriting them cannot hurt a row
+    // that a crash recovery or a live reader would still trust.
+    for (const auto& [offset, size] : impl_->freed_unflushed) impl_->free_space.release(offset, size);
+    impl_->freed_unflushed.clear();
   });
 }
 
 std::size_t ResultsWriter::pending() const {
   return impl_->results.pending() + impl_->events.pending() + impl_->checkpoints.pending() +
-         impl_->dirty_trials.size();
+         impl_->dirty_trials.size() + impl_->dirty_checkpoints.size();
 }
 
 const std::string& ResultsWriter::path() const { return impl_->path; }
+
+std::string read_checkpoint_bytes(const ResultsFile& file, const CheckpointRow& row) {
+  h5::quiet();
+  const std::string what = file.path + ": " + checkpoint_name(row.trial, row.iteration);
+  if (row.dropped) throw StoreError(what + " was dropped (by retention, or after failing its checksum): its bytes are gone");
+  if (row.offset < 0 || row.size < 0)
+    throw StoreError(what + " has no bytes (offset " + std::to_string(row.offset) + ", size " + std::to_string(row.size) + ")");
+  std::string bytes = with_context(what + ": ", [&] {
+    std::error_code ec;
+    const h5::File f = open_for_reading(file.path, fs::file_size(file.path, ec));
+    const h5::Dataset ds{H5_CHECK(H5Dopen2(f.get(), kCheckpointData, H5P_DEFAULT))};
+    return read_bytes(ds.get(), static_cast<hsize_t>(row.offset), static_cast<hsize_t>(row.size));
+  });
+  if (crc_of(bytes) != row.crc32c) throw StoreError(what + " fails its checksum (the file is damaged)");
+  return bytes;
+}
+
+namespace {
+
+// Copies every attribute of `from` to `to` byte for byte, in its own file type.
+void copy_attributes(hid_t from, hid_t to) {
+  for (const std::string& name : attribute_names(from)) {
+    h5::Attribute src{H5_CHECK(H5Aopen(from, name.c_str(), H5P_DEFAULT))};
+    h5::Datatype type{H5_CHECK(H5Aget_type(src.get()))};
+    h5::Dataspace space{H5_CHECK(H5Aget_space(src.get()))};
+    const auto points = H5_CHECK(H5Sget_simple_extent_npoints(space.get()));
+    std::vector<std::byte> buffer(H5Tget_size(type.get()) * static_cast<std::size_t>(points));
+    H5_CHECK(H5Aread(src.get(), type.get(), buffer.data()));
+    h5::Attribute dst{H5_CHECK(H5Acreate2(to, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT))};
+    H5_CHECK(H5Awrite(dst.get(), type.get(), buffer.data()));
+  }
+}
+
+std::vector<std::string> link_names(hid_t group) {
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    try {
+      static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+      return 0;
+    } catch (...) {
+      return -1;  // exceptions must not unwind through HDF5's C frames
+    }
+  };
+  H5_CHECK(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names));
+  return names;
+}
+
+// Removes a file on scope exit unless release()d: a failed compact leaves nothing behind.
+class RemoveOnFailure {
+ public:
+  explicit RemoveOnFailure(fs::path path) : path_(std::move(path)) {}
+  RemoveOnFailure(const RemoveOnFailure&) = delete;
+  RemoveOnFailure& operator=(const RemoveOnFailure&) = delete;
+  ~RemoveOnFailure() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove(path_, ec);
+  }
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+// Writes the compacted copy of `src` to `tmp`; the caller renames it into place.
+CompactSummary write_compacted(const ResultsFile& src, const std::string& tmp) {
+  CompactSummary summary;
+  std::error_code ec;
+  const h5::File in = open_for_reading(src.path, fs::file_size(src.path, ec));
+  h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
+  // The latest format, as the writer uses: a resumed run needs it for SWMR.
+  H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
+  const h5::File out{H5_CHECK(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
+  copy_attributes(in.get(), out.get());
+  {
+    // The copy has the dropped flags whatever the source's schema was.
+    h5::Attribute version{H5_CHECK(H5Aopen(out.get(), "schema_version", H5P_DEFAULT))};
+    const int v = kSchemaVersion;
+    H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT, &v));
+  }
+  for (const std::string& name : link_names(in.get())) {
+    if (name == kCheckpoints.name || name == kCheckpointData) continue;
+    H5_CHECK(H5Ocopy(in.get(), name.c_str(), out.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT));
+  }
+  h5::Dataset data_in;
+  if (H5_CHECK(H5Lexists(in.get(), kCheckpointData, H5P_DEFAULT)) > 0)
+    data_in = h5::Dataset{H5_CHECK(H5Dopen2(in.get(), kCheckpointData, H5P_DEFAULT))};
+  Table rows;
+  rows.create(out.get(), kCheckpoints, checkpoint_layout());
+  // Chunks are allocated whole: a few small checkpoints in 1 MiB chunks would keep the
+  // compacted file as large as before, so small data gets smaller chunks (64 KiB at least).
+  hsize_t live_bytes = 0;
+  for (const CheckpointRow& r : src.checkpoints)
+    if (!r.dropped && r.size > 0) live_bytes += static_cast<hsize_t>(r.size);
+  hsize_t chunk = 64 * 1024;
+  while (chunk < live_bytes && chunk < kCheckpointChunk) chunk *= 2;
+  const h5::Dataset data_out = create_byte_dataset(out.get(), chunk);
+  hsize_t cursor = 0;
+  for (CheckpointRow r : src.checkpoints) {
+    bool live = !r.dropped && r.offset >= 0 && r.size >= 0 && data_in;
+    if (live) {
+      try {
+        const std::string bytes = read_bytes(data_in.get(), static_cast<hsize_t>(r.offset), static_cast<hsize_t>(r.size));
+        if (crc_of(bytes) != r.crc32c) throw StoreError("checksum mismatch");
+        write_bytes(data_out.get(), cursor, bytes, cursor + bytes.size());
+        r.offset = static_cast<std::int64_t>(cursor);
+        cursor += bytes.size();
+        ++summary.live;
+      } catch (const StoreError&) {
+        // A damaged checkpoint could never be restored; copying its bytes would only
+        // move the damage. Its row stays, dropped, like any other lost checkpoint.
+        live = false;
+        ++summary.damaged;
+      }
+    } else {
+      ++summary.dropped;
+    }
+    if (!live) {
+      r.dropped = true;
+      r.offset = -1;  // its bytes are not in this file
+    }
+    pack_checkpoint_row(rows.layout, r, rows.add_row());
+  }
+  rows.append();
+  H5_CHECK(H5Fflush(out.get(), H5F_SCOPE_GLOBAL));
+  return summary;
+}
+
+struct FileStamp {
+  std::uintmax_t size = 0;
+  fs::file_time_type mtime{};
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp(const std::string& path) {
+  std::error_code ec;
+  return {fs::file_size(path, ec), fs::last_write_time(path, ec)};
+}
+
+}  // namespace
+
+CompactSummary compact_results(const std::string& in, const std::string& out) {
+  h5::quiet();
+  const ResultsFile src = ResultsFile::read(in);  // foreign, truncated, damaged: refused here
+  if (const auto flags = superblock_flags(in); flags && *flags != 0)
+    throw StoreError(in + ": a writer holds it (its HDF5 superblock says it is open for writing): a run is "
+                     "writing it, or one was killed. Wait for the run to end, or resume the killed run "
+                     "(`ranktune run --resume` mends the file), then compact it");
+  const fs::path target = out.empty() ? fs::path(in) : fs::path(out);
+  std::error_code ec;
+  if (!out.empty() && fs::exists(target, ec))
+    throw StoreError(out + ": already exists (refusing to overwrite it; choose another -o path)");
+  const FileStamp before = stamp(in);
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".compact-" +
+                                               std::to_string(::getpid()) + ".tmp");
+  RemoveOnFailure cleanup(tmp);
+  CompactSummary summary;
+  try {
+    summary = write_compacted(src, tmp.string());
+  } catch (const std::exception& e) {
+    throw StoreError(in + ": cannot compact into " + tmp.string() + ": " + e.what());
+  }
+  // rename(2) is atomic, but only durable once the new file's bytes are on disk.
+  if (const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    const int rc = ::fsync(fd);
+    ::close(fd);
+    if (rc != 0) throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
+  }
+  if (!(stamp(in) == before))
+    throw StoreError(in + ": changed while it was being compacted (did a run start writing it?); nothing was "
+                     "replaced. Compact it again once the run has ended");
+  if (::rename(tmp.c_str(), target.c_str()) != 0)
+    throw StoreError(target.string() + ": cannot replace it with the compacted copy: " + std::strerror(errno));
+  cleanup.release();
+  summary.bytes_before = before.size;
+  summary.bytes_after = fs::file_size(target, ec);
+  return summary;
+}
 
 }  // namespace ranktune::io

@@ -1,5 +1,5 @@
 #pragma once
-/// The results file (HDF5, schema v1): one writer on rank 0, readers anywhere.
+/// The results file (HDF5, schema v2): one writer on rank 0, readers anywhere.
 ///
 /// Layout (every dataset and attribute is created before SWMR writing starts, and every
 /// string is fixed-length, so h5py `swmr=True` readers see a consistent file):
@@ -13,29 +13,44 @@
 ///                then one float64 column per declared metric (NaN when not reported)
 ///   /events      lifecycle log: time, trial_id, worker, kind, message
 ///   /workers     one row per worker rank: rank, host, local_index, device, device_name
+///   /checkpoints one row per stored checkpoint: trial_id (0: the searcher's and scheduler's
+///                state), attempt, iteration, time, offset, size, crc32c (CRC-32C of the
+///                bytes), score (the experiment metric at `iteration`, NaN when unknown),
+///                dropped (1: retention or a failed checksum removed it; its bytes are free
+///                and may hold a later checkpoint, so only rows with dropped = 0 are read)
+///   /checkpoint_data  uint8, the checkpoints' bytes at their rows' offsets. Freed ranges
+///                are reused first fit, so the file stops growing once retention drops
+///                as much as arrives; `ranktune compact` rewrites it without free bytes.
+/// Schema v1 (ranktune before retention) had no score and dropped columns: it is read as
+/// "nothing dropped", and resumed without retention (compact upgrades it to v2).
 /// Times are seconds since the experiment started; `created` is ISO-8601 UTC.
 /// A root text (config, overrides, command_line) longer than kMaxTextAttribute bytes is
 /// stored as a scalar fixed-string dataset of the same name (/config) instead of an
 /// attribute; the reader accepts both. /trials rows never written (ids skipped so far)
 /// read as trial_id 0 and are skipped by the reader.
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "io/config.h"
+#include "io/retention.h"
 #include "search/space.h"
 #include "search/trial.h"
 #include "search/types.h"
 
 namespace ranktune::io {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
+/// The oldest schema the reader and the resuming writer accept.
+inline constexpr int kMinSchemaVersion = 1;
 
 /// A results file that cannot be read or written. what() is one line naming the file.
 class StoreError : public std::runtime_error {
@@ -116,6 +131,26 @@ struct ResultRow {
   std::vector<double> values;  ///< one per schema metric, NaN when missing
 };
 
+/// One row of /checkpoints as stored.
+struct CheckpointRow {
+  search::TrialId trial = 0;  ///< 0: the experiment state (searcher, scheduler), not a trial
+  int attempt = 0;
+  std::int64_t iteration = 0;
+  double time = 0;
+  std::int64_t offset = 0;  ///< into /checkpoint_data; -1 once compact removed its bytes
+  std::int64_t size = 0;
+  std::uint32_t crc32c = 0;
+  double score = NAN;       ///< the experiment metric at `iteration`, NaN when unknown
+  bool dropped = false;
+};
+
+/// Where the bytes of /checkpoint_data are, in bytes.
+struct CheckpointSpace {
+  std::uint64_t extent = 0;  ///< size of /checkpoint_data
+  std::uint64_t live = 0;    ///< held by live checkpoints
+  std::uint64_t free = 0;    ///< reusable now (dropped bytes wait for a flush first)
+};
+
 /// Whether `path` is a non-empty file with an HDF5 signature (whatever its state).
 bool is_hdf5_file(const std::string& path);
 
@@ -156,6 +191,23 @@ class ResultsWriter {
   /// The bytes of the checkpoint that `trial` stored at `iteration`, checksum verified.
   /// Throws StoreError when there is none or it is damaged.
   std::string read_checkpoint(search::TrialId trial, std::int64_t iteration) const;
+
+  /// Turns retention on (or off, with a disabled policy). Also keeps only the newest
+  /// experiment state (trial 0) while it is on. Throws StoreError for a schema 1 file,
+  /// which cannot mark rows dropped (`ranktune compact` upgrades it).
+  void set_retention(const RetentionPolicy& policy);
+  /// Applies the policy to every trial's live checkpoints, keeping `pinned` (see
+  /// pinned_checkpoints). Returns the checkpoints it dropped.
+  std::vector<CheckpointKey> apply_retention(const std::set<CheckpointKey>& pinned);
+  /// Marks a checkpoint dropped (its row stays, flagged): it is never read again, and its
+  /// bytes are reused by checkpoints stored after the next flush() (so that a crash in
+  /// between cannot leave a live row over overwritten bytes). False when there is none.
+  /// In a schema 1 file the row cannot be flagged: the checkpoint is only forgotten until
+  /// the writer is closed.
+  bool drop_checkpoint(search::TrialId trial, std::int64_t iteration);
+  /// The newest live checkpoint of `trial` before `iteration`, 0 when there is none.
+  std::int64_t previous_checkpoint(search::TrialId trial, std::int64_t iteration) const;
+  CheckpointSpace checkpoint_space() const;
   /// Stores the experiment-level state (searcher and scheduler) as of the rows buffered
   /// now; it is committed with them by the next flush(), so the two always match.
   void append_state(double time, std::string_view state);
@@ -185,8 +237,31 @@ struct ResultsFile {
   std::vector<ResultRow> results;
   std::vector<EventRow> events;
   std::vector<WorkerInfo> workers;
+  std::vector<CheckpointRow> checkpoints;  ///< every row of /checkpoints, dropped ones too
 
   static ResultsFile read(const std::string& path);
 };
+
+/// The bytes of `row` (a row of file.checkpoints), read from file.path and checked against
+/// the row's size and CRC-32C. Throws StoreError for a dropped row, a range outside
+/// /checkpoint_data or a checksum mismatch.
+std::string read_checkpoint_bytes(const ResultsFile& file, const CheckpointRow& row);
+
+/// What compact_results did.
+struct CompactSummary {
+  std::uint64_t bytes_before = 0, bytes_after = 0;  ///< file sizes
+  std::size_t live = 0;     ///< checkpoints copied
+  std::size_t dropped = 0;  ///< rows kept as dropped, without bytes
+  std::size_t damaged = 0;  ///< live rows whose bytes failed their checksum: now dropped
+};
+
+/// Rewrites the results file `in` without the bytes of dropped checkpoints: the root
+/// attributes (schema_version set to kSchemaVersion), /stack and every table are copied
+/// as they are, and /checkpoint_data holds the live checkpoints back to back. Writes to
+/// `out` when it is not empty (refusing an existing file), else to a temporary file next
+/// to `in` that then replaces it by rename(2), so `in` is never half rewritten. Refuses
+/// a file whose superblock says that a writer holds it (a run is writing it, or its
+/// writer was killed: resuming the run mends it). Throws StoreError.
+CompactSummary compact_results(const std::string& in, const std::string& out = "");
 
 }  // namespace ranktune::io

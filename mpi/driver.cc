@@ -13,6 +13,7 @@
 #include "io/store.h"
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
+#include "mpi/gang.h"
 #include "mpi/placement.h"
 #include "mpi/recorder.h"
 #include "mpi/resume.h"
@@ -23,7 +24,23 @@
 
 namespace ranktune::mpi {
 
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
+namespace {
+
+// A node index per worker rank (distinct host names numbered in rank order), for gang
+// placement; index 0 is the driver's slot.
+std::vector<int> worker_nodes(const std::vector<io::WorkerInfo>& workers) {
+  std::vector<int> nodes(workers.size() + 1, 0);
+  std::map<std::string, int> index;
+  for (const auto& w : workers) {
+    const auto [it, added] = index.emplace(w.host, static_cast<int>(index.size()));
+    if (w.rank >= 0 && static_cast<std::size_t>(w.rank) < nodes.size()) nodes[static_cast<std::size_t>(w.rank)] = it->second;
+  }
+  return nodes;
+}
+
+}  // namespace
+
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, const std::vector<io::WorkerInfo>& workers) {
   search::ControllerOptions o;
   o.metric = cfg.metric;
   o.mode = cfg.mode;
@@ -34,11 +51,14 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg) {
   o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
   // A graceful stop checkpoints the running trials, so a resume goes on where they were;
   // command trainables cannot checkpoint yet, so they are stopped and start over.
-  o.checkpoint_on_stop = cfg.trainable.kind != "command";
+  o.checkpoint_on_stop = cfg.trainable.kind != "command" || cfg.trainable.checkpoint;
   o.checkpoint_every = cfg.checkpoint_every;
   o.checkpoint_at_end = cfg.checkpoint_at_end;
+  o.ranks_per_trial = cfg.ranks_per_trial;
+  o.worker_nodes = worker_nodes(workers);
   return o;
 }
+
 
 namespace {
 
@@ -80,15 +100,23 @@ std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world)
   return workers;
 }
 
+// A worker inside its lease waits for no answer, so the driver's controller answers only
+// the results that end a lease (the simulator's steps a trial on every Continue).
+search::ControllerOptions for_driver(search::ControllerOptions o) {
+  o.continue_every_result = false;
+  return o;
+}
+
 class Driver {
  public:
   Driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
-         io::ResultsWriter& writer)
+         io::ResultsWriter& writer, const std::vector<io::WorkerInfo>& workers)
       : world_(world),
         cfg_(cfg),
         writer_(writer),
+        workers_(workers),
         recorder_(writer, cfg.trainable.metrics),
-        controller_(controller_options(cfg),
+        controller_(for_driver(controller_options(cfg, workers)),
                     search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
                     search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options),
                     &recorder_),
@@ -185,11 +213,9 @@ class Driver {
     switch (in.tag) {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
-        // Inside its lease the worker is not waiting: a Continue would only be noise.
-        const bool waiting = r.iteration >= lease_[static_cast<std::size_t>(in.source)];
         commands_.clear();
-        controller_.on_result(r.trial, r.attempt, std::move(r.metrics), t, commands_);
-        carry_out(commands_, waiting ? -1 : in.source);
+        controller_.on_result(r.trial, r.attempt, r.metrics, t, commands_);
+        carry_out(commands_);
         break;
       }
       case kTagCheckpoint: {
@@ -198,6 +224,20 @@ class Driver {
         recorder_.on_event(t, k.trial, in.source, "checkpoint",
                            "iteration " + std::to_string(k.iteration) + ", " + std::to_string(k.bytes.size()) + " bytes");
         carry_out(controller_.on_checkpoint(k.trial, k.attempt, k.iteration, t));
+        // After the controller has moved its restore points to the new checkpoint.
+        if (cfg_.checkpoint_keep_last > 0 || cfg_.checkpoint_keep_best > 0)
+          writer_.apply_retention(io::pinned_checkpoints(controller_.trials()));
+        break;
+      }
+      case kTagPlaced: {
+        const auto p = unpack<Placed>(world_, in);
+        const search::Trial* trial = controller_.find(p.trial);
+        if (trial == nullptr || trial->attempt != p.attempt) break;  // stale
+        nlohmann::json hosts = nlohmann::json::array();
+        for (const int w : trial->workers) hosts.push_back(workers_.at(static_cast<std::size_t>(w - 1)).host);
+        const nlohmann::json placement = {{"path", p.path},   {"threads", p.threads}, {"ranks", trial->workers},
+                                          {"hosts", hosts},   {"collective", p.collective}};
+        recorder_.on_event(t, p.trial, in.source, "placement", placement.dump());
         break;
       }
       case kTagEnded: {
@@ -212,22 +252,42 @@ class Driver {
     }
   }
 
-  /// Sends the commands, except a Continue to `running_on_lease` (a worker within its lease).
-  void carry_out(const std::vector<search::Command>& commands, int running_on_lease = -1) {
+  /// A Start's checkpoint cannot be read (it fails its checksum): the attempt fails, never
+  /// the run. The checkpoint is dropped, so that the retry restores the one before it, or
+  /// starts over when there is none.
+  void restore_failed(const search::Command& c, const std::string& reason) {
+    writer_.drop_checkpoint(c.restore_trial, c.restore_checkpoint);
+    controller_.on_checkpoint_lost(c.restore_trial, c.restore_checkpoint,
+                                   writer_.previous_checkpoint(c.restore_trial, c.restore_checkpoint));
+    carry_out(controller_.on_trial_failed(c.trial, c.attempt, "cannot restore its checkpoint: " + reason, "", now()));
+  }
+
+  /// Sends the commands.
+  void carry_out(const std::vector<search::Command>& commands) {
+    // A gang's members all restore the same checkpoint: it is read once per batch of
+    // commands (not kept longer: a retry may store a new checkpoint at the same iteration).
+    std::pair<std::pair<search::TrialId, std::int64_t>, std::string> restored;
     for (const auto& c : commands) {
       switch (c.kind) {
         case search::Command::Kind::Start: {
-          lease_[static_cast<std::size_t>(c.worker)] = c.until;
           Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
-          if (c.restore_trial != 0) start.checkpoint = writer_.read_checkpoint(c.restore_trial, c.restore_checkpoint);
+          if (c.restore_trial != 0) {
+            const std::pair key{c.restore_trial, c.restore_checkpoint};
+            try {
+              if (restored.first != key) restored = {key, writer_.read_checkpoint(c.restore_trial, c.restore_checkpoint)};
+            } catch (const io::StoreError& e) {
+              restore_failed(c, e.what());
+              break;
+            }
+            start.checkpoint = restored.second;
+          }
+          start.gang = c.gang;
           send(world_, c.worker, kTagStart, start);
           break;
         }
         case search::Command::Kind::Continue:
-          // A save request always goes out: leases end where checkpoints are due, so the
-          // worker is waiting for it at the iteration it refers to.
-          if (c.worker == running_on_lease && !c.save) break;
-          lease_[static_cast<std::size_t>(c.worker)] = c.until;
+          // The controller answers only the results a worker waits for (the end of its
+          // lease), and save requests, which come where leases end.
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save});
           break;
         case search::Command::Kind::Stop:
@@ -243,12 +303,12 @@ class Driver {
   const boost::mpi::communicator& world_;
   const io::ExperimentConfig& cfg_;
   io::ResultsWriter& writer_;
+  const std::vector<io::WorkerInfo>& workers_;  ///< by rank - 1
   Recorder recorder_;
   search::Controller controller_;
   StatusBoard board_;
   Clock::time_point start_ = Clock::now();
   bool shut_down_ = false;
-  std::vector<std::int64_t> lease_ = std::vector<std::int64_t>(static_cast<std::size_t>(world_.size()), 0);
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 };
 
@@ -263,9 +323,18 @@ void abort_setup(const boost::mpi::communicator& world) {
 
 int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
                const DriverOptions& options) {
+  if (const int workers = world.size() - 1; workers < cfg.ranks_per_trial) {
+    abort_setup(world);
+    cfg.fail("resources.ranks_per_trial",
+             "a gang of " + std::to_string(cfg.ranks_per_trial) + " ranks needs at least that many workers, and this job has " +
+                 std::to_string(workers) + " (MPI ranks minus the driver). Start at least " +
+                 std::to_string(cfg.ranks_per_trial + 1) + " ranks (--np " + std::to_string(cfg.ranks_per_trial) +
+                 "), or lower ranks_per_trial");
+  }
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   boost::mpi::broadcast(world, setup, 0);
   place(world);
+  const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it
   const auto workers = gather_hellos(world);
 
   io::StoreMeta meta = io::experiment_meta(cfg, options.command_line);
@@ -301,12 +370,13 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
       writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
                                                    io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
     }
+    writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
   } catch (...) {
     // The workers are waiting for work: release them before reporting the error.
     for (int w = 1; w < world.size(); ++w) send(world, w, kTagShutdown, Empty{});
     throw;
   }
-  Driver driver(world, cfg, *writer);
+  Driver driver(world, cfg, *writer, workers);
   if (previous) driver.resume(*previous, resume_cause(resumed));
   int code = kExitInternal;
   try {

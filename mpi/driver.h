@@ -7,6 +7,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include "io/config.h"
+#include "io/store.h"
 #include "search/controller.h"
 
 namespace ranktune::mpi {
@@ -27,8 +28,10 @@ struct DriverOptions {
 };
 
 /// The controller's options from an experiment config (shared by the driver and
-/// `ranktune simulate`, so both run the same rules).
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg);
+/// `ranktune simulate`, so both run the same rules). `workers` (the hosts of the worker
+/// ranks) lets gang placement keep a gang on one node; without it all count as one node.
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg,
+                                             const std::vector<io::WorkerInfo>& workers = {});
 
 /// Rank 0 when the config was refused: tells the workers to exit without running.
 void abort_setup(const boost::mpi::communicator& world);

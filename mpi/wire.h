@@ -9,6 +9,11 @@
 ///   driver -> w   : Start                        w -> driver      : Result (then waits)
 ///   driver -> w   : Decision (Continue | Stop)   w -> driver      : Ended (done | failed)
 ///   driver -> w   : Shutdown                     w -> driver      : Bye
+///                                                w -> driver      : Checkpoint, Placed
+/// Gangs: the driver sends the same Start to every member; the members build their own
+/// communicator (mpi/gang.h) and only the leader sends Result, Checkpoint, Placed and Ended,
+/// and reads Decisions during the trial, which it passes on over the gang's communicator.
+/// A Stop or Pause also goes to every member, which finds it stale once the trial is over.
 /// Leases: Start and Continue say up to which iteration the worker may run without waiting
 /// (search::Command::until). After the Result of that iteration it waits for the Decision;
 /// before it, it only checks between steps for a Stop, without blocking. A worker is free
@@ -33,7 +38,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 4;
+inline constexpr int kWireVersion = 5;
 
 enum Tag : int {
   kTagHello = 1,
@@ -44,6 +49,7 @@ enum Tag : int {
   kTagShutdown = 6,
   kTagBye = 7,
   kTagCheckpoint = 8,
+  kTagPlaced = 9,
 };
 
 /// Broadcast once by the driver: the experiment as the driver read it.
@@ -79,10 +85,25 @@ struct Start {
   std::int64_t until = 1;  ///< lease: run up to this iteration before waiting for a decision
   std::int64_t iterations = 0;  ///< iterations already run: the first result is iterations + 1
   std::string checkpoint;       ///< bytes to restore before the first step (empty: fresh start)
+  /// The trial's gang: world ranks, leader first. Every member gets the same Start; only
+  /// the leader talks to the driver during the trial. Empty or one rank: no gang.
+  std::vector<int> gang;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & config_json & until & iterations & checkpoint;
+    ar & trial & attempt & config_json & until & iterations & checkpoint & gang;
   }
+};
+
+/// Sent once per attempt by the trial's leader after setup: how the trial computes, for
+/// the results file ("placement" events).
+struct Placed {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::string path;        ///< "cpu" or "cuda:N"
+  int threads = 1;         ///< compute threads per rank
+  std::string collective;  ///< the gang's collective ("mpi", "nccl"); empty alone
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & path & threads & collective; }
 };
 
 struct Decision {

@@ -10,6 +10,7 @@
 #include "io/json.h"
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
+#include "mpi/gang.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
 #include "train/trainable.h"
@@ -20,6 +21,8 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kDriver = 0;
+/// A decision kind the leader shares with its gang when the trainable finished by itself.
+constexpr std::int64_t kFinished = -1;
 
 /// Waits for the driver's next message. Between trials a worker naps up to 2 ms; while a
 /// decision is due it naps at most 200 us, since the answer takes microseconds to come.
@@ -29,9 +32,9 @@ Incoming next_message(const boost::mpi::communicator& world, std::chrono::micros
 
 class Worker {
  public:
-  Worker(const boost::mpi::communicator& world, io::ExperimentConfig cfg, Setup setup,
-         Placement placement)
-      : world_(world), cfg_(std::move(cfg)), setup_(std::move(setup)), placement_(std::move(placement)) {}
+  Worker(const boost::mpi::communicator& world, const boost::mpi::communicator& gangs, io::ExperimentConfig cfg,
+         Setup setup, Placement placement)
+      : world_(world), gangs_(gangs), cfg_(std::move(cfg)), setup_(std::move(setup)), placement_(std::move(placement)) {}
 
   int loop() {
     for (;;) {
@@ -59,9 +62,22 @@ class Worker {
     ctx.log_dir = setup_.log_dir;
     ctx.config_dir = std::filesystem::path(cfg_.path).parent_path().string();
 
+    // A gang trial: the members build their communicator first. A failure to build it is
+    // an MPI failure (the job cannot go on consistently), not a failed attempt.
+    std::unique_ptr<Gang> gang;
+    if (start.gang.size() > 1) {
+      // Only the mlp computes on the GPU, and only when not told to stay on the CPU.
+      const bool gpu = cfg_.trainable.kind == "mlp" && cfg_.trainable.device != "cpu";
+      gang = std::make_unique<Gang>(static_cast<MPI_Comm>(gangs_), start.gang, gang_tag(start),
+                                    gpu ? placement_.device : std::string("cpu"));
+      ctx.collective = &gang->collective();
+    }
+    const bool leader = !gang || gang->leader();
+    // Every phase ends with the gang agreeing on its outcome, so all members stop together.
+    auto agreed = [&](const Outcome& mine) { return gang ? gang->agree(mine) : mine; };
+
     std::unique_ptr<train::Trainable> trainable;
-    Ended ended{start.trial, start.attempt, false, {}, {}};
-    try {
+    Outcome outcome = agreed(guarded(trainable.get(), [&] {
       trainable = train::make_trainable(cfg_.trainable);
       trainable->setup(io::config_from_json(nlohmann::json::parse(start.config_json)), ctx);
       if (!start.checkpoint.empty()) {
@@ -72,47 +88,76 @@ class Worker {
           throw train::TrialFailure(std::string("cannot restore its checkpoint: ") + e.what());
         }
       }
-      std::int64_t until = start.until;
-      for (std::int64_t iteration = start.iterations + 1;; ++iteration) {
-        train::StepResult r = trainable->step();
-        if (r.done) break;  // finished by itself
-        send(world_, kDriver, kTagResult,
-             Result{start.trial, start.attempt, iteration, std::move(r.metrics)});
-        // Within the lease only a Stop can come, and we need not wait for it.
-        std::optional<Incoming> in;
-        if (iteration < until) {
-          in = try_receive(world_, kDriver);
-          if (!in) continue;
-        } else {
-          in = next_message(world_, 200us);
-        }
-        const Decision d = decision_for(start, *in);
-        if (d.kind == Decision::Stop) {
-          trainable->stop();
-          return;  // the driver already counts this worker as free
-        }
-        if (d.kind == Decision::Pause || d.save) send_checkpoint(start, iteration, *trainable);
-        if (d.kind == Decision::Pause) {
-          trainable->stop();
-          return;  // as for Stop: the driver freed this worker when it paused the trial
-        }
-        until = d.until;
+    }));
+    if (outcome.ok && leader) {
+      const train::ComputeInfo info = trainable->compute_info();
+      send(world_, kDriver, kTagPlaced,
+           Placed{start.trial, start.attempt, info.path, info.threads, gang ? gang->collective().name() : ""});
+    }
+
+    std::int64_t until = start.until;
+    for (std::int64_t iteration = start.iterations + 1; outcome.ok; ++iteration) {
+      train::StepResult r;
+      outcome = agreed(guarded(trainable.get(), [&] { r = trainable->step(); }));
+      if (!outcome.ok) break;
+      // The leader decides (from its own step and the driver), and the gang follows.
+      std::int64_t decision[3] = {kFinished, until, 0};  // kind, lease, save
+      if (leader && !r.done) {
+        send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, iteration, std::move(r.metrics)});
+        const Decision d = next_decision(start, iteration, until);
+        decision[0] = d.kind;
+        decision[1] = d.until;
+        decision[2] = d.save;
       }
+      if (gang) gang->share(decision);
+      if (decision[0] == kFinished) break;  // the trainable finished by itself
+      if (decision[0] == Decision::Pause || decision[2] != 0) {
+        outcome = agreed(leader ? guarded(trainable.get(), [&] { send_checkpoint(start, iteration, *trainable); })
+                                : Outcome{});
+        if (!outcome.ok) break;
+      }
+      if (decision[0] == Decision::Stop || decision[0] == Decision::Pause) {
+        // The driver already counts the workers as free, and sends no Ended for them.
+        trainable->stop();
+        return;
+      }
+      until = decision[1];
+    }
+    if (trainable) trainable->stop();
+    if (leader) send(world_, kDriver, kTagEnded, Ended{start.trial, start.attempt, !outcome.ok, outcome.reason, outcome.log_tail});
+  }
+
+  /// The decision about `iteration` of the running trial: within the lease, Continue unless
+  /// a Stop is already waiting (the worker does not wait for it); at its end, the driver's.
+  Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until) {
+    if (iteration < until) {
+      const auto in = try_receive(world_, kDriver);
+      if (!in) return Decision{start.trial, start.attempt, Decision::Continue, until, false};
+      return decision_for(start, *in);
+    }
+    return decision_for(start, next_message(world_, 200us));
+  }
+
+  /// Runs one phase of the trial; a failure becomes its Outcome. MPI errors propagate: they
+  /// end the rank, not just the attempt.
+  template <class F>
+  static Outcome guarded(const train::Trainable* trainable_before, F&& phase) {
+    try {
+      phase();
+      return {};
     } catch (const train::TrialFailure& e) {
-      ended.failed = true;
-      ended.reason = e.what();
-      ended.log_tail = e.log_tail();
+      return {false, e.what(), e.log_tail()};
     } catch (const MpiError&) {
       throw;
     } catch (const std::exception& e) {
       // A bug or resource problem inside one trial must not take the worker rank down.
-      ended.failed = true;
-      ended.reason = e.what();
-      if (trainable) ended.log_tail = trainable->log_tail();
+      return {false, e.what(), trainable_before ? trainable_before->log_tail() : std::string()};
     }
-    if (trainable) trainable->stop();
-    send(world_, kDriver, kTagEnded, ended);
   }
+
+  /// A tag that tells apart gangs that form at the same time (they differ in trial or
+  /// attempt); MPI guarantees tags up to 32767.
+  static int gang_tag(const Start& start) { return static_cast<int>((start.trial * 31 + start.attempt) % 32768); }
 
   /// Saves the trainable's state after `iteration` and sends it to the driver. Throws
   /// TrialFailure (the attempt fails) when the trainable cannot checkpoint.
@@ -142,6 +187,7 @@ class Worker {
   }
 
   const boost::mpi::communicator& world_;
+  const boost::mpi::communicator& gangs_;  ///< parent of the gangs' communicators
   io::ExperimentConfig cfg_;
   Setup setup_;
   Placement placement_;
@@ -168,9 +214,10 @@ int run_worker(const boost::mpi::communicator& world) {
   io::ExperimentConfig cfg = io::parse_config(setup.config_text, setup.config_path, setup.overrides);
   train::validate(cfg);
   Placement placement = place(world);
+  const boost::mpi::communicator gangs = gang_parent(world);
   send(world, kDriver, kTagHello,
        Hello{kWireVersion, placement.host, placement.local_index, placement.device, placement.device_name});
-  return Worker(world, std::move(cfg), std::move(setup), std::move(placement)).loop();
+  return Worker(world, gangs, std::move(cfg), std::move(setup), std::move(placement)).loop();
 }
 
 }  // namespace ranktune::mpi

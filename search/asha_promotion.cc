@@ -52,12 +52,23 @@ Decision AshaPromotionScheduler::on_trial_result(const Trial& trial) {
 
 std::optional<TrialId> AshaPromotionScheduler::choose_trial_to_run(const std::vector<Trial>& trials) {
   for (std::size_t k = rungs_.size(); k-- > 0;) {
-    const Rung& rung = rungs_[k];
+    Rung& rung = rungs_[k];
     const auto top = static_cast<std::size_t>(std::floor(static_cast<double>(rung.scores.size()) / reduction_factor_ + 1e-9));
     // Waiting trials best first: once one ranks outside the top, all the rest do too.
-    for (const Entry& e : rung.waiting) {
-      if (rung.scores.order_of_key(e) >= top) break;
-      if (trials[static_cast<std::size_t>(e.second - 1)].runnable()) return e.second;
+    for (auto it = rung.waiting.begin(); it != rung.waiting.end();) {
+      if (rung.scores.order_of_key(*it) >= top) break;
+      const Trial& t = trials[static_cast<std::size_t>(it->second - 1)];
+      if (t.runnable()) return t.id;
+      // A trial that runs again left the rung (on_trial_result would record that at its
+      // next result), and a finished one never comes back: dropping them now keeps this scan
+      // from stepping over every resumed trial still on its way to a result, which made a
+      // choice O(workers). Neither could be chosen, so the answer stays the same.
+      if (t.status == TrialStatus::Running || t.finished()) {
+        if (t.status == TrialStatus::Running) rung.promoted.insert(t.id);
+        it = rung.waiting.erase(it);
+        continue;
+      }
+      ++it;
     }
   }
   return order_.next(trials);

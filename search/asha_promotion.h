@@ -17,7 +17,9 @@
 ///
 /// Needs a trainable that can checkpoint. Cost: a result is O(log n); choosing a trial is
 /// O(log n) per rung (the best waiting trial's rank decides), plus one step per waiting
-/// trial whose checkpoint is still on its way.
+/// trial whose checkpoint is still on its way. Trials that were resumed (or ended) are
+/// dropped from the waiting set the first time a choice meets them, so the ones already
+/// running again are not stepped over at every choice.
 
 #include <cstdint>
 #include <map>

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "search/gang_placement.h"
 #include "search/saved_state.h"
 
 namespace ranktune::search {
@@ -69,7 +70,8 @@ std::vector<Command> Controller::on_worker_free(int worker, double now) {
 }
 
 void Controller::dispatch(double now, std::vector<Command>& out) {
-  while (accepting() && !idle_workers_.empty()) {
+  const auto gang_size = static_cast<std::size_t>(std::max(1, options_.ranks_per_trial));
+  while (accepting() && idle_workers_.size() >= gang_size) {
     auto choice = scheduler_->choose_trial_to_run(trials_);
     if (!choice && !searcher_finished_) {
       const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
@@ -90,27 +92,31 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
     }
     if (!choice) break;
     Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
-    const int worker = idle_workers_.front();
-    idle_workers_.pop_front();
-    out.push_back(start_command(t, worker, now));
+    std::vector<int> gang = *choose_gang(idle_workers_, static_cast<int>(gang_size), options_.worker_nodes);
+    std::erase_if(idle_workers_, [&](int w) { return std::find(gang.begin(), gang.end(), w) != gang.end(); });
+    start_trial(t, std::move(gang), now, out);
   }
   end_abandoned(now);
 }
 
-Command Controller::start_command(Trial& t, int worker, double now) {
+void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
   if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
-  t.workers = {worker};
+  t.workers = std::move(workers);
   t.iterations = t.restore_trial != 0 ? t.restore_iterations : 0;
   t.reported = false;
   if (std::isnan(t.start_time)) t.start_time = now;
   changed(t);
   event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
-  Command c{Command::Kind::Start, t.id, worker, t.attempt, t.config, lease(t)};
-  c.iterations = t.iterations;
-  c.restore_trial = t.restore_trial;
-  c.restore_checkpoint = t.restore_checkpoint;
-  return c;
+  t.lease_until = lease(t);
+  for (const int w : t.workers) {
+    Command c{Command::Kind::Start, t.id, w, t.attempt, t.config, t.lease_until};
+    c.iterations = t.iterations;
+    c.restore_trial = t.restore_trial;
+    c.restore_checkpoint = t.restore_checkpoint;
+    c.gang = t.workers;
+    out.push_back(std::move(c));
+  }
 }
 
 void Controller::end_abandoned(double now) {
@@ -200,13 +206,13 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   changed(t);
 }
 
-std::vector<Command> Controller::on_result(TrialId id, int attempt, Metrics metrics, double now) {
+std::vector<Command> Controller::on_result(TrialId id, int attempt, const Metrics& metrics, double now) {
   std::vector<Command> out;
-  on_result(id, attempt, std::move(metrics), now, out);
+  on_result(id, attempt, metrics, now, out);
   return out;
 }
 
-void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double now,
+void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, double now,
                            std::vector<Command>& out) {
   Trial* tp = running(id, attempt);
   bool pausing = false;
@@ -219,8 +225,8 @@ void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double n
   }
   Trial& t = *tp;
   ++t.iterations;
-  // Taken by value and moved in: the hot path of the driver, one result per message.
-  t.last_metrics = std::move(metrics_in);
+  // Copied into the storage the trial's previous result used: no allocation per result.
+  t.last_metrics = metrics_in;
   const Metrics& metrics = t.last_metrics;
   if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
 
@@ -282,10 +288,12 @@ void Controller::on_result(TrialId id, int attempt, Metrics metrics_in, double n
       [[fallthrough]];  // the donor has no stored checkpoint yet: go on as before
     case Decision::Continue: {
       changed(t);
-      Command c{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)};
-      c.save = scheduler_->wants_checkpoint(t) ||
-               (options_.checkpoint_every > 0 && t.iterations % options_.checkpoint_every == 0);
-      out.push_back(std::move(c));
+      const bool save = scheduler_->wants_checkpoint(t) ||
+                        (options_.checkpoint_every > 0 && t.iterations % options_.checkpoint_every == 0);
+      if (!save && !options_.continue_every_result && t.iterations < t.lease_until) break;
+      Command& c = out.emplace_back(Command{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
+      c.save = save;
+      t.lease_until = c.until;
       break;
     }
     case Decision::Pause:
@@ -314,10 +322,10 @@ void Controller::pause_trial(Trial& t, double now, std::vector<Command>& out) {
 bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Command>& out) {
   const Trial* donor = find(e.donor);
   if (donor == nullptr || donor->checkpoint_iteration == 0 || donor->id == t.id) return false;
-  const int worker = t.workers.front();
-  // The worker carries out its messages in order: it ends the current run, then starts
-  // the new one, so it stays busy and no other trial can take it in between.
-  out.push_back({Command::Kind::Stop, t.id, worker, t.attempt, {}});
+  // The workers carry out their messages in order: they end the current run, then start
+  // the new one, so they stay busy and no other trial can take them in between.
+  std::vector<int> workers = t.workers;
+  for (const int w : workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
   Config before = std::move(t.config);
   t.config = std::move(e.config);
   t.restore_trial = donor->id;
@@ -325,8 +333,8 @@ bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Comm
   t.restore_iterations = t.iterations;
   t.checkpoint_iteration = 0;  // its stored state is of the config it just left: no donor now
   if (observer_ != nullptr) observer_->on_exploit(now, t, donor->id, donor->checkpoint_iteration, before);
-  set_status(t, TrialStatus::Pending);  // start_command moves it back to Running
-  out.push_back(start_command(t, worker, now));
+  set_status(t, TrialStatus::Pending);  // start_trial moves it back to Running
+  start_trial(t, std::move(workers), now, out);
   return true;
 }
 
@@ -357,6 +365,21 @@ std::vector<Command> Controller::on_checkpoint(TrialId id, int attempt, std::int
   changed(*t);
   dispatch(now, out);
   return out;
+}
+
+void Controller::on_checkpoint_lost(TrialId id, std::int64_t iteration, std::int64_t fallback) {
+  // Rare (a damaged file), so a scan of the trial table is fine.
+  for (Trial& t : trials_) {
+    if (t.id == id && t.checkpoint_iteration == iteration) t.checkpoint_iteration = fallback;
+    if (t.restore_trial != id || t.restore_checkpoint != iteration) continue;
+    if (fallback == 0) {
+      t.restore_trial = t.restore_checkpoint = t.restore_iterations = 0;
+    } else {
+      t.restore_checkpoint = fallback;
+      // Its own state: it goes on counting from there. A donor's: it keeps its own count.
+      if (t.id == id) t.restore_iterations = fallback;
+    }
+  }
 }
 
 std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now) {

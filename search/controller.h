@@ -38,6 +38,11 @@ struct ControllerOptions {
   /// The most iterations a worker may run ahead of the decisions (flow control: at most
   /// this many results per worker are in flight).
   std::int64_t max_lease = 64;
+  /// Answer every result with a Continue (true), or only the results a worker waits for an
+  /// answer to: the last of its lease, or one that needs a checkpoint (false). Inside its
+  /// lease a worker does not wait, so the driver sets false and sends every Continue it
+  /// gets; the simulator, which steps a trial on each Continue, keeps true.
+  bool continue_every_result = true;
   /// Store a checkpoint every this many iterations of a trial (0: only when a scheduler
   /// asks, and on pause).
   std::int64_t checkpoint_every = 0;
@@ -47,6 +52,11 @@ struct ControllerOptions {
   /// Graceful stop (request_stop) pauses running trials, so they checkpoint, instead of
   /// stopping them. Needs a trainable that can checkpoint.
   bool checkpoint_on_stop = false;
+  /// Workers per trial: a gang of this many trains each trial data-parallel (see
+  /// gang_placement.h for which workers it gets).
+  int ranks_per_trial = 1;
+  /// The node of each worker, indexed by worker id, for gang placement; empty: one node.
+  std::vector<int> worker_nodes;
 };
 
 /// An instruction for the transport.
@@ -73,6 +83,9 @@ struct Command {
   std::int64_t restore_checkpoint = 0;
   /// Continue: store a checkpoint of the state after the last reported iteration first.
   bool save = false;
+  /// Start: the trial's workers, leader first (a Start goes to each). The leader reports
+  /// the results and gets the Continues; a Stop or Pause goes to every member.
+  std::vector<int> gang;
 };
 
 /// Receives every change worth recording. The driver writes them to the results file.
@@ -109,10 +122,10 @@ class Controller {
   ///
   /// Messages about an attempt that is no longer running (a result that crossed a Stop on
   /// the wire) are stale: these three methods ignore them and return nothing.
-  std::vector<Command> on_result(TrialId trial, int attempt, Metrics metrics, double now);
+  std::vector<Command> on_result(TrialId trial, int attempt, const Metrics& metrics, double now);
   /// The same, appending the commands to `out`: the driver's hot path reuses one buffer
   /// instead of allocating a vector per result.
-  void on_result(TrialId trial, int attempt, Metrics metrics, double now, std::vector<Command>& out);
+  void on_result(TrialId trial, int attempt, const Metrics& metrics, double now, std::vector<Command>& out);
   /// The trainable ended by itself (a command that exited 0). Its worker is free.
   std::vector<Command> on_trial_done(TrialId trial, int attempt, double now);
   /// The attempt failed. It is retried while attempts remain. Its worker is free.
@@ -121,6 +134,10 @@ class Controller {
   /// A checkpoint that attempt `attempt` of `trial` took after iteration `iteration` is
   /// stored. A trial paused for it can now resume; a retry restarts from it.
   std::vector<Command> on_checkpoint(TrialId trial, int attempt, std::int64_t iteration, double now);
+  /// The stored checkpoint that `trial` took at `iteration` is gone (it failed its checksum):
+  /// every trial that would restore it restores the same trial's `fallback` iteration
+  /// instead (0: starts over), and it is no longer `trial`'s newest checkpoint.
+  void on_checkpoint_lost(TrialId trial, std::int64_t iteration, std::int64_t fallback);
   /// Clock tick: enforces the time budget.
   std::vector<Command> on_tick(double now);
   /// Graceful stop (signal): running trials are stopped (paused, with checkpoint_on_stop),
@@ -178,8 +195,8 @@ class Controller {
   /// Terminates the paused trials that the scheduler abandoned, and, once nothing runs and
   /// nothing new can start, every paused trial left (no scheduler will resume it).
   void end_abandoned(double now);
-  /// The Start command for `t` on `worker`, marking it Running.
-  Command start_command(Trial& t, int worker, double now);
+  /// Marks `t` Running on `workers` (leader first) and appends a Start for each of them.
+  void start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out);
   void changed(const Trial& t);
   void event(double now, const Trial* t, const std::string& kind, const std::string& msg);
   bool accepting() const { return end_reason_ == EndReason::None; }

@@ -42,6 +42,9 @@ struct VirtualWorker {
   Config config;
   std::uint64_t generation = 0;
   double speed = 1;
+  /// A gang member other than the leader: held by `trial`, it runs no steps of its own
+  /// (the gang steps at its leader's speed, and only the leader reports).
+  bool member = false;
 };
 
 class Simulation {
@@ -127,6 +130,12 @@ class Simulation {
       VirtualWorker& w = worker(cmd.worker);
       switch (cmd.kind) {
         case Command::Kind::Start:
+          if (cmd.gang.size() > 1 && cmd.worker != cmd.gang.front()) {
+            w.trial = cmd.trial;
+            w.attempt = cmd.attempt;
+            w.member = true;
+            break;
+          }
           w.trial = cmd.trial;
           w.attempt = cmd.attempt;
           w.iteration = cmd.iterations;
@@ -142,6 +151,11 @@ class Simulation {
           break;
         case Command::Kind::Pause:
         case Command::Kind::Stop: {
+          if (w.member) {
+            w.member = false;
+            w.trial = 0;
+            break;
+          }
           ++w.generation;  // its step in flight, if any, is now stale
           const TrialId trial = w.trial;
           w.trial = 0;

@@ -46,6 +46,9 @@ struct Trial {
   std::int64_t restore_checkpoint = 0;  ///< ... the one taken at this iteration of restore_trial
   std::int64_t restore_iterations = 0;  ///< ... and goes on counting from here
   bool saving = false;  ///< paused, its checkpoint not stored yet: it cannot resume before
+  /// The running attempt's lease: the iteration up to which its worker goes on without
+  /// waiting for a decision (Command::until of its last Start or Continue). Not recorded.
+  std::int64_t lease_until = 0;
 
   bool finished() const { return status == TrialStatus::Terminated || status == TrialStatus::Error; }
   /// Whether a scheduler may pick it to run: Pending, or Paused with its checkpoint stored.

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -19,9 +20,11 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <utility>
 
+#include "io/archive.h"
 #include "io/json.h"
 
 extern char** environ;
@@ -52,6 +55,29 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
 void UniqueFd::reset(int fd) noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* base = ::getenv("TMPDIR");
+  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw std::system_error(errno, std::generic_category(), "cannot create a temporary directory " + tmpl);
+  path_ = std::move(tmpl);
+}
+
+TempDir& TempDir::operator=(TempDir&& o) noexcept {
+  if (this != &o) {
+    remove();
+    path_ = std::exchange(o.path_, {});
+  }
+  return *this;
+}
+
+void TempDir::remove() noexcept {
+  if (path_.empty()) return;
+  std::error_code ec;  // the error overload: nothing to throw from a destructor
+  fs::remove_all(path_, ec);
+  path_.clear();
 }
 
 namespace {
@@ -120,6 +146,8 @@ int ChildProcess::spawn(const SpawnRequest& r, ChildProcess& out) {
   UniqueFd output, report;
   if (r.output_fd >= 0 && !(output = UniqueFd(::fcntl(r.output_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
   if (r.report_fd >= 0 && !(report = UniqueFd(::fcntl(r.report_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
+  UniqueFd control;
+  if (r.control_fd >= 0 && !(control = UniqueFd(::fcntl(r.control_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
 
   FileActions fa;
   SpawnAttr attr;
@@ -133,9 +161,10 @@ int ChildProcess::spawn(const SpawnRequest& r, ChildProcess& out) {
     check(posix_spawn_file_actions_adddup2(&fa.a, output.get(), 2));
   }
   if (report) check(posix_spawn_file_actions_adddup2(&fa.a, report.get(), kReportFd));
+  if (control) check(posix_spawn_file_actions_adddup2(&fa.a, control.get(), kControlFd));
 #if RANKTUNE_SPAWN_CLOSEFROM
   // MPI and friends leave fds without close-on-exec; the trial has no business with them.
-  check(posix_spawn_file_actions_addclosefrom_np(&fa.a, kReportFd + 1));
+  check(posix_spawn_file_actions_addclosefrom_np(&fa.a, (control ? kControlFd : kReportFd) + 1));
 #endif
   std::string program = r.program;
   std::vector<std::string> argv = r.argv;
@@ -368,23 +397,116 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   env["RANKTUNE_REPORT_FD"] = std::to_string(ChildProcess::kReportFd);
   env["RANKTUNE_DEVICE"] = context.device;
   env["RANKTUNE_SEED"] = std::to_string(context.seed);
+  control_.reset();
+  control_child_.reset();
+  awaiting_continue_ = launched_ = false;
+  checkpoint_dir_.remove();
+  if (spec_.checkpoint) {
+    try {
+      // Named by the worker's pid, so one worker's directories are found together.
+      checkpoint_dir_ = TempDir("ranktune-" + std::to_string(::getpid()) + "-trial" + std::to_string(context.trial_id) +
+                                "-attempt" + std::to_string(context.attempt) + "-");
+    } catch (const std::system_error& e) {
+      throw TrialFailure(std::string("RANKTUNE_CHECKPOINT_DIR: ") + e.what() + " (set TMPDIR to a writable folder)");
+    }
+    // A socket rather than a pipe: send(MSG_NOSIGNAL) reports a program that has exited
+    // as EPIPE instead of raising SIGPIPE in the worker.
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      throw TrialFailure(std::string("cannot create the control socket: ") + std::strerror(errno));
+    control_.reset(sv[0]);
+    control_child_.reset(sv[1]);
+    env["RANKTUNE_CHECKPOINT_DIR"] = checkpoint_dir_.path();
+    env["RANKTUNE_CONTROL_FD"] = std::to_string(ChildProcess::kControlFd);
+  }
   std::vector<std::string> env_list;
   env_list.reserve(env.size());
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
 
-  const SpawnRequest request{resolved.path, spec_.command, std::move(env_list), workdir, log.get(), write_end.get()};
-  if (const int err = ChildProcess::spawn(request, child_); err != 0) {
-    throw TrialFailure("cannot run '" + program + "': " + std::strerror(err), read_tail(log_path_));
-  }
+  request_ = SpawnRequest{resolved.path, spec_.command, std::move(env_list), workdir};
+  log_ = std::move(log);
+  report_write_ = std::move(write_end);
   report_ = std::move(read_end);
-  // write_end closes on return: the pipe then reaches EOF once the program and everything
-  // it started have closed their copies.
+  // A checkpointing command starts at its first step, so that restore() can fill its
+  // directory before the program looks at it.
+  if (!spec_.checkpoint) launch();
+}
+
+void CommandTrainable::launch() {
+  launched_ = true;
+  request_.output_fd = log_.get();
+  request_.report_fd = report_write_.get();
+  request_.control_fd = control_child_.get();
+  const int err = ChildProcess::spawn(request_, child_);
+  // Our copies close now: the report pipe then reaches EOF once the program and everything
+  // it started have closed theirs.
+  log_.reset();
+  report_write_.reset();
+  control_child_.reset();
+  if (err != 0) {
+    finished_ = true;
+    throw TrialFailure("cannot run '" + spec_.command.front() + "': " + std::strerror(err), read_tail(log_path_));
+  }
+}
+
+bool CommandTrainable::send_control(const char* line) {
+  const std::size_t n = std::strlen(line);
+  for (;;) {
+    // Never blocking: a program that follows the protocol has read every earlier line, so
+    // a full socket means it does not read its control fd at all.
+    const ssize_t sent = ::send(control_.get(), line, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent == static_cast<ssize_t>(n)) return true;
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) return false;
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      fail("it does not read RANKTUNE_CONTROL_FD: with [trainable] checkpoint = true, a program must read one "
+           "line from it after each report (see README, \"Checkpoints of command trainables\")");
+    fail(std::string("cannot write its control socket: ") + (sent < 0 ? std::strerror(errno) : "short write"));
+  }
+}
+
+void CommandTrainable::save(CheckpointWriter& out) {
+  if (!spec_.checkpoint) return Trainable::save(out);
+  if (!launched_ || finished_) throw TrialFailure("there is no running program to save a checkpoint of");
+  if (!send_control("save\n")) fail("it exited before it could save its checkpoint");
+  const std::optional<std::string> line = next_line();
+  if (!line) fail("it ended without acknowledging the save request (it must report {\"ranktune\": \"saved\"})");
+  const auto ack = nlohmann::json::parse(*line, nullptr, /*allow_exceptions=*/false);
+  if (!(ack.is_object() && ack.size() == 1 && ack.value("ranktune", "") == "saved"))
+    fail("it reported '" + line->substr(0, 80) + "' instead of {\"ranktune\": \"saved\"} after a save request: " +
+         "after each report it must wait for a line on RANKTUNE_CONTROL_FD (see README)");
+  try {
+    io::pack_directory(checkpoint_dir_.path(), [&](std::span<const std::byte> b) { out.write(b); });
+  } catch (const io::ArchiveError& e) {
+    fail(std::string("cannot pack its checkpoint directory: ") + e.what());
+  }
+}
+
+void CommandTrainable::restore(CheckpointReader& in) {
+  if (!spec_.checkpoint) return Trainable::restore(in);
+  if (launched_) throw TrialFailure("restore() after the program started");
+  try {
+    io::unpack_directory([&](std::span<std::byte> b) { return in.read(b); }, checkpoint_dir_.path());
+  } catch (const io::ArchiveError& e) {
+    throw CheckpointError(std::string("the checkpoint directory cannot be unpacked: ") + e.what());
+  }
 }
 
 StepResult CommandTrainable::step() {
-  constexpr std::size_t kMaxLine = 1 << 20;
   if (!started_) throw TrialFailure("step() before setup()");
   if (finished_) return StepResult{{}, true};
+  if (!launched_) launch();
+  // A program that has exited cannot take the line; its exit status tells the rest.
+  if (std::exchange(awaiting_continue_, false)) send_control("continue\n");
+  const std::optional<std::string> line = next_line();
+  if (!line) return finish();
+  StepResult result = parse(*line);
+  awaiting_continue_ = static_cast<bool>(control_);
+  return result;
+}
+
+std::optional<std::string> CommandTrainable::next_line() {
+  constexpr std::size_t kMaxLine = 1 << 20;
   Deadline deadline;
   if (spec_.step_timeout_s > 0) {
     deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -393,7 +515,7 @@ StepResult CommandTrainable::step() {
   for (;;) {
     while (auto line = take_line()) {
       if (line->find_first_not_of(" \t\r") == std::string::npos) continue;
-      return parse(*line);
+      return line;
     }
     if (buffer_.size() > kMaxLine) {
       fail("malformed report line " + std::to_string(line_no_ + 1) + ": over 1 MiB without a newline: '" +
@@ -401,7 +523,7 @@ StepResult CommandTrainable::step() {
     }
     if (eof_) {
       if (!child_.wait_exit(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
-      return finish();
+      return std::nullopt;
     }
     if (!fill(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
   }
@@ -503,6 +625,8 @@ void CommandTrainable::fail(const std::string& reason) {
 void CommandTrainable::stop() {
   child_.terminate();
   report_.reset();
+  control_.reset();
+  checkpoint_dir_.remove();  // the worker has what it saved; a restore gets a fresh one
   finished_ = true;
 }
 

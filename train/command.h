@@ -9,12 +9,23 @@
 ///   RANKTUNE_SEED       the experiment seed (combine with the trial id for a trial stream)
 ///   RANKTUNE_REPORT_FD  the fd to write JSON lines to (always 3)
 ///   PYTHONUNBUFFERED=1  unless set already, so the log is live
+/// and, with `[trainable] checkpoint = true`, the checkpoint protocol:
+///   RANKTUNE_CHECKPOINT_DIR  a private, fresh directory; on a restore it holds the
+///                            checkpoint's files before the program starts
+///   RANKTUNE_CONTROL_FD      the fd (always 4) on which ranktune answers each report line
+///                            with one line: "continue" (run the next iteration) or "save"
+///                            (write the state after the iteration just reported into
+///                            RANKTUNE_CHECKPOINT_DIR, report {"ranktune": "saved"}, then
+///                            wait for the next line). So the program never runs ahead of
+///                            ranktune's decisions, and a save is exactly at its iteration.
+/// ranktune packs the directory (io/archive.h) after the acknowledgement.
 /// stdin is /dev/null; stdout and stderr go to <log_dir>/trial_<id>_attempt_<k>.log.
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -50,6 +61,28 @@ struct SpawnRequest {
   std::string workdir;            ///< "" keeps the caller's
   int output_fd = -1;             ///< becomes the child's stdout and stderr (-1: inherit)
   int report_fd = -1;             ///< becomes the child's fd `kReportFd` (-1: none)
+  int control_fd = -1;            ///< becomes the child's fd `kControlFd` (-1: none)
+};
+
+/// A directory made by mkdtemp(3) and removed with everything in it on destruction (which
+/// never throws). Move-only; empty when default-constructed.
+class TempDir {
+ public:
+  TempDir() = default;
+  /// Creates "<$TMPDIR or /tmp>/<prefix>XXXXXX". Throws std::system_error.
+  explicit TempDir(const std::string& prefix);
+  TempDir(TempDir&& o) noexcept : path_(std::exchange(o.path_, {})) {}
+  TempDir& operator=(TempDir&& o) noexcept;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() { remove(); }
+
+  const std::string& path() const { return path_; }
+  /// Removes the directory now (if any). Never throws.
+  void remove() noexcept;
+
+ private:
+  std::string path_;
 };
 
 /// A started child process, leader of its own process group (pgid == pid). Owns the group:
@@ -59,6 +92,8 @@ class ChildProcess {
  public:
   /// The fd number the report pipe has in the child.
   static constexpr int kReportFd = 3;
+  /// The fd number the control socket has in the child (checkpointing commands only).
+  static constexpr int kControlFd = 4;
   /// How long terminate() waits after SIGTERM before SIGKILL.
   static constexpr std::chrono::milliseconds kGrace{2000};
 
@@ -129,6 +164,21 @@ class CommandTrainable : public Trainable {
   void stop() override;
   std::string log_tail() const override;
 
+  /// True with `[trainable] checkpoint = true`.
+  bool can_checkpoint() const override { return spec_.checkpoint; }
+  /// Asks the program to save ("save" on the control fd), waits for its acknowledgement
+  /// (at most step_timeout_s when > 0), then packs RANKTUNE_CHECKPOINT_DIR into `out`.
+  /// Throws TrialFailure when the program does not follow the protocol or the directory
+  /// cannot be packed (a FIFO, a device, a link out of it).
+  void save(CheckpointWriter& out) override;
+  /// Unpacks a checkpoint that save() wrote into the fresh RANKTUNE_CHECKPOINT_DIR; the
+  /// program starts at the first step() afterwards. Throws CheckpointError for a stream
+  /// that is not such a checkpoint (damaged, truncated, hostile paths).
+  void restore(CheckpointReader& in) override;
+
+  /// RANKTUNE_CHECKPOINT_DIR of the current attempt ("" without checkpoints).
+  const std::string& checkpoint_dir() const { return checkpoint_dir_.path(); }
+
   /// The log of the current attempt ("" before setup).
   const std::string& log_path() const { return log_path_; }
   /// The program's pid while it runs, else -1.
@@ -147,8 +197,19 @@ class CommandTrainable : public Trainable {
   /// After eof_: reaps the program and turns its exit into done or a failure.
   StepResult finish();
   StepResult parse(const std::string& line);
+  /// Starts the program prepared by setup().
+  void launch();
+  /// Sends one line on the control socket. False when the program is gone (it exited:
+  /// its output tells the rest); fails the trial when it does not read its control fd.
+  bool send_control(const char* line);
+  /// The next non-blank report line, or nullopt at the end of the program's output. Fails
+  /// the trial after step_timeout_s without one.
+  std::optional<std::string> next_line();
 
   io::TrainableSpec spec_;
+  /// RANKTUNE_CHECKPOINT_DIR. Declared before child_, so it is destroyed after it: the
+  /// program is gone before its directory is removed.
+  TempDir checkpoint_dir_;
   ChildProcess child_;
   UniqueFd report_;     ///< read end of the report pipe
   std::string buffer_;  ///< bytes read but not yet split into lines
@@ -157,6 +218,13 @@ class CommandTrainable : public Trainable {
   bool finished_ = false;
   bool started_ = false;
   std::string log_path_;
+  // Prepared by setup(), started by launch(): a checkpointing command starts at the first
+  // step(), after restore() has filled its directory.
+  SpawnRequest request_;
+  UniqueFd log_, report_write_, control_child_;
+  UniqueFd control_;           ///< ranktune's end of the control socket
+  bool launched_ = false;
+  bool awaiting_continue_ = false;  ///< the program waits on its control fd after a report
 };
 
 /// The folder holding the `ranktune` Python helper package (installed copy first, then the

@@ -170,9 +170,11 @@ void MlpTrainable::setup(const search::Config& config, const Context& context) {
   std::vector<float> params(shape_.param_count());
   init_params(shape_, hyper_.init_seed, params);
   engine_->set_params(params);
-  // Every member computed the same weights from the same seed; the broadcast makes that a
-  // guarantee rather than an assumption.
-  if (context_.collective) engine_->broadcast_params(*context_.collective);
+  // Every member computed the same weights from the same seed; the broadcast at the first
+  // step makes that a guarantee rather than an assumption. Not here: setup() (and restore())
+  // must not enter a collective, so that a member whose setup fails (a missing file, no
+  // memory) cannot leave the others blocked in it: the gang agrees on setup's outcome first.
+  params_shared_ = false;
 
   data_key_ = derive_key(hyper_.init_seed, 0xda7au);
   dropout_key_ = derive_key(hyper_.init_seed, 0xd209u);
@@ -204,6 +206,10 @@ StepResult MlpTrainable::step() {
   }
   const std::int64_t batches = spec_.batches_per_step > 0 ? spec_.batches_per_step : (n - pos_ + hyper_.batch_size - 1) / hyper_.batch_size;
   try {
+    if (context_.collective && !params_shared_) {
+      engine_->broadcast_params(*context_.collective);
+      params_shared_ = true;
+    }
     for (std::int64_t k = 0; k < batches; ++k) {
       if (pos_ >= n) {
         ++epoch_;

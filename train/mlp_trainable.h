@@ -85,6 +85,7 @@ class MlpTrainable : public Trainable {
   const std::string& path_note() const { return path_note_; }
   /// BLAS threads per worker (CPU path).
   int threads() const { return threads_; }
+  ComputeInfo compute_info() const override { return {path_, threads_}; }
   /// Gang size (1 alone).
   int gang_size() const;
   /// Seconds spent in the gradient allreduce during the last step (0 alone).
@@ -110,6 +111,7 @@ class MlpTrainable : public Trainable {
   std::unique_ptr<MlpEngine> engine_;
   std::string path_ = "cpu", path_note_;
   int threads_ = 1;
+  bool params_shared_ = false;  ///< the leader's weights were broadcast to the gang
   double allreduce_s_ = 0;
   // Training position: epoch_ is the current epoch, pos_ the next row of its order.
   std::int64_t epoch_ = 0, pos_ = 0, batches_ = 0, steps_ = 0;

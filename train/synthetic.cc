@@ -8,6 +8,8 @@
 #include <thread>
 #include <variant>
 
+#include "train/collective.h"
+
 namespace ranktune::train {
 
 double branin(std::span<const double> x) {
@@ -150,7 +152,18 @@ StepResult SyntheticTrainable::step() {
   if (!function_) throw TrialFailure("unknown synthetic function");
   ++t_;
   if (seconds_per_step_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds_per_step_));
-  return StepResult{synthetic_step(point_, noise_, context_.seed, context_.trial_id, context_.attempt, t_), false};
+  StepResult r{synthetic_step(point_, noise_, context_.seed, context_.trial_id, context_.attempt, t_), false};
+  if (context_.collective != nullptr) {
+    // In a gang every member computes the same step; the mean over the members is what a
+    // data-parallel trainable reports, and it exercises the gang's collective every step.
+    auto& c = *context_.collective;
+    for (auto& [name, value] : r.metrics) {
+      double v[1] = {value};
+      c.allreduce_sum(std::span<double>(v));
+      value = v[0] / c.size();
+    }
+  }
+  return r;
 }
 
 namespace {

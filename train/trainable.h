@@ -47,17 +47,28 @@ class TrialFailure : public std::runtime_error {
   std::string log_tail_;
 };
 
+/// How a trial computes, recorded in the results file ("placement" events).
+struct ComputeInfo {
+  std::string path = "cpu";  ///< "cpu" or "cuda:N"
+  int threads = 1;           ///< compute threads per rank
+};
+
 class Trainable {
  public:
   virtual ~Trainable() = default;
-  /// Prepares the trial. Throws TrialFailure.
+  /// Prepares the trial. Throws TrialFailure. In a gang it must not call the collective
+  /// (nor may restore()): a member's failure is only safe to report between collectives,
+  /// and the gang agrees on setup's outcome before the first step.
   virtual void setup(const search::Config& config, const Context& context) = 0;
-  /// Runs one iteration. Throws TrialFailure.
+  /// Runs one iteration. Throws TrialFailure. In a gang, every member makes the same
+  /// collective calls in the same order.
   virtual StepResult step() = 0;
   /// Ends the trial early (the scheduler stopped it). Never throws.
   virtual void stop() {}
   /// Last lines of the trial's output, if it has any.
   virtual std::string log_tail() const { return {}; }
+  /// The path and threads the trial runs with, known after setup().
+  virtual ComputeInfo compute_info() const { return {}; }
 
   /// Whether save() and restore() work; schedulers that pause or exploit need them.
   virtual bool can_checkpoint() const { return false; }

@@ -15,6 +15,15 @@ Example::
     for epoch in range(cfg.get("epochs", 10)):
         loss = train_one_epoch(lr=cfg["lr"])
         ranktune.report(loss=loss, epoch=epoch)
+
+Checkpoints (``[trainable] checkpoint = true``): register a function that writes the
+trial's state into a folder with :func:`on_save`, and load it at start when
+:func:`restored` is true. :func:`report` then waits after each line for ranktune's answer
+on ``RANKTUNE_CONTROL_FD`` and calls the function when ranktune asks for a checkpoint::
+
+    state_file = os.path.join(ranktune.checkpoint_dir(), "state.json")
+    state = json.load(open(state_file)) if ranktune.restored() else {"epoch": 0}
+    ranktune.on_save(lambda folder: json.dump(state, open(os.path.join(folder, "state.json"), "w")))
 """
 
 import json
@@ -22,9 +31,11 @@ import math
 import os
 import sys
 
-__all__ = ["config", "trial_id", "attempt", "report", "checkpoint_dir", "under_ranktune"]
+__all__ = ["config", "trial_id", "attempt", "report", "checkpoint_dir", "restored", "on_save", "under_ranktune"]
 
 _report_file = None
+_control_file = None
+_save = None
 
 
 def under_ranktune():
@@ -65,6 +76,45 @@ def checkpoint_dir():
     return os.environ.get("RANKTUNE_CHECKPOINT_DIR")
 
 
+def restored():
+    """True when this attempt starts from a checkpoint: :func:`checkpoint_dir` holds the
+    files that the save function wrote (for this trial, or for a PBT donor)."""
+    folder = checkpoint_dir()
+    return bool(folder) and os.path.isdir(folder) and bool(os.listdir(folder))
+
+
+def on_save(function):
+    """Registers ``function(folder)``, which writes the state after the iteration just
+    reported into ``folder`` (replacing what an earlier save left there). ranktune calls it
+    through :func:`report` when it needs a checkpoint, then packs the folder."""
+    global _save
+    _save = function
+
+
+def _control():
+    global _control_file
+    if _control_file is None:
+        _control_file = open(int(os.environ["RANKTUNE_CONTROL_FD"]), "r", encoding="utf-8", closefd=False)
+    return _control_file
+
+
+def _wait_for_ranktune(out):
+    # After each report ranktune answers "continue" or "save"; waiting here keeps the
+    # program from running ahead, so a save holds exactly the iteration just reported.
+    while True:
+        line = _control().readline()
+        if not line or line == "continue\n":
+            return  # "" (ranktune closed the socket): it is about to stop this process
+        if line != "save\n":
+            raise RuntimeError("unexpected line on RANKTUNE_CONTROL_FD: %r" % line)
+        if _save is None:
+            raise RuntimeError("ranktune asked for a checkpoint, but no save function was registered "
+                               "with ranktune.on_save()")
+        _save(checkpoint_dir())
+        out.write('{"ranktune": "saved"}\n')
+        out.flush()
+
+
 def _number(value):
     # JSON has no NaN or infinities; ranktune reads these spellings as non-finite numbers.
     if isinstance(value, float) and not math.isfinite(value):
@@ -99,3 +149,5 @@ def report(**metrics):
     out = _output()
     out.write(line + "\n")
     out.flush()
+    if "RANKTUNE_CONTROL_FD" in os.environ:
+        _wait_for_ranktune(out)

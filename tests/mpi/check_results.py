@@ -20,7 +20,7 @@ def main():
     want_terminated = int(opts.get("terminated", trials))
     want_error = int(opts.get("error", 0))
     with h5py.File(path, "r", swmr=True) as f:
-        assert f.attrs["schema_version"] == 1, f.attrs["schema_version"]
+        assert f.attrs["schema_version"] == 2, f.attrs["schema_version"]
         t = f["trials"][:]
         r = f["results"][:]
         ev = f["events"][:]

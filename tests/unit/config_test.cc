@@ -226,18 +226,18 @@ TEST(Config, Errors) {
       {text("non_finite = \"nan\""), "exp.toml:5:", "experiment.non_finite",
        "\"error\", \"worst\""},
       {text("name = \"x\""), "exp.toml:5:", "", "TOML syntax error"},  // duplicate key
-      {text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"bohb\"\n"),
+      {text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"smac\"\n"),
        "exp.toml:12:", "search.algorithm",
-       "unknown value \"bohb\". Valid values: \"random\", \"grid\", \"tpe\""},
+       "unknown value \"smac\". Valid values: \"random\", \"grid\", \"tpe\", \"bohb\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "", "[scheduler]\nkind = \"pb2\"\n"),
        "exp.toml:12:", "scheduler.kind", "Valid values: \"fifo\", \"asha\", \"hyperband\", \"median_stopping\", \"pbt\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "command = [\"a\"]"),
        "exp.toml:10:", "trainable.command", "applies only to kind = \"command\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "noise = -1"), "exp.toml:10:", "trainable.noise",
        "must be >= 0"},
-      {text("", "x = { uniform = [0.0, 1.0] }", "", "[resources]\nranks_per_trial = 2\n"),
-       "exp.toml:12:", "resources.ranks_per_trial",
-       "not supported yet (gang trials arrive with the gang feature)"},
+      {"[experiment]\nname = \"t\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
+       "[trainable]\nkind = \"command\"\ncommand = [\"python3\", \"t.py\"]\n\n[resources]\nranks_per_trial = 2\n",
+       "exp.toml:12:", "resources.ranks_per_trial", "gang trials (ranks_per_trial > 1) need a built-in trainable"},
       {text("", "x = { uniform = [0.0, 1.0] }", "", "[stop]\ntarget = \"high\"\n"),
        "exp.toml:12:", "stop.target", "expected a number, got string"},
       {"[experiment]\nname = \"t\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"

@@ -1,0 +1,148 @@
+// `ranktune compact` and `ranktune export-checkpoint`: offline tools on a results file's
+// checkpoints. The work is in io/store.h and io/archive.h; this file chooses and reports.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "io/archive.h"
+#include "io/json.h"
+#include "io/store.h"
+
+namespace ranktune::apps {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+// "4, 8, 12 (dropped: 1, 2)" for the error messages that list what a trial has.
+std::string iterations_of(const std::vector<const io::CheckpointRow*>& rows) {
+  std::string live, dropped;
+  for (const auto* r : rows) {
+    std::string& list = r->dropped ? dropped : live;
+    list += (list.empty() ? "" : ", ") + std::to_string(r->iteration);
+  }
+  return (live.empty() ? "none" : live) + (dropped.empty() ? "" : " (dropped: " + dropped + ")");
+}
+
+// Refuses an output folder that exists and holds anything: exporting never mixes files.
+void require_empty_folder(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec))
+    throw std::invalid_argument(out.string() + ": exists and is not a folder; name a new or empty folder");
+  if (!fs::is_empty(out, ec))
+    throw std::invalid_argument(out.string() + ": is not empty; name a new or empty folder");
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  if (!f) throw std::runtime_error(path.string() + ": cannot write it");
+}
+
+}  // namespace
+
+int run_compact(const CompactOptions& o) {
+  const io::CompactSummary s = io::compact_results(o.results, o.out);
+  std::printf("ranktune: compacted %s into %s: %s -> %s (%zu checkpoints kept, %zu dropped rows without bytes",
+              o.results.c_str(), (o.out.empty() ? o.results : o.out).c_str(), mib(s.bytes_before).c_str(),
+              mib(s.bytes_after).c_str(), s.live, s.dropped);
+  if (s.damaged > 0) std::printf(", %zu damaged checkpoints now dropped", s.damaged);
+  std::printf(")\n");
+  return 0;
+}
+
+int run_export_checkpoint(const ExportCheckpointOptions& o) {
+  const io::ResultsFile file = io::ResultsFile::read(o.results);
+  const search::Trial* trial = nullptr;
+  for (const auto& t : file.trials)
+    if (t.id == o.trial) trial = &t;
+  if (trial == nullptr)
+    throw std::invalid_argument(o.results + ": no trial " + std::to_string(o.trial) + " (the file has " +
+                                std::to_string(file.trials.size()) + " trials" +
+                                (file.trials.empty() ? "" : ", ids 1.." + std::to_string(file.trials.back().id)) + ")");
+  std::vector<const io::CheckpointRow*> rows;
+  for (const auto& r : file.checkpoints)
+    if (r.trial == o.trial) rows.push_back(&r);
+  if (rows.empty())
+    throw std::invalid_argument(o.results + ": trial " + std::to_string(o.trial) +
+                                " has no checkpoint (they are stored with [checkpoint] every or at_end, on a pause, "
+                                "and for PBT)");
+  // The newest live row of the iteration asked for, or of the newest iteration.
+  const io::CheckpointRow* chosen = nullptr;
+  for (const auto* r : rows) {
+    if (r->dropped || (o.iteration && r->iteration != *o.iteration)) continue;
+    if (chosen == nullptr || r->iteration >= chosen->iteration) chosen = r;
+  }
+  if (chosen == nullptr) {
+    const std::string which = o.iteration ? "at iteration " + std::to_string(*o.iteration) : "at all";
+    bool was_dropped = false;
+    for (const auto* r : rows) was_dropped |= r->dropped && (!o.iteration || r->iteration == *o.iteration);
+    throw std::invalid_argument(
+        o.results + ": trial " + std::to_string(o.trial) + " has no stored checkpoint " + which +
+        (was_dropped ? ": it was dropped (by [checkpoint] keep_last/keep_best, or after failing its checksum)" : "") +
+        ". Its checkpoints: " + iterations_of(rows));
+  }
+  const std::string bytes = io::read_checkpoint_bytes(file, *chosen);
+  const fs::path out(o.out);
+  require_empty_folder(out);
+  const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
+  if (io::is_directory_archive(span)) {
+    // A command trainable's RANKTUNE_CHECKPOINT_DIR: the folder as the program left it.
+    std::size_t pos = 0;
+    io::ArchiveSummary s;
+    try {
+      s = io::unpack_directory(
+          [&](std::span<std::byte> b) {
+            const std::size_t n = std::min(b.size(), span.size() - pos);
+            std::memcpy(b.data(), span.data() + pos, n);
+            pos += n;
+            return n;
+          },
+          out);
+    } catch (const io::ArchiveError& e) {
+      throw io::StoreError(o.results + ": checkpoint of trial " + std::to_string(o.trial) + " at iteration " +
+                           std::to_string(chosen->iteration) + " is not a valid directory archive: " + e.what());
+    }
+    std::printf("ranktune: trial %lld, iteration %lld (attempt %d): unpacked %llu entries, %llu bytes of files, into %s\n",
+                static_cast<long long>(o.trial), static_cast<long long>(chosen->iteration), chosen->attempt,
+                static_cast<unsigned long long>(s.entries), static_cast<unsigned long long>(s.file_bytes), o.out.c_str());
+    return 0;
+  }
+  fs::create_directories(out);
+  write_file(out / "checkpoint.bin", bytes);
+  char crc[16];
+  std::snprintf(crc, sizeof crc, "%08x", chosen->crc32c);
+  const nlohmann::json meta = {
+      {"results", o.results},   {"experiment", file.meta.experiment},
+      {"trial", o.trial},       {"attempt", chosen->attempt},
+      {"iteration", chosen->iteration}, {"time", chosen->time},
+      {"size", chosen->size},   {"crc32c", crc},
+      {"metric", file.meta.metric},
+      {"score", std::isfinite(chosen->score) ? nlohmann::json(chosen->score) : nlohmann::json(nullptr)},
+      {"config", io::to_json(trial->config)}};
+  write_file(out / "checkpoint.json", meta.dump(2) + "\n");
+  std::printf("ranktune: trial %lld, iteration %lld (attempt %d): %lld bytes in %s\n", static_cast<long long>(o.trial),
+              static_cast<long long>(chosen->iteration), chosen->attempt, static_cast<long long>(chosen->size),
+              (out / "checkpoint.bin").c_str());
+  return 0;
+}
+
+}  // namespace ranktune::apps

@@ -1,0 +1,78 @@
+#pragma once
+/// One member's side of a gang trial: the communicators of the trial's ranks, and the two
+/// small agreements that keep the members in step around the training collectives.
+///
+/// A gang is created by its members alone (MPI_Comm_create_group, collective only over
+/// them), so the driver and the other workers go on undisturbed. On GPUs, when every member
+/// has a CUDA device and the build has NCCL, the training collective is NCCL (the leader's
+/// ncclUniqueId travels over the gang's MPI communicator); else it is MPI. Everything is
+/// freed on destruction, whatever happened.
+///
+/// Failures: every phase of a trial (setup, each step, each checkpoint) ends with agree(),
+/// so one member's failure stops all of them at the same point and the leader reports it
+/// for the gang. A member that fails *inside* a collective (a crash, a killed process) is
+/// not covered: Open MPI then ends the whole job, and `ranktune run --resume` goes on.
+/// Waits use non-blocking collectives and a sleeping backoff: a member waiting for its
+/// leader's decision does not spin a core.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <boost/mpi/communicator.hpp>
+
+#include "train/collective.h"
+#include "train/mpi_collective.h"
+
+namespace ranktune::mpi {
+
+/// The communicator gangs are created from: a duplicate of `world`, so that forming a gang
+/// can never match the driver's messages. Collective over `world`: the driver and every
+/// worker call it once, after place().
+boost::mpi::communicator gang_parent(const boost::mpi::communicator& world);
+
+/// What a phase of a trial came to on one member.
+struct Outcome {
+  bool ok = true;
+  std::string reason;    ///< why it failed
+  std::string log_tail;  ///< the trainable's last output lines
+};
+
+class Gang {
+ public:
+  /// Joins the gang of `members` (ranks of `parent`, leader first; this rank among them).
+  /// `tag` tells apart gangs created at the same time. `device` is this rank's "cpu" or
+  /// "cuda:N". Throws MpiError when the communicators cannot be built.
+  Gang(MPI_Comm parent, std::span<const int> members, int tag, const std::string& device);
+  ~Gang();
+  Gang(const Gang&) = delete;
+  Gang& operator=(const Gang&) = delete;
+
+  /// The collective the trainable trains with.
+  train::Collective& collective() { return nccl_ ? *nccl_ : static_cast<train::Collective&>(*mpi_); }
+  int rank() const { return mpi_->rank(); }
+  int size() const { return mpi_->size(); }
+  bool leader() const { return rank() == 0; }
+
+  /// Every member calls this with its outcome of the same phase. Returns the gang's: ok
+  /// when every member's is; else the failure of the lowest failed member, whose reason
+  /// (prefixed with its gang and world rank) the leader gets in full.
+  Outcome agree(const Outcome& mine);
+
+  /// The leader's decision, as three integers (kind, lease, save), copied to every member.
+  void share(std::int64_t (&decision)[3]);
+
+ private:
+  /// Waits for a non-blocking operation with a sleeping backoff.
+  void wait(MPI_Request& request);
+
+  std::unique_ptr<train::MpiCollective> mpi_;
+  std::unique_ptr<train::Collective> nccl_;
+  std::vector<int> members_;  ///< world ranks, by gang rank
+};
+
+}  // namespace ranktune::mpi

@@ -1,0 +1,437 @@
+// Checkpoint durability: the retention policy and the free list (pure), the store's
+// retention, byte reuse, compaction and export reads, and the command trainable's
+// RANKTUNE_CHECKPOINT_DIR protocol with a real Python program.
+
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "io/archive.h"
+#include "io/config.h"
+#include "io/retention.h"
+#include "io/store.h"
+#include "train/command.h"
+
+namespace ranktune {
+namespace {
+
+namespace fs = std::filesystem;
+using io::CheckpointScore;
+using io::FreeSpace;
+using io::RetentionPolicy;
+
+// ------------------------------------------------------------------ the pure policy
+
+std::vector<CheckpointScore> series(std::initializer_list<std::pair<std::int64_t, double>> points) {
+  std::vector<CheckpointScore> out;
+  for (auto [i, s] : points) out.push_back({i, s});
+  return out;
+}
+
+TEST(Retention, DisabledKeepsEverything) {
+  const auto live = series({{1, 1.0}, {2, 2.0}, {3, 3.0}});
+  EXPECT_TRUE(io::checkpoints_to_drop(live, RetentionPolicy{}, {}).empty());
+}
+
+TEST(Retention, KeepLastKeepsTheNewestWhateverTheOrder) {
+  const auto live = series({{8, 0.0}, {2, 0.0}, {6, 0.0}, {4, 0.0}});
+  EXPECT_EQ(io::checkpoints_to_drop(live, {2, 0}, {}), (std::vector<std::int64_t>{2, 4}));
+  EXPECT_EQ(io::checkpoints_to_drop(live, {1, 0}, {}), (std::vector<std::int64_t>{2, 4, 6}));
+  EXPECT_TRUE(io::checkpoints_to_drop(live, {4, 0}, {}).empty());
+}
+
+TEST(Retention, KeepBestFollowsTheModeAndAlwaysKeepsTheNewest) {
+  const auto live = series({{1, 0.5}, {2, 0.9}, {3, 0.1}, {4, 0.7}});
+  // max: the best is iteration 2; the newest (4) stays anyway.
+  EXPECT_EQ(io::checkpoints_to_drop(live, {0, 1, search::Mode::Max}, {}), (std::vector<std::int64_t>{1, 3}));
+  // min: the best is iteration 3.
+  EXPECT_EQ(io::checkpoints_to_drop(live, {0, 1, search::Mode::Min}, {}), (std::vector<std::int64_t>{1, 2}));
+  // Union of both limits.
+  EXPECT_EQ(io::checkpoints_to_drop(live, {2, 1, search::Mode::Max}, {}), (std::vector<std::int64_t>{1}));
+}
+
+TEST(Retention, UnknownScoresAreNeverBestAndTiesGoToTheNewer) {
+  const auto live = series({{1, NAN}, {2, 0.3}, {3, 0.3}, {4, INFINITY}, {5, NAN}});
+  EXPECT_EQ(io::checkpoints_to_drop(live, {0, 1, search::Mode::Max}, {}), (std::vector<std::int64_t>{1, 2, 4}));
+}
+
+TEST(Retention, PinnedCheckpointsStay) {
+  const auto live = series({{1, 0.0}, {2, 0.0}, {3, 0.0}});
+  EXPECT_EQ(io::checkpoints_to_drop(live, {1, 0}, {1}), (std::vector<std::int64_t>{2}));
+}
+
+TEST(Retention, PinnedAreTheRestorePointsOfUnfinishedTrials) {
+  std::vector<search::Trial> trials(3);
+  trials[0].id = 1, trials[0].restore_trial = 2, trials[0].restore_checkpoint = 8;  // a PBT donor
+  trials[1].id = 2, trials[1].restore_trial = 2, trials[1].restore_checkpoint = 12;
+  trials[2].id = 3, trials[2].restore_trial = 3, trials[2].restore_checkpoint = 4;
+  trials[2].status = search::TrialStatus::Terminated;
+  EXPECT_EQ(io::pinned_checkpoints(trials), (std::set<io::CheckpointKey>{{2, 8}, {2, 12}}));
+}
+
+TEST(FreeSpace, CoalescesAndAllocatesFirstFit) {
+  FreeSpace f;
+  f.release(10, 5);
+  f.release(30, 10);
+  f.release(15, 5);  // merges with [10, 15)
+  EXPECT_EQ(f.ranges(), (std::map<std::uint64_t, std::uint64_t>{{10, 10}, {30, 10}}));
+  EXPECT_EQ(f.total(), 20u);
+  EXPECT_EQ(f.allocate(8, 100), 10u);  // lowest that fits
+  EXPECT_EQ(f.allocate(8, 100), 30u);  // [18, 20) is too small
+  EXPECT_EQ(f.allocate(8, 100), 100u);  // nothing fits: the end
+  EXPECT_EQ(f.total(), 4u);
+  EXPECT_THROW(f.release(19, 2), std::logic_error);  // overlaps the free [18, 20)
+}
+
+TEST(FreeSpace, TheTailRangeGrowsInsteadOfLeavingAGap) {
+  FreeSpace f;
+  f.release(90, 10);
+  EXPECT_EQ(f.allocate(25, 100), 90u);  // the store grows to 115, reusing [90, 100)
+  EXPECT_EQ(f.total(), 0u);
+}
+
+TEST(FreeSpace, GapsAreTheComplementOfTheUsedRanges) {
+  const FreeSpace f = FreeSpace::gaps({{50, 10}, {0, 10}, {5, 10}, {70, 40}}, 100);
+  EXPECT_EQ(f.ranges(), (std::map<std::uint64_t, std::uint64_t>{{15, 35}, {60, 10}}));
+}
+
+// ------------------------------------------------------------------ the config
+
+const char* kConfig = R"([experiment]
+name = "c"
+metric = "loss"
+mode = "min"
+[search.space]
+x = { uniform = [0.0, 1.0] }
+[trainable]
+kind = "command"
+command = ["python3", "t.py"]
+)";
+
+TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
+  const io::ExperimentConfig cfg = io::parse_config(
+      std::string(kConfig) + "checkpoint = true\n[checkpoint]\nkeep_last = 3\nkeep_best = 1\n", "/tmp/c.toml");
+  EXPECT_TRUE(cfg.trainable.checkpoint);
+  EXPECT_EQ(cfg.checkpoint_keep_last, 3);
+  EXPECT_EQ(cfg.checkpoint_keep_best, 1);
+  EXPECT_NE(io::render_config(cfg).find("keep_last = 3"), std::string::npos);
+  try {
+    io::parse_config(std::string(kConfig) + "[checkpoint]\nkeep_last = -1\n", "/tmp/c.toml");
+    ADD_FAILURE() << "a negative keep_last was accepted";
+  } catch (const io::ConfigError& e) {
+    EXPECT_EQ(e.key(), "checkpoint.keep_last") << e.what();
+  }
+  // `checkpoint` belongs to command trainables only.
+  EXPECT_THROW(io::parse_config("[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
+                                "[trainable]\nkind = \"synthetic\"\ncheckpoint = true\n", "/tmp/c.toml"),
+               io::ConfigError);
+}
+
+// ------------------------------------------------------------------ the store
+
+class CheckpointStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("ranktune_ckpt_test_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::unique_ptr<io::ResultsWriter> create(const std::string& name) {
+    io::StoreMeta meta;
+    meta.experiment = "ckpt";
+    meta.metric = "loss";
+    meta.mode = search::Mode::Min;
+    io::StoreSchema schema;
+    schema.metrics = {"loss"};
+    return std::make_unique<io::ResultsWriter>(path(name), meta, schema, std::vector<io::WorkerInfo>{});
+  }
+  // One result and then one checkpoint of `size` bytes filled with `fill`.
+  static void store(io::ResultsWriter& w, search::TrialId trial, std::int64_t iteration, double loss, std::size_t size,
+                    char fill) {
+    w.append_result(trial, 0, iteration, 0.0, {{"loss", loss}});
+    w.append_checkpoint(trial, 0, iteration, 1.0, std::string(size, fill));
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CheckpointStoreTest, RetentionFlagsRowsAndReusesTheirBytes) {
+  auto w = create("r.h5");
+  w->set_retention({2, 0, search::Mode::Min});
+  for (int i = 1; i <= 20; ++i) {
+    store(*w, 1, i, 1.0 / i, 1000, static_cast<char>('a' + i % 26));
+    w->apply_retention({});
+    w->flush();
+  }
+  // Two live checkpoints, and the data never grew past three of them: a freed range is
+  // reusable one flush after it was dropped.
+  const io::CheckpointSpace space = w->checkpoint_space();
+  EXPECT_EQ(space.live, 2000u);
+  EXPECT_LE(space.extent, 3000u);
+  EXPECT_EQ(w->read_checkpoint(1, 20), std::string(1000, static_cast<char>('a' + 20 % 26)));
+  EXPECT_EQ(w->read_checkpoint(1, 19), std::string(1000, static_cast<char>('a' + 19 % 26)));
+  EXPECT_THROW(w->read_checkpoint(1, 18), io::StoreError);
+  EXPECT_EQ(w->previous_checkpoint(1, 20), 19);
+  EXPECT_EQ(w->latest_checkpoints(), (std::map<search::TrialId, std::int64_t>{{1, 20}}));
+  w.reset();
+
+  const io::ResultsFile f = io::ResultsFile::read(path("r.h5"));
+  EXPECT_EQ(f.meta.schema_version, io::kSchemaVersion);
+  ASSERT_EQ(f.checkpoints.size(), 20u);  // every row stays
+  int dropped = 0;
+  for (const auto& r : f.checkpoints) {
+    dropped += r.dropped;
+    EXPECT_DOUBLE_EQ(r.score, 1.0 / static_cast<double>(r.iteration));
+    if (!r.dropped) EXPECT_EQ(io::read_checkpoint_bytes(f, r).size(), 1000u);
+    if (r.dropped) EXPECT_THROW(io::read_checkpoint_bytes(f, r), io::StoreError);
+  }
+  EXPECT_EQ(dropped, 18);
+}
+
+TEST_F(CheckpointStoreTest, KeepBestAndPinsSurviveAndResumeRebuildsTheFreeList) {
+  {
+    auto w = create("b.h5");
+    w->set_retention({1, 1, search::Mode::Min});
+    const double losses[] = {5, 1, 4, 3, 2};  // the best (min) is iteration 2
+    for (int i = 1; i <= 5; ++i) {
+      store(*w, 1, i, losses[i - 1], 100, 'x');
+      w->apply_retention({{1, 3}});  // a PBT donor's checkpoint
+    }
+    EXPECT_EQ(w->checkpoint_space().live, 300u);  // 2 (best), 3 (pinned), 5 (newest)
+    EXPECT_EQ(w->previous_checkpoint(1, 5), 3);
+  }
+  io::ResumeInfo info;
+  io::ResultsWriter w(path("b.h5"), info);
+  const io::CheckpointSpace space = w.checkpoint_space();
+  EXPECT_EQ(space.live, 300u);
+  EXPECT_EQ(space.free, space.extent - 300u);  // dropped bytes are free at once after a resume
+  w.append_checkpoint(1, 0, 6, 2.0, std::string(100, 'y'));
+  EXPECT_EQ(w.checkpoint_space().extent, space.extent);  // reused, not appended
+  EXPECT_EQ(w.read_checkpoint(1, 6), std::string(100, 'y'));
+  EXPECT_EQ(w.read_checkpoint(1, 2), std::string(100, 'x'));
+}
+
+TEST_F(CheckpointStoreTest, OnlyTheNewestStateStaysUnderRetention) {
+  auto w = create("s.h5");
+  w->set_retention({1, 0, search::Mode::Min});
+  for (int i = 0; i < 10; ++i) {
+    w->append_state(i, "state " + std::to_string(i));
+    w->flush();
+  }
+  EXPECT_EQ(w->latest_state().value_or(""), "state 9");
+  EXPECT_LE(w->checkpoint_space().live, 8u);
+}
+
+TEST_F(CheckpointStoreTest, CompactRoundTripsEverythingButDroppedBytes) {
+  {
+    auto w = create("c.h5");
+    w->set_retention({1, 0, search::Mode::Min});
+    search::Trial t;
+    t.id = 1;
+    t.status = search::TrialStatus::Terminated;
+    w->write_trial(t);
+    w->append_event({1.0, 1, 1, "start", "hello"});
+    for (int i = 1; i <= 8; ++i) store(*w, 1, i, 1.0 / i, 300000, static_cast<char>('0' + i));
+    w->apply_retention({});
+  }
+  const io::ResultsFile before = io::ResultsFile::read(path("c.h5"));
+  const io::CompactSummary s = io::compact_results(path("c.h5"), path("d.h5"));
+  EXPECT_EQ(s.live, 1u);
+  EXPECT_EQ(s.dropped, 7u);
+  EXPECT_EQ(s.damaged, 0u);
+  EXPECT_LT(s.bytes_after + 1'500'000, s.bytes_before);
+  const io::ResultsFile after = io::ResultsFile::read(path("d.h5"));
+  EXPECT_EQ(after.meta.experiment, before.meta.experiment);
+  EXPECT_EQ(after.meta.created, before.meta.created);
+  EXPECT_EQ(after.results.size(), before.results.size());
+  ASSERT_EQ(after.events.size(), before.events.size());
+  EXPECT_EQ(after.events[0].message, "hello");
+  ASSERT_EQ(after.trials.size(), 1u);
+  ASSERT_EQ(after.checkpoints.size(), before.checkpoints.size());
+  for (std::size_t i = 0; i < after.checkpoints.size(); ++i) {
+    EXPECT_EQ(after.checkpoints[i].dropped, before.checkpoints[i].dropped);
+    EXPECT_EQ(after.checkpoints[i].crc32c, before.checkpoints[i].crc32c);
+    if (!after.checkpoints[i].dropped)
+      EXPECT_EQ(io::read_checkpoint_bytes(after, after.checkpoints[i]),
+                io::read_checkpoint_bytes(before, before.checkpoints[i]));
+  }
+  // The compacted file resumes, and stores new checkpoints after the live one.
+  io::ResumeInfo info;
+  io::ResultsWriter w(path("d.h5"), info);
+  EXPECT_EQ(w.latest_checkpoints(), (std::map<search::TrialId, std::int64_t>{{1, 8}}));
+  EXPECT_EQ(w.checkpoint_space().free, 0u);
+  // In place: same contents, the original path.
+  EXPECT_THROW(io::compact_results(path("c.h5"), path("d.h5")), io::StoreError);  // -o exists
+  io::compact_results(path("c.h5"));
+  EXPECT_EQ(io::ResultsFile::read(path("c.h5")).checkpoints.size(), before.checkpoints.size());
+  EXPECT_FALSE(fs::exists(path(".c.h5.compact-" + std::to_string(getpid()) + ".tmp")));
+}
+
+TEST_F(CheckpointStoreTest, CompactRefusesForeignAndOpenFiles) {
+  std::ofstream(path("t.h5")) << "not hdf5";
+  EXPECT_THROW(io::compact_results(path("t.h5"), path("u.h5")), io::StoreError);
+  EXPECT_FALSE(fs::exists(path("u.h5")));
+  auto w = create("open.h5");
+  w->flush();
+  try {
+    io::compact_results(path("open.h5"), path("v.h5"));
+    ADD_FAILURE() << "a file held by a writer was compacted";
+  } catch (const io::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("a writer holds it"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("v.h5")));
+}
+
+TEST_F(CheckpointStoreTest, DamagedBytesFailTheChecksumAndCompactDropsThem) {
+  {
+    auto w = create("x.h5");
+    store(*w, 1, 1, 1.0, 5000, 'q');
+  }
+  // Flip one byte of the stored data behind the store's back.
+  {
+    hid_t f = H5Fopen(path("x.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "checkpoint_data", H5P_DEFAULT);
+    hsize_t offset = 100, one = 1;
+    hid_t space = H5Dget_space(d);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, nullptr, &one, nullptr);
+    hid_t mem = H5Screate_simple(1, &one, nullptr);
+    unsigned char byte = 'Q';
+    H5Dwrite(d, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, &byte);
+    H5Sclose(mem), H5Sclose(space), H5Dclose(d), H5Fclose(f);
+  }
+  const io::ResultsFile f = io::ResultsFile::read(path("x.h5"));
+  ASSERT_EQ(f.checkpoints.size(), 1u);
+  try {
+    io::read_checkpoint_bytes(f, f.checkpoints[0]);
+    ADD_FAILURE() << "damaged bytes were returned";
+  } catch (const io::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("fails its checksum"), std::string::npos) << e.what();
+  }
+  const io::CompactSummary s = io::compact_results(path("x.h5"), path("y.h5"));
+  EXPECT_EQ(s.damaged, 1u);
+  EXPECT_TRUE(io::ResultsFile::read(path("y.h5")).checkpoints[0].dropped);
+}
+
+// ------------------------------------------------------------------ command trainables
+
+class CommandCheckpointTest : public CheckpointStoreTest {
+ protected:
+  // A Python program that counts steps, saves the count on request, and starts from a
+  // restored count; `extra` runs in the save function (to misbehave).
+  io::TrainableSpec spec(const std::string& extra = "") const {
+    const std::string program = (dir_ / "counter.py").string();
+    std::ofstream(program) << "import os, ranktune\n"
+                              "d = ranktune.checkpoint_dir()\n"
+                              "n = int(open(os.path.join(d, 'n')).read()) if ranktune.restored() else 0\n"
+                              "def save(folder):\n"
+                              "    open(os.path.join(folder, 'n'), 'w').write(str(n))\n"
+                           << (extra.empty() ? "" : "    " + extra + "\n")
+                           << "ranktune.on_save(save)\n"
+                              "while n < 10:\n"
+                              "    n += 1\n"
+                              "    ranktune.report(loss=float(n))\n";
+    io::TrainableSpec s;
+    s.kind = "command";
+    s.command = {"python3", program};
+    s.checkpoint = true;
+    s.step_timeout_s = 30;
+    return s;
+  }
+  train::Context context() const {
+    train::Context c;
+    c.trial_id = 1;
+    c.log_dir = dir_.string();
+    c.config_dir = dir_.string();
+    return c;
+  }
+};
+
+TEST_F(CommandCheckpointTest, SavesExactlyAtTheReportedIterationAndRestores) {
+  train::CheckpointBytes bytes;
+  std::string dir;
+  {
+    train::CommandTrainable t(spec());
+    t.setup({}, context());
+    dir = t.checkpoint_dir();
+    ASSERT_FALSE(dir.empty());
+    EXPECT_EQ(t.step().metrics.at("loss"), 1.0);
+    EXPECT_EQ(t.step().metrics.at("loss"), 2.0);
+    usleep(100000);  // a program that ran ahead would now be past step 2
+    train::MemoryCheckpointWriter out(bytes);
+    t.save(out);
+    EXPECT_EQ(t.step().metrics.at("loss"), 3.0);  // the save did not disturb the series
+    EXPECT_TRUE(io::is_directory_archive(bytes));
+  }
+  EXPECT_FALSE(fs::exists(dir)) << "the checkpoint directory outlived its trainable";
+  train::CommandTrainable t(spec());
+  t.setup({}, context());
+  train::MemoryCheckpointReader in(bytes);
+  t.restore(in);
+  EXPECT_EQ(t.step().metrics.at("loss"), 3.0);  // went on from the saved n = 2
+}
+
+TEST_F(CommandCheckpointTest, AnUnpackableDirectoryFailsTheSave) {
+  train::CommandTrainable t(spec("os.mkfifo(os.path.join(folder, 'pipe'))"));
+  t.setup({}, context());
+  t.step();
+  train::CheckpointBytes bytes;
+  train::MemoryCheckpointWriter out(bytes);
+  try {
+    t.save(out);
+    ADD_FAILURE() << "a FIFO was packed";
+  } catch (const train::TrialFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot pack its checkpoint directory"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CommandCheckpointTest, ADamagedCheckpointIsRefusedBeforeTheProgramStarts) {
+  train::CheckpointBytes bytes;
+  {
+    train::CommandTrainable t(spec());
+    t.setup({}, context());
+    t.step();
+    train::MemoryCheckpointWriter out(bytes);
+    t.save(out);
+  }
+  bytes[bytes.size() / 2] ^= std::byte{0xff};
+  train::CommandTrainable t(spec());
+  t.setup({}, context());
+  train::MemoryCheckpointReader in(bytes);
+  EXPECT_THROW(t.restore(in), train::CheckpointError);
+  EXPECT_EQ(t.pid(), -1);
+}
+
+TEST_F(CommandCheckpointTest, AProgramThatDoesNotWaitIsACleanFailure) {
+  io::TrainableSpec s = spec();
+  // Reports without the helper, never reading RANKTUNE_CONTROL_FD.
+  std::ofstream(dir_ / "rude.py") << "import os\nf = os.fdopen(3, 'w', buffering=1)\n"
+                                     "for i in range(1, 6): f.write('{\"loss\": %d}\\n' % i)\n"
+                                     "import time; time.sleep(5)\n";
+  s.command = {"python3", (dir_ / "rude.py").string()};
+  train::CommandTrainable t(s);
+  t.setup({}, context());
+  t.step();
+  train::CheckpointBytes bytes;
+  train::MemoryCheckpointWriter out(bytes);
+  try {
+    t.save(out);
+    ADD_FAILURE() << "the save was acknowledged";
+  } catch (const train::TrialFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("instead of {\"ranktune\": \"saved\"}"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ranktune
