@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
   report_cmd->add_option("results", report.results, "Results file (.h5)")->required();
   report_cmd->add_option("--top", report.top, "Rows to show (0 = all)")->capture_default_str();
   report_cmd->add_option("--format", report.format, "table, csv, json or markdown")->capture_default_str();
+  report_cmd->add_option("--plots", report.plots,
+                         "Write SVG charts into this folder: curves.svg (the best --top trials' learning curves) and, "
+                         "for PBT, schedule_trial_T.svg (the best trial's hyperparameter schedule)");
+  report_cmd->add_option("--schedule", report.schedule_trial,
+                         "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
+      ->check(CLI::PositiveNumber);
 
   apps::SimulateOptions simulate;
   simulate.argv.assign(argv, argv + argc);

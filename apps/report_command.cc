@@ -1,17 +1,54 @@
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "apps/commands.h"
 #include "io/store.h"
 #include "report/leaderboard.h"
+#include "report/plots.h"
+#include "report/schedule.h"
 
 namespace ranktune::apps {
+namespace {
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + path.string() + ": check the folder exists and is writable");
+  std::printf("wrote %s\n", path.c_str());
+}
+
+}  // namespace
 
 int run_report(const ReportOptions& o) {
   const auto format = report::parse_format(o.format);
   if (!format) throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, csv, json, markdown");
   const io::ResultsFile file = io::ResultsFile::read(o.results);
-  std::fputs(report::render_leaderboard(file, {o.top, *format}).c_str(), stdout);
+  if (o.schedule_trial > 0) {
+    const auto schedule = report::trial_schedule(file, o.schedule_trial);
+    std::fputs(report::render_schedule(schedule, file.trials[static_cast<std::size_t>(o.schedule_trial - 1)].iterations).c_str(),
+               stdout);
+  } else {
+    std::fputs(report::render_leaderboard(file, {o.top, *format}).c_str(), stdout);
+  }
+  if (!o.plots.empty()) {
+    const std::filesystem::path dir(o.plots);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw std::runtime_error("cannot create --plots folder " + o.plots + ": " + ec.message());
+    write_file(dir / "curves.svg", report::learning_curves_svg(file, o.top == 0 ? 10 : o.top));
+    // The schedule of the asked trial, else of the best trial when the run exploited.
+    search::TrialId trial = o.schedule_trial;
+    if (trial == 0) {
+      const bool pbt = std::any_of(file.events.begin(), file.events.end(), [](const io::EventRow& e) { return e.kind == "exploit"; });
+      const auto order = report::best_first(file);
+      if (pbt && !order.empty()) trial = order.front()->id;
+    }
+    if (trial > 0) write_file(dir / ("schedule_trial_" + std::to_string(trial) + ".svg"), report::schedule_svg(file, trial));
+  }
   return 0;
 }
 

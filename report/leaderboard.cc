@@ -13,6 +13,20 @@
 #include "io/json.h"
 
 namespace ranktune::report {
+
+std::vector<const search::Trial*> best_first(const io::ResultsFile& file) {
+  std::vector<const search::Trial*> order;
+  for (const search::Trial& t : file.trials) order.push_back(&t);
+  const double sign = search::sign(file.meta.mode);
+  std::stable_sort(order.begin(), order.end(), [&](const search::Trial* a, const search::Trial* b) {
+    const bool fa = std::isfinite(a->best), fb = std::isfinite(b->best);
+    if (fa != fb) return fa;
+    if (fa && a->best != b->best) return sign * a->best > sign * b->best;
+    return a->id < b->id;
+  });
+  return order;
+}
+
 namespace {
 
 struct Ranked {
@@ -40,7 +54,8 @@ std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top) {
     t = std::max(t, r.time);
   }
   std::vector<Ranked> rows;
-  for (const search::Trial& t : file.trials) {
+  for (const search::Trial* tp : best_first(file)) {
+    const search::Trial& t = *tp;
     double wall = NAN;
     if (std::isfinite(t.start_time)) {
       if (std::isfinite(t.end_time)) {
@@ -50,15 +65,8 @@ std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top) {
       }
     }
     rows.push_back({0, &t, wall});
+    if (top != 0 && rows.size() == top) break;
   }
-  const double sign = search::sign(file.meta.mode);
-  std::stable_sort(rows.begin(), rows.end(), [&](const Ranked& a, const Ranked& b) {
-    const bool fa = std::isfinite(a.trial->best), fb = std::isfinite(b.trial->best);
-    if (fa != fb) return fa;
-    if (fa && a.trial->best != b.trial->best) return sign * a.trial->best > sign * b.trial->best;
-    return a.trial->id < b.trial->id;
-  });
-  if (top != 0 && rows.size() > top) rows.resize(top);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].rank = i + 1;
   return rows;
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/store.h"
 
@@ -19,6 +20,10 @@ struct LeaderboardOptions {
   std::size_t top = 10;  ///< rows to show; 0 shows every trial
   Format format = Format::Table;
 };
+
+/// The trials of `file` in leaderboard order: best value first by meta.mode, trials
+/// without a finite best last, ties by id.
+std::vector<const search::Trial*> best_first(const io::ResultsFile& file);
 
 /// Renders the leaderboard of `file`. Rows: rank, trial_id, status, best (the best metric
 /// value), best_iteration, iterations, wall_s, then one column per hyperparameter.

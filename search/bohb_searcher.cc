@@ -80,11 +80,12 @@ void BohbSearcher::forget_below_model_budget() {
   std::erase_if(runs_, [&](const auto& r) { return r.second.complete && !kept.contains(r.first); });
 }
 
-void BohbSearcher::on_trial_result(TrialId id, const Metrics& metrics) {
+void BohbSearcher::on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) {
   const auto it = runs_.find(id);
-  if (it == runs_.end() || it->second.complete) return;  // not ours, or already complete
-  // Every result is an iteration, whether or not it carries the metric.
-  const std::int64_t budget = ++it->second.results;
+  if (it == runs_.end() || it->second.complete || iteration < 1) return;  // not ours, or already complete
+  // The budget is the iteration the result reports: a retry or a resume that restarts from
+  // an older checkpoint reports the same budgets again, which counting results would not.
+  const std::int64_t budget = it->second.results = iteration;
   const auto m = metrics.find(options_.metric);
   if (m != metrics.end() && std::isfinite(m->second)) observe(id, budget, m->second);
 }

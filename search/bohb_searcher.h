@@ -6,7 +6,8 @@
 /// interleaving.
 ///
 /// Observations are kept per budget. The budget of a result is the iteration it reports
-/// (the number of results this trial has sent, as the controller counts iterations), so a
+/// (Searcher::on_trial_result's `iteration`, the controller's count, which a resumed or
+/// retried trial continues from its checkpoint), so a
 /// trial that HyperBand promotes to rung 27 is an observation at 1, 2, ..., 27, and one it
 /// stops at rung 3 only at 1, 2, 3. A trial whose results the searcher never saw (behind
 /// `repeat`, which forwards only the final mean) is one observation at budget 0.
@@ -73,7 +74,7 @@ class BohbSearcher final : public Searcher {
   BohbSearcher(Space space, SearcherOptions options, BohbOptions bohb = {});
 
   Suggestion suggest(TrialId id) override;
-  void on_trial_result(TrialId id, const Metrics& metrics) override;
+  void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   std::int64_t total() const override { return options_.num_samples; }
   /// Text: the suggestion and random-suggestion counts, the model budget, the trials still
@@ -95,7 +96,7 @@ class BohbSearcher final : public Searcher {
  private:
   struct Run {
     parzen::Point point;
-    std::int64_t results = 0;  ///< results seen: the budget of the latest one
+    std::int64_t results = 0;  ///< the budget (iteration) of the latest result
     bool complete = false;
   };
   struct Observation {

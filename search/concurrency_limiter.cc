@@ -27,8 +27,8 @@ Suggestion ConcurrencyLimiter::suggest(TrialId id) {
   return s;
 }
 
-void ConcurrencyLimiter::on_trial_result(TrialId id, const Metrics& metrics) {
-  inner_->on_trial_result(id, metrics);
+void ConcurrencyLimiter::on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) {
+  inner_->on_trial_result(id, iteration, metrics);
 }
 
 void ConcurrencyLimiter::on_trial_complete(TrialId id, const Metrics& last, bool error) {

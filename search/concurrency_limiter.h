@@ -21,7 +21,7 @@ class ConcurrencyLimiter final : public Searcher {
   /// NotNow while `live()` >= max_concurrent; otherwise asks the inner searcher.
   /// A trial is live from its Config suggestion until its on_trial_complete.
   Suggestion suggest(TrialId id) override;
-  void on_trial_result(TrialId id, const Metrics& metrics) override;
+  void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   std::int64_t total() const override { return inner_->total(); }
   /// Text: "concurrency_limiter 1", the live trial ids, then the inner searcher's state,

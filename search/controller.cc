@@ -251,7 +251,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       }
     }
   }
-  searcher_->on_trial_result(t.id, metrics);
+  searcher_->on_trial_result(t.id, t.iterations, metrics);
   if (pausing) {
     // Paused by a graceful stop while it ran: its scheduler still judges the result, or a
     // rung it reached now would be skipped after the resume. The worker is pausing anyway;

@@ -35,7 +35,7 @@ class Repeater final : public Searcher {
   /// the inner searcher pass through.
   Suggestion suggest(TrialId id) override;
   /// Not forwarded (see the file comment).
-  void on_trial_result(TrialId id, const Metrics& metrics) override {}
+  void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override {}
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// inner total × repeat, or -1 when the inner total is unknown.
   std::int64_t total() const override;

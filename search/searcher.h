@@ -27,8 +27,9 @@ class Searcher {
   virtual ~Searcher() = default;
   /// Proposes the config of trial `id`. Called once per new trial id.
   virtual Suggestion suggest(TrialId id) = 0;
-  /// A trial reported an intermediate result.
-  virtual void on_trial_result(TrialId id, const Metrics& metrics) {}
+  /// A trial reported the result of its iteration `iteration` (from 1; a trial resumed from
+  /// a checkpoint goes on counting from it).
+  virtual void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) {}
   /// A trial finished; `error` tells whether it failed for good.
   virtual void on_trial_complete(TrialId id, const Metrics& last, bool error) {}
   /// Total number of trials this searcher will propose, or -1 when not known in advance.

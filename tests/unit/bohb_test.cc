@@ -44,7 +44,7 @@ std::vector<Config> drive(Searcher& s, TrialId first, TrialId last) {
     auto sug = s.suggest(id);
     if (sug.kind != Suggestion::Kind::Config) break;
     const std::int64_t iterations = 1 + (id % 3) * 4;
-    for (std::int64_t t = 1; t <= iterations; ++t) s.on_trial_result(id, loss(curve(sug.config, t)));
+    for (std::int64_t t = 1; t <= iterations; ++t) s.on_trial_result(id, t, loss(curve(sug.config, t)));
     s.on_trial_complete(id, loss(curve(sug.config, iterations)), false);
     out.push_back(std::move(sug.config));
   }
@@ -108,29 +108,29 @@ TEST(Bohb, ModelBudgetIsTheLargestBudgetWithMinPointsObservations) {
   BohbSearcher s(branin_space(), opts(3, 100));
   for (TrialId id = 1; id <= 6; ++id) ASSERT_EQ(s.suggest(id).kind, Suggestion::Kind::Config);
   EXPECT_FALSE(s.model_budget());
-  const auto report = [&](TrialId id, double v) { s.on_trial_result(id, loss(v)); };
+  const auto report = [&](TrialId id, std::int64_t iteration, double v) { s.on_trial_result(id, iteration, loss(v)); };
   // Budget 1: trials 1 and 2; trial 3's first result lacks the metric (still an iteration),
   // its second is budget 2.
-  report(1, 5);
-  report(2, 6);
-  s.on_trial_result(3, {{"other", 1.0}});
+  report(1, 1, 5);
+  report(2, 1, 6);
+  s.on_trial_result(3, 1, {{"other", 1.0}});
   EXPECT_FALSE(s.model_budget());
   EXPECT_EQ(s.observations(1), 2u);
-  report(3, 4);  // trial 3, iteration 2
+  report(3, 2, 4);  // trial 3, iteration 2
   EXPECT_EQ(s.observations(2), 1u);
-  report(4, NAN);  // non-finite: not an observation
+  report(4, 1, NAN);  // non-finite: not an observation
   EXPECT_FALSE(s.model_budget());
-  report(5, 7);  // budget 1 now has 1, 2, 5
+  report(5, 1, 7);  // budget 1 now has 1, 2, 5
   ASSERT_TRUE(s.model_budget());
   EXPECT_EQ(*s.model_budget(), 1);
-  report(1, 4);  // budget 2: 3, 1
-  report(2, 5);  // budget 2: 3, 1, 2 -> the model moves up and forgets budget 1
+  report(1, 2, 4);  // budget 2: 3, 1
+  report(2, 2, 5);  // budget 2: 3, 1, 2 -> the model moves up and forgets budget 1
   EXPECT_EQ(*s.model_budget(), 2);
   EXPECT_EQ(s.observations(1), 0u);
   EXPECT_EQ(s.observations(2), 3u);
-  report(6, 9);  // budget 1 again: below the model budget, not kept
+  report(6, 1, 9);  // budget 1 again: below the model budget, not kept
   EXPECT_EQ(s.observations(1), 0u);
-  report(3, 3);  // budget 3: one observation, the model stays at 2
+  report(3, 3, 3);  // budget 3: one observation, the model stays at 2
   EXPECT_EQ(*s.model_budget(), 2);
   EXPECT_EQ(s.observations(3), 1u);
   // An errored trial keeps what it reported; trial 6, complete below the model budget, is
@@ -144,8 +144,8 @@ TEST(Bohb, ModelBudgetIsTheLargestBudgetWithMinPointsObservations) {
   // With min_points_in_model = 1 the largest budget seen is the model budget at once.
   BohbSearcher one(branin_space(), opts(3, 100), {.min_points_in_model = 1});
   one.suggest(1);
-  one.on_trial_result(1, loss(1));
-  one.on_trial_result(1, loss(1));
+  one.on_trial_result(1, 1, loss(1));
+  one.on_trial_result(1, 2, loss(1));
   EXPECT_EQ(*one.model_budget(), 2);
 
   // Behind `repeat` the searcher sees only the groups' final means: budget 0.
@@ -153,7 +153,7 @@ TEST(Bohb, ModelBudgetIsTheLargestBudgetWithMinPointsObservations) {
                          {{"repeat", std::int64_t{2}}, {"min_points_in_model", std::int64_t{2}}});
   for (TrialId id = 1; id <= 4; ++id) {
     r->suggest(id);
-    r->on_trial_result(id, loss(1));
+    r->on_trial_result(id, 1, loss(1));
     r->on_trial_complete(id, loss(static_cast<double>(id)), false);
   }
   const std::string state = r->save();
@@ -187,7 +187,7 @@ TEST(Bohb, SaveRestoreContinuesIdentically) {
   drive(a, 1, 25);
   // Two trials running at save time, one with results already.
   const auto p26 = a.suggest(26).config, p27 = a.suggest(27).config;
-  a.on_trial_result(26, loss(curve(p26, 1)));
+  a.on_trial_result(26, 1, loss(curve(p26, 1)));
   const std::string state = a.save();
 
   BohbSearcher b(branin_space(), opts(21, 100));
@@ -196,9 +196,9 @@ TEST(Bohb, SaveRestoreContinuesIdentically) {
   EXPECT_EQ(a.model_budget(), b.model_budget());
   EXPECT_EQ(a.suggest(28).config, b.suggest(28).config);
   for (auto* s : {&a, &b}) {
-    s->on_trial_result(26, loss(curve(p26, 2)));
+    s->on_trial_result(26, 2, loss(curve(p26, 2)));
     s->on_trial_complete(26, loss(curve(p26, 2)), false);
-    for (std::int64_t t = 1; t <= 9; ++t) s->on_trial_result(27, loss(curve(p27, t)));
+    for (std::int64_t t = 1; t <= 9; ++t) s->on_trial_result(27, t, loss(curve(p27, t)));
     s->on_trial_complete(27, loss(curve(p27, 9)), false);
   }
   EXPECT_EQ(drive(a, 29, 40), drive(b, 29, 40));

@@ -34,7 +34,7 @@ struct Fake : Searcher {
     if (next >= total_) return {Suggestion::Kind::Finished, {}};
     return {Suggestion::Kind::Config, {{"x", double(next++)}, {"s", std::string("a b\nc")}}};
   }
-  void on_trial_result(TrialId id, const Metrics&) override { results.push_back(id); }
+  void on_trial_result(TrialId id, std::int64_t, const Metrics&) override { results.push_back(id); }
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override {
     completions.push_back({id, last, error});
   }
@@ -84,7 +84,7 @@ TEST(ConcurrencyLimiter, NotNowAtTheLimitAndResumesAfterACompletion) {
   EXPECT_EQ(l.suggest(3).kind, Suggestion::Kind::NotNow);
   EXPECT_EQ(l.suggest(3).kind, Suggestion::Kind::NotNow);
   EXPECT_EQ(f->asked.size(), 2u);  // the inner searcher is not asked at the limit
-  l.on_trial_result(1, loss(1));
+  l.on_trial_result(1, 1, loss(1));
   EXPECT_EQ(f->results, std::vector<TrialId>{1});
   l.on_trial_complete(1, loss(1), false);
   ASSERT_EQ(f->completions.size(), 1u);
@@ -145,7 +145,7 @@ TEST(Repeater, EachConfigRunsRepeatTimesAndTheInnerSearcherGetsTheMean) {
   EXPECT_EQ(x_of(s[3]), 1.0);
   EXPECT_EQ(f->asked, (std::vector<TrialId>{1, 4}));  // a group is known by its first id
 
-  r.on_trial_result(2, loss(9));
+  r.on_trial_result(2, 1, loss(9));
   EXPECT_TRUE(f->results.empty());  // intermediate results are not forwarded
   r.on_trial_complete(3, loss(3), false);
   r.on_trial_complete(1, {{"loss", 1}, {"acc", 0.5}}, false);

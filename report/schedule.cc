@@ -1,0 +1,53 @@
+#include "report/schedule.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "io/json.h"
+
+namespace ranktune::report {
+
+std::vector<ScheduleSegment> trial_schedule(const io::ResultsFile& file, search::TrialId trial) {
+  if (trial < 1 || static_cast<std::size_t>(trial) > file.trials.size())
+    throw std::invalid_argument("no trial " + std::to_string(trial) + " in " + file.path + " (it has " +
+                                std::to_string(file.trials.size()) + " trials)");
+  std::vector<ScheduleSegment> schedule;
+  for (const io::EventRow& e : file.events) {
+    if (e.trial != trial || e.kind != "exploit") continue;
+    nlohmann::json lineage;
+    try {
+      lineage = nlohmann::json::parse(e.message);
+      ScheduleSegment s;
+      s.from_iteration = lineage.at("iteration").get<std::int64_t>();
+      s.config = io::config_from_json(lineage.at("after"));
+      s.donor = lineage.at("donor").get<search::TrialId>();
+      s.donor_iteration = lineage.at("donor_iteration").get<std::int64_t>();
+      // The config before the first exploit is the trial's first one.
+      if (schedule.empty()) schedule.push_back({0, io::config_from_json(lineage.at("before")), 0, 0});
+      schedule.push_back(std::move(s));
+    } catch (const nlohmann::json::exception& x) {
+      throw std::invalid_argument(file.path + ": exploit event of trial " + std::to_string(trial) + " at time " +
+                                  std::to_string(e.time) + " holds no lineage JSON (" + x.what() +
+                                  "): was the file written by ranktune?");
+    }
+  }
+  if (schedule.empty()) schedule.push_back({0, file.trials[static_cast<std::size_t>(trial - 1)].config, 0, 0});
+  return schedule;
+}
+
+std::string render_schedule(const std::vector<ScheduleSegment>& schedule, std::int64_t last_iteration) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const ScheduleSegment& s = schedule[i];
+    const std::int64_t end = i + 1 < schedule.size() ? schedule[i + 1].from_iteration : last_iteration;
+    out << "iterations " << s.from_iteration + 1 << "-" << end << ":";
+    for (const auto& [name, value] : s.config) out << ' ' << name << '=' << search::to_string(value);
+    if (s.donor != 0) out << " (from trial " << s.donor << " at iteration " << s.donor_iteration << ")";
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace ranktune::report
