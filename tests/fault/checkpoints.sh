@@ -35,15 +35,7 @@ rm -f "$WORK/r.h5"
 mpirun -np 3 --bind-to none "$RANKTUNE" run "$CFG" --results "$WORK/r.h5" --set 'search.space.sleep={grid=[0.5]}' \
   --set 'search.space.fault={grid=["ok"]}' > "$WORK/out2.txt" 2>&1 &
 launcher=$!
-rank0=""
-for _ in $(seq 100); do
-  for pid in $(pgrep -f "ranktune run .*$WORK/r.h5" || true); do
-    if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then rank0=$pid; fi
-  done
-  [[ -n $rank0 && -e "$WORK/r.h5" ]] && break
-  sleep 0.1
-done
-[[ -n $rank0 ]] || { kill "$launcher"; fail "rank 0 not found"; }
+rank0=$(wait_for_rank0 "$WORK/r.h5" "$launcher")
 sleep 2
 kill -TERM "$rank0"
 rc=0; wait "$launcher" || rc=$?

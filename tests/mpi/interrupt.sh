@@ -5,15 +5,7 @@ source "$(dirname "$0")/lib.sh"
 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/i.h5" \
   --set experiment.num_samples=200 > "$WORK/out.txt" 2>&1 &
 launcher=$!
-rank0=""
-for _ in $(seq 100); do
-  for pid in $(pgrep -f "ranktune run .*$WORK/i.h5" || true); do
-    if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then rank0=$pid; fi
-  done
-  [[ -n $rank0 && -e "$WORK/i.h5" ]] && break
-  sleep 0.1
-done
-[[ -n $rank0 ]] || { kill "$launcher"; fail "rank 0 not found"; }
+rank0=$(wait_for_rank0 "$WORK/i.h5" "$launcher")
 sleep 1.5
 kill -TERM "$rank0"
 rc=0; wait "$launcher" || rc=$?

@@ -13,3 +13,19 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # check_results FILE TRIALS ITERATIONS [STATUS...]: the file and the report must agree.
 check_results() { "$PY" "$SRC/tests/mpi/check_results.py" "$RANKTUNE" "$@"; }
+
+# wait_for_rank0 RESULTS LAUNCHER_PID: prints the pid of rank 0 (the driver) of the
+# `ranktune run` writing RESULTS, once that file exists; fails (killing the launcher) when it
+# does not appear within 10 s. Rank 0 is told apart by Open MPI's OMPI_COMM_WORLD_RANK.
+wait_for_rank0() {
+  local results=$1 launcher=$2 rank0="" pid
+  for _ in $(seq 100); do
+    for pid in $(pgrep -f "ranktune run .*$results" || true); do
+      if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then rank0=$pid; fi
+    done
+    [[ -n $rank0 && -e $results ]] && break
+    sleep 0.1
+  done
+  [[ -n $rank0 ]] || { kill "$launcher"; fail "rank 0 not found"; }
+  echo "$rank0"
+}

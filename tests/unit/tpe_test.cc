@@ -9,6 +9,7 @@
 #include "search/random_searcher.h"
 #include "search/searcher.h"
 #include "search/tpe_searcher.h"
+#include "train/synthetic.h"
 
 using namespace ranktune::search;
 
@@ -19,11 +20,10 @@ Domain listed(DomainKind k, std::vector<Value> v) { return {k, 0, 0, 0, std::mov
 
 Space branin_space() { return {{{"x1", uniform(-5, 10)}, {"x2", uniform(0, 15)}}}; }
 
+// The synthetic trainable's Branin, at a config of x1 and x2.
 double branin(const Config& c) {
-  const double x1 = std::get<double>(c.at("x1")), x2 = std::get<double>(c.at("x2"));
-  const double pi = std::numbers::pi;
-  const double b = 5.1 / (4 * pi * pi), cc = 5 / pi, t = 1 / (8 * pi);
-  return std::pow(x2 - b * x1 * x1 + cc * x1 - 6, 2) + 10 * (1 - t) * std::cos(x1) + 10;
+  const double x[] = {std::get<double>(c.at("x1")), std::get<double>(c.at("x2"))};
+  return ranktune::train::branin(x);
 }
 
 SearcherOptions opts(std::uint64_t seed, std::int64_t n, Mode mode = Mode::Min) {
