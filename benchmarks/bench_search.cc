@@ -2,7 +2,8 @@
 // (search/simulator.h), the way `ranktune simulate` runs the synthetic trainable.
 //
 // For each function (hartmann6, branin) and pair (random+fifo, random+asha,
-// random+hyperband, bohb+hyperband, tpe+fifo), over seeds 1..S, on W virtual workers,
+// random+hyperband, bohb+hyperband, bohb+asha, tpe+fifo, tpe+asha), over seeds 1..S, on W
+// virtual workers,
 // max_t = 27 steps of 1 virtual second (lognormal jitter 0.1), noise 0.01, and a time
 // budget of B virtual seconds, it prints the medians over the seeds of:
 //   - time_to_1%: the virtual time at which a trial first evaluates a config whose
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"random", "fifo"}, {"random", "asha"}, {"random", "hyperband"}, {"bohb", "hyperband"}, {"tpe", "fifo"}};
+      {"random", "fifo"}, {"random", "asha"}, {"random", "hyperband"}, {"bohb", "hyperband"},
+      {"bohb", "asha"},   {"tpe", "fifo"},   {"tpe", "asha"}};
   std::printf("%d workers, %d seeds, budget %g virtual s, max_t %lld; medians over seeds\n", workers, seeds, budget_s,
               static_cast<long long>(kMaxT));
   std::printf("%-10s %-18s %11s %5s %11s %12s %8s %8s\n", "function", "searcher+scheduler", "time_to_1%", "hits",
