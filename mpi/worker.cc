@@ -1,14 +1,17 @@
 #include "mpi/worker.h"
 
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
 #include "io/config.h"
+#include "io/crc32c.h"
 #include "io/json.h"
 #include "mpi/backoff.h"
+#include "mpi/driver.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/placement.h"
@@ -207,17 +210,31 @@ int run_worker(const boost::mpi::communicator& world) {
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);
   if (setup.config_text.empty()) return 0;  // the driver refused the config and said why
-  if (setup.wire_version != kWireVersion) {
-    throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +
-                   ", worker " + std::to_string(kWireVersion) + " (mixed ranktune builds?)");
+  try {
+    if (setup.wire_version != kWireVersion) {
+      throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +
+                     ", worker " + std::to_string(kWireVersion) + " (mixed ranktune builds?)");
+    }
+    io::ExperimentConfig cfg = io::parse_config(setup.config_text, setup.config_path, setup.overrides);
+    // The driver validated the same config; failing here means this node differs (the
+    // data or the program is missing on it).
+    train::validate(cfg);
+    Placement placement = place(world);
+    const boost::mpi::communicator gangs = gang_parent(world);
+    send(world, kDriver, kTagHello,
+         Hello{kWireVersion, placement.host, placement.local_index, placement.device, placement.device_name});
+    return Worker(world, gangs, std::move(cfg), std::move(setup), std::move(placement)).loop();
+  } catch (const std::exception& e) {
+    // A worker that leaves on its own would leave the other ranks waiting in a collective or
+    // for its messages, and MPI_Finalize waiting for them: end the job instead, saying why.
+    // What the driver committed is in the file; `ranktune run --resume` goes on from it.
+    std::fprintf(stderr, "ranktune: worker rank %d on %s failed: %s. Aborting the job; fix this node and resume "
+                 "with `ranktune run CONFIG --resume`\n",
+                 world.rank(), host_name().c_str(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(static_cast<MPI_Comm>(world), kExitInternal);
+    return kExitInternal;  // not reached
   }
-  io::ExperimentConfig cfg = io::parse_config(setup.config_text, setup.config_path, setup.overrides);
-  train::validate(cfg);
-  Placement placement = place(world);
-  const boost::mpi::communicator gangs = gang_parent(world);
-  send(world, kDriver, kTagHello,
-       Hello{kWireVersion, placement.host, placement.local_index, placement.device, placement.device_name});
-  return Worker(world, gangs, std::move(cfg), std::move(setup), std::move(placement)).loop();
 }
 
 }  // namespace ranktune::mpi

@@ -7,8 +7,8 @@
 #     the MPI collective.
 #  2. The mlp trainable data-parallel on one gang of 2 (a subset of Fashion-MNIST): it
 #     learns, and its placement says cpu, 1 thread, ranks [1, 2].
-#  3. One member's failure (below) stops the whole gang, which is retried as a unit.
-#  4. Too few workers for one gang is refused before anything runs, naming the key.
+#  3. Too few workers for one gang is refused before anything runs, naming the key.
+# (A member's failure: gang_member_failure.sh.)
 source "$(dirname "$0")/lib.sh"
 gang=(--set resources.ranks_per_trial=2 --set experiment.num_samples=20 --set trainable.seconds_per_step=0.002)
 timeout 200 mpirun -np 5 --bind-to none "$RANKTUNE" run "$SRC/configs/branin_hyperband.toml" --results "$WORK/hb.h5" \
@@ -62,28 +62,6 @@ assert len(places) == 2, places
 for p in places:
     assert p["ranks"] == [1, 2] and p["path"] == "cpu" and p["threads"] == 1 and p["collective"] == "mpi", p
 print(f"ok: mlp gang trials, best val_accuracy {max(r['val_accuracy']):.3f}")
-PY
-
-# 3. One member fails: rank 2 runs under a 1.2 GB address-space limit, so loading the data
-#    fails there (std::bad_alloc) and only there. The gang must stop as a unit (rank 1 is
-#    not left waiting in a collective), retry once, and end as ERROR with rank 2's reason.
-mlp=(run "$SRC/configs/fashion_mlp_gang.toml" --results "$WORK/f.h5" --set experiment.num_samples=1
-     --set stop.max_t=2 --set trainable.batches_per_step=5 --set experiment.max_failures=1)
-set +e
-timeout 120 mpirun --bind-to none -np 2 "$RANKTUNE" "${mlp[@]}" : \
-  -np 1 bash -c 'ulimit -v 1200000; exec "$0" "$@"' "$RANKTUNE" "${mlp[@]}" > "$WORK/fail.txt" 2>&1
-rc=$?
-set -e
-[ "$rc" -ne 124 ] || { cat "$WORK/fail.txt"; fail "a gang with a failed member hung"; }
-"$PY" - "$WORK/f.h5" <<'PY'
-import sys, h5py
-with h5py.File(sys.argv[1], "r") as f:
-    t = f["trials"][:]
-    ev = [(e["kind"].decode(), e["message"].decode()) for e in f["events"][:]]
-assert len(t) == 1 and t["status"][0] == b"ERROR" and t["attempt"][0] == 1, t[["status", "attempt"]]
-errors = [m for k, m in ev if k == "error"]
-assert len(errors) == 2 and all(m.startswith("gang member 1 (rank 2) failed: ") for m in errors), errors
-print(f"ok: a failed member stopped its gang: {errors[0]}")
 PY
 
 if "$RANKTUNE" run "$SRC/configs/fashion_mlp_gang.toml" --np 1 --results "$WORK/x.h5" > "$WORK/few.txt" 2>&1; then
