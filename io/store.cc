@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include <fcntl.h>
@@ -921,9 +922,49 @@ ResultsFile ResultsFile::read(const std::string& path) {
   }
 }
 
+namespace {
+
+// Held by the writer for as long as it has the file open: an open-file-description lock
+// (fcntl F_OFD_SETLK) on the results file, which the kernel releases when the process ends,
+// kill -9 included. HDF5's own flock() does not keep a second writer out of a file in SWMR
+// mode, and the ranks of a SIGKILLed mpirun go on running (rank 0 writing) for about a
+// second: a resume started then would mend and write the file under the old writer (the
+// kill loop test saw live checkpoints fail their CRC, lost rows and a lost searcher state).
+// Without fcntl locks (ENOLCK, EOPNOTSUPP on some network file systems) it goes unlocked.
+class WriterLock {
+ public:
+  WriterLock() = default;
+  explicit WriterLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
+    if (fd_ < 0) throw StoreError(std::string("cannot open it to lock it: ") + std::strerror(errno));
+    struct flock whole {};  // l_start = l_len = 0: the whole file
+    whole.l_type = F_WRLCK;
+    whole.l_whence = SEEK_SET;
+    if (::fcntl(fd_, F_OFD_SETLK, &whole) == 0) return;
+    const int err = errno;
+    ::close(std::exchange(fd_, -1));
+    if (err == EAGAIN || err == EACCES)
+      throw StoreError("another process is writing it (a run still going, or rank 0 of a killed mpirun that "
+                       "has not exited yet): wait until that process has ended, then resume");
+  }
+  WriterLock(WriterLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  WriterLock& operator=(WriterLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~WriterLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
 struct ResultsWriter::Impl {
   std::string path;
   StoreSchema schema;
+  WriterLock lock;  // released after the file is closed
   h5::File file;  // declared first: closed after every dataset
   Table trials, results, events, workers;
   std::map<hsize_t, std::vector<std::byte>> dirty_trials;  // row (id - 1) -> packed row
@@ -941,6 +982,9 @@ struct ResultsWriter::Impl {
   bool can_drop = true;
   FreeSpace free_space;
   std::vector<std::pair<hsize_t, hsize_t>> freed_unflushed;  // free after the next flush
+  // (offset, size) of the checkpoints a CheckpointSource is reading: a dropped range among
+  // them stays in freed_unflushed until the read ends, so its bytes cannot change under it.
+  mutable std::multiset<std::pair<hsize_t, hsize_t>> reading;
   RetentionPolicy retention;
   // The experiment metric at each trial's latest result (index = id), for keep_best.
   std::string metric;
@@ -974,6 +1018,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
   created = true;
+  lock = WriterLock(path);
   metric = meta.metric;
 
   const hid_t root = file.get();
@@ -1094,6 +1139,7 @@ bool is_hdf5_file(const std::string& path) {
 
 void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   if (!is_hdf5_file(path)) throw StoreError("not an HDF5 file: nothing to resume");
+  lock = WriterLock(path);  // before mending: never clear the flags of a live writer
   h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
@@ -1291,42 +1337,169 @@ void ResultsWriter::append_event(const EventRow& event) {
   put_str(row, t.layout[kEvMessage], event.message);
 }
 
-void ResultsWriter::append_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, double time,
-                                      std::string_view bytes) {
+ResultsWriter::CheckpointSink ResultsWriter::begin_checkpoint(search::TrialId trial, int attempt,
+                                                              std::int64_t iteration, std::uint64_t size) {
   h5::quiet();
-  with_context(impl_->path + ": checkpoint: ", [&] {
+  return with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
     Impl& m = *impl_;
-    const hsize_t size = bytes.size();
+    if (size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      throw StoreError("a size of " + std::to_string(size) + " bytes is out of range");
     const hsize_t offset = size == 0 ? 0 : m.free_space.allocate(size, m.checkpoint_bytes);
-    const hsize_t extent = std::max(m.checkpoint_bytes, offset + size);
-    write_bytes(m.checkpoint_data.get(), offset, bytes, extent);
-    m.checkpoint_bytes = extent;
-    CheckpointRow r{trial, attempt, iteration, time, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(size),
-                    crc_of(bytes)};
-    if (trial > 0 && static_cast<std::size_t>(trial) < m.last_score.size() &&
-        m.last_score[static_cast<std::size_t>(trial)].first == iteration)
-      r.score = m.last_score[static_cast<std::size_t>(trial)].second;
-    // A second checkpoint of the same iteration (a retry that saved again) replaces the first.
-    if (auto old = m.checkpoint_index.find({trial, iteration}); old != m.checkpoint_index.end()) m.drop(old);
-    const hsize_t index = m.checkpoints.rows + m.checkpoints.pending();
-    pack_checkpoint_row(m.checkpoints.layout, r, m.checkpoints.add_row());
-    m.checkpoint_index[{trial, iteration}] = {r, index};
+    // The dataset grows to hold the whole range now, so that the next checkpoint to begin,
+    // while this one is still arriving, is placed after it.
+    if (const hsize_t extent = offset + size; extent > m.checkpoint_bytes) {
+      try {
+        H5_CHECK(H5Dset_extent(m.checkpoint_data.get(), &extent));
+      } catch (...) {
+        m.free_space.release(offset, size);
+        throw;
+      }
+      m.checkpoint_bytes = extent;
+    }
+    CheckpointRow row{trial, attempt, iteration, 0.0, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(size)};
+    return CheckpointSink(impl_.get(), row);
   });
 }
 
-std::string ResultsWriter::read_checkpoint(search::TrialId trial, std::int64_t iteration) const {
+void ResultsWriter::append_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, double time,
+                                      std::string_view bytes) {
+  CheckpointSink sink = begin_checkpoint(trial, attempt, iteration, bytes.size());
+  sink.write(0, bytes);
+  sink.finish(time);
+}
+
+ResultsWriter::CheckpointSink::CheckpointSink(ResultsWriter::Impl* impl, CheckpointRow row)
+    : impl_(impl), row_(row), size_(static_cast<std::uint64_t>(row.size)) {}
+
+ResultsWriter::CheckpointSink::CheckpointSink(CheckpointSink&& other) noexcept
+    : impl_(std::exchange(other.impl_, nullptr)), row_(other.row_), size_(other.size_), written_(other.written_),
+      crc_(other.crc_) {}
+
+ResultsWriter::CheckpointSink& ResultsWriter::CheckpointSink::operator=(CheckpointSink&& other) noexcept {
+  if (this != &other) {
+    abandon();
+    impl_ = std::exchange(other.impl_, nullptr);
+    row_ = other.row_;
+    size_ = other.size_;
+    written_ = other.written_;
+    crc_ = other.crc_;
+  }
+  return *this;
+}
+
+ResultsWriter::CheckpointSink::~CheckpointSink() { abandon(); }
+
+void ResultsWriter::CheckpointSink::abandon() noexcept {
+  // No row points at the range (rows are added by finish() only), so nothing that a live
+  // reader or a crash recovery trusts can see its bytes change: it is free at once.
+  if (impl_ != nullptr && size_ > 0) impl_->free_space.release(static_cast<hsize_t>(row_.offset), size_);
+  impl_ = nullptr;
+}
+
+void ResultsWriter::CheckpointSink::write(std::uint64_t at, std::string_view bytes) {
+  if (impl_ == nullptr) throw StoreError("checkpoint sink used after finish()");
+  const std::string what = impl_->path + ": " + checkpoint_name(row_.trial, row_.iteration);
+  if (at != written_ || bytes.size() > size_ - written_)
+    throw StoreError(what + ": a piece of " + std::to_string(bytes.size()) + " bytes at byte " + std::to_string(at) +
+                     " does not follow the " + std::to_string(written_) + " of " + std::to_string(size_) +
+                     " bytes stored so far (pieces must come in order and fit the announced size)");
+  h5::quiet();
+  with_context(what + ": ", [&] {
+    write_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + at, bytes, impl_->checkpoint_bytes);
+  });
+  crc_ = io::crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())), crc_);
+  written_ += bytes.size();
+}
+
+void ResultsWriter::CheckpointSink::finish(double time) {
+  if (impl_ == nullptr) throw StoreError("checkpoint sink used after finish()");
+  Impl& m = *impl_;
+  if (written_ != size_)
+    throw StoreError(m.path + ": " + checkpoint_name(row_.trial, row_.iteration) + " ended after " +
+                     std::to_string(written_) + " of its " + std::to_string(size_) + " bytes");
+  CheckpointRow r = row_;
+  r.time = time;
+  r.crc32c = crc_;
+  if (r.trial > 0 && static_cast<std::size_t>(r.trial) < m.last_score.size() &&
+      m.last_score[static_cast<std::size_t>(r.trial)].first == r.iteration)
+    r.score = m.last_score[static_cast<std::size_t>(r.trial)].second;
+  const CheckpointKey key{r.trial, r.iteration};
+  // A second checkpoint of the same iteration (a retry that saved again) replaces the first.
+  if (auto old = m.checkpoint_index.find(key); old != m.checkpoint_index.end()) m.drop(old);
+  const hsize_t index = m.checkpoints.rows + m.checkpoints.pending();
+  pack_checkpoint_row(m.checkpoints.layout, r, m.checkpoints.add_row());
+  m.checkpoint_index[key] = {r, index};
+  impl_ = nullptr;  // the range now belongs to the row
+}
+
+ResultsWriter::CheckpointSource ResultsWriter::open_checkpoint(search::TrialId trial, std::int64_t iteration) const {
   const auto it = impl_->checkpoint_index.find({trial, iteration});
   if (it == impl_->checkpoint_index.end())
     throw StoreError(impl_->path + ": no checkpoint of trial " + std::to_string(trial) + " at iteration " +
                      std::to_string(iteration));
-  h5::quiet();
   const CheckpointRow& r = it->second.row;
-  std::string bytes = with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
-    return read_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(r.offset), static_cast<hsize_t>(r.size));
-  });
-  if (crc_of(bytes) != r.crc32c)
-    throw StoreError(impl_->path + ": " + checkpoint_name(trial, iteration) + " fails its checksum (the file is damaged)");
+  if (static_cast<hsize_t>(r.offset + r.size) > impl_->checkpoint_bytes)
+    throw StoreError(impl_->path + ": " + checkpoint_name(trial, iteration) + ": its bytes [" +
+                     std::to_string(r.offset) + ", " + std::to_string(r.offset + r.size) +
+                     ") lie outside /checkpoint_data (" + std::to_string(impl_->checkpoint_bytes) +
+                     " bytes): the file is damaged");
+  return CheckpointSource(impl_.get(), r);
+}
+
+std::string ResultsWriter::read_checkpoint(search::TrialId trial, std::int64_t iteration) const {
+  CheckpointSource source = open_checkpoint(trial, iteration);
+  std::string bytes = source.read(source.size());
+  source.verify();
   return bytes;
+}
+
+ResultsWriter::CheckpointSource::CheckpointSource(const ResultsWriter::Impl* impl, CheckpointRow row)
+    : impl_(impl), row_(row) {
+  impl_->reading.emplace(static_cast<hsize_t>(row_.offset), static_cast<hsize_t>(row_.size));
+}
+
+ResultsWriter::CheckpointSource::CheckpointSource(CheckpointSource&& other) noexcept
+    : impl_(std::exchange(other.impl_, nullptr)), row_(other.row_), read_(other.read_), crc_(other.crc_) {}
+
+ResultsWriter::CheckpointSource& ResultsWriter::CheckpointSource::operator=(CheckpointSource&& other) noexcept {
+  if (this != &other) {
+    release();
+    impl_ = std::exchange(other.impl_, nullptr);
+    row_ = other.row_;
+    read_ = other.read_;
+    crc_ = other.crc_;
+  }
+  return *this;
+}
+
+ResultsWriter::CheckpointSource::~CheckpointSource() { release(); }
+
+void ResultsWriter::CheckpointSource::release() noexcept {
+  if (impl_ == nullptr) return;
+  const auto it = impl_->reading.find({static_cast<hsize_t>(row_.offset), static_cast<hsize_t>(row_.size)});
+  if (it != impl_->reading.end()) impl_->reading.erase(it);
+  impl_ = nullptr;
+}
+
+std::string ResultsWriter::CheckpointSource::read(std::uint64_t max_bytes) {
+  if (impl_ == nullptr) throw StoreError("checkpoint source used after a move");
+  const hsize_t n = std::min<std::uint64_t>(max_bytes, size() - read_);
+  h5::quiet();
+  std::string bytes = with_context(impl_->path + ": " + checkpoint_name(row_.trial, row_.iteration) + ": ", [&] {
+    return read_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + read_, n);
+  });
+  crc_ = io::crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())), crc_);
+  read_ += n;
+  return bytes;
+}
+
+void ResultsWriter::CheckpointSource::verify() const {
+  const std::string what = (impl_ ? impl_->path : std::string("results file")) + ": " +
+                           checkpoint_name(row_.trial, row_.iteration);
+  if (!done())
+    throw StoreError(what + ": only " + std::to_string(read_) + " of its " + std::to_string(size()) +
+                     " bytes were read before checking them");
+  if (crc_ != row_.crc32c) throw StoreError(what + " fails its checksum (the file is damaged)");
 }
 
 void ResultsWriter::set_retention(const RetentionPolicy& policy) {
@@ -1388,14 +1561,28 @@ void ResultsWriter::flush() {
     impl_->results.append();
     impl_->events.append();
     impl_->checkpoints.append();
+    // Dropped flags go out only once the rows that supersede them are in the file: within
+    // one H5Fflush HDF5 writes a rewritten chunk and a dataset's new extent in no set order,
+    // and after kill -9 in between, the kill loop test found the newest experiment state
+    // flagged dropped while the row replacing it was past the extent (no state left: the
+    // resumed searcher started over and sampled extra trials).
+    if (!impl_->dirty_checkpoints.empty()) H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL));
     impl_->checkpoints.rewrite(impl_->dirty_checkpoints);
     impl_->trials.rewrite(impl_->dirty_trials);
     // H5Fflush, not only H5Dflush: recovery after kill -9 keeps only what this wrote.
     H5_CHECK(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL));
     // The file now says these bytes are dropped, so overwriting them cannot hurt a row
     // that a crash recovery or a live reader would still trust.
-    for (const auto& [offset, size] : impl_->freed_unflushed) impl_->free_space.release(offset, size);
-    impl_->freed_unflushed.clear();
+    // A range that a CheckpointSource still reads waits for a later flush.
+    auto& freed = impl_->freed_unflushed;
+    const auto being_read = [&](const std::pair<hsize_t, hsize_t>& range) {
+      for (const auto& [offset, size] : impl_->reading)
+        if (offset < range.first + range.second && range.first < offset + size) return true;
+      return false;
+    };
+    const auto kept = std::stable_partition(freed.begin(), freed.end(), being_read);
+    for (auto it = kept; it != freed.end(); ++it) impl_->free_space.release(it->first, it->second);
+    freed.erase(kept, freed.end());
   });
 }
 

@@ -184,10 +184,23 @@ class ResultsWriter {
   std::size_t append_result(search::TrialId trial, int attempt, std::int64_t iteration, double time,
                      const search::Metrics& metrics);
   void append_event(const EventRow& event);
-  /// Stores a checkpoint's bytes now (they are written at once, not buffered: checkpoints
-  /// are large and rare) and buffers its row of /checkpoints with a CRC-32C until flush().
+  class CheckpointSink;
+  class CheckpointSource;
+
+  /// Starts storing a checkpoint of `size` bytes that arrives in pieces (a checkpoint
+  /// streamed over MPI): its byte range of /checkpoint_data is reserved now (first fit from
+  /// the free list, else at the end), the pieces are written straight to the file as they
+  /// come, and its row exists only once CheckpointSink::finish() has run. The sink must
+  /// not outlive this writer. Throws StoreError.
+  CheckpointSink begin_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, std::uint64_t size);
+  /// Stores a checkpoint held whole in memory: begin_checkpoint, one write, finish.
   void append_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, double time,
                          std::string_view bytes);
+  /// Opens the checkpoint that `trial` stored at `iteration` for reading in pieces. Its
+  /// bytes are not reused (even if it is dropped meanwhile) while the source lives; the
+  /// source must not outlive this writer. Throws StoreError when there is none or its
+  /// range lies outside /checkpoint_data.
+  CheckpointSource open_checkpoint(search::TrialId trial, std::int64_t iteration) const;
   /// The bytes of the checkpoint that `trial` stored at `iteration`, checksum verified.
   /// Throws StoreError when there is none or it is damaged.
   std::string read_checkpoint(search::TrialId trial, std::int64_t iteration) const;
@@ -225,6 +238,69 @@ class ResultsWriter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::int64_t state_sequence_ = 0;
+};
+
+/// A checkpoint being stored piece by piece (ResultsWriter::begin_checkpoint). Pieces are
+/// written in order, each straight to its place in /checkpoint_data, and the CRC-32C is
+/// computed as they pass. Destroyed before finish() (its sender stopped half way, or an
+/// error ended the run), it leaves no row, and its reserved bytes are free again at once:
+/// no row ever pointed at them. Move-only.
+class ResultsWriter::CheckpointSink {
+ public:
+  CheckpointSink(CheckpointSink&& other) noexcept;
+  CheckpointSink& operator=(CheckpointSink&& other) noexcept;
+  ~CheckpointSink();  // abandons an unfinished checkpoint; never throws
+
+  /// Writes `bytes` at byte `at` of the checkpoint. Pieces come in order: `at` must be
+  /// written(), and the checkpoint must have room. Throws StoreError otherwise.
+  void write(std::uint64_t at, std::string_view bytes);
+  /// Adds the checkpoint's row (buffered until the next flush(), like every row). It then
+  /// replaces an earlier checkpoint of the same (trial, iteration). Throws StoreError when
+  /// fewer than size() bytes were written.
+  void finish(double time);
+  std::uint64_t size() const { return size_; }
+  std::uint64_t written() const { return written_; }
+
+ private:
+  friend class ResultsWriter;
+  CheckpointSink(ResultsWriter::Impl* impl, CheckpointRow row);
+  void abandon() noexcept;
+
+  ResultsWriter::Impl* impl_ = nullptr;  ///< null once finished, abandoned or moved from
+  CheckpointRow row_;                    ///< trial, attempt, iteration, offset, size
+  std::uint64_t size_ = 0, written_ = 0;
+  std::uint32_t crc_ = 0;
+};
+
+/// A stored checkpoint being read piece by piece (ResultsWriter::open_checkpoint). Its byte
+/// range stays out of the free list while the source lives, so a drop meanwhile cannot
+/// hand its bytes to a new checkpoint half way through the read. Move-only.
+class ResultsWriter::CheckpointSource {
+ public:
+  CheckpointSource(CheckpointSource&& other) noexcept;
+  CheckpointSource& operator=(CheckpointSource&& other) noexcept;
+  ~CheckpointSource();  // never throws
+
+  /// The next at most `max_bytes` bytes; empty at the end. Throws StoreError.
+  std::string read(std::uint64_t max_bytes);
+  /// After the last read: throws StoreError ("... fails its checksum (the file is
+  /// damaged)") when the bytes read do not match the row's CRC-32C.
+  void verify() const;
+  std::uint64_t size() const { return static_cast<std::uint64_t>(row_.size); }
+  std::uint64_t position() const { return read_; }
+  bool done() const { return read_ == size(); }
+  /// The CRC-32C recorded for the checkpoint (what a receiver checks the bytes against).
+  std::uint32_t crc32c() const { return row_.crc32c; }
+
+ private:
+  friend class ResultsWriter;
+  CheckpointSource(const ResultsWriter::Impl* impl, CheckpointRow row);
+  void release() noexcept;
+
+  const ResultsWriter::Impl* impl_ = nullptr;  ///< null once moved from
+  CheckpointRow row_;
+  std::uint64_t read_ = 0;
+  std::uint32_t crc_ = 0;
 };
 
 /// A results file read whole, after checking that it is one. Throws StoreError with a

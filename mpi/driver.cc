@@ -1,10 +1,14 @@
 #include "mpi/driver.h"
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include <boost/mpi/collectives/broadcast.hpp>
@@ -130,6 +134,7 @@ class Driver {
       if (e.kind == "error" && e.trial >= 1 && e.trial <= static_cast<search::TrialId>(trials.size()))
         ++trials[static_cast<std::size_t>(e.trial - 1)].failures;
     }
+    catch_up_with_results(trials, previous.results);
     controller_.resume(std::move(trials), writer_.latest_checkpoints(), writer_.latest_state().value_or(""), cause,
                        now());
   }
@@ -159,6 +164,9 @@ class Driver {
         if (!in) break;
         handle(*in, t);
         ++handled;
+        // A checkpoint chunk in or out moves megabytes to or from the disk: the batch ends
+        // there, so the clock, ticks and flushes stay current while checkpoints stream.
+        if (in->tag == kTagCheckpoint || in->tag == kTagRestoreAck) break;
       }
       if (g_signal.load() != 0 && !interrupted) {
         interrupted = true;
@@ -184,6 +192,11 @@ class Driver {
       }
     }
     shutdown_workers();
+    // Rank 0's peak memory, so that a run shows (and tests/mpi/large_checkpoints.sh checks)
+    // that checkpoints streamed through it chunk by chunk instead of sitting in it whole.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    recorder_.on_event(now(), -1, 0, "driver", "peak RSS " + std::to_string(usage.ru_maxrss) + " KiB");
     writer_.append_state(now(), controller_.save_state());
     recorder_.flush(controller_.trials());
     board_.final(controller_, now());
@@ -198,12 +211,37 @@ class Driver {
   void shutdown_workers() {
     if (shut_down_) return;
     shut_down_ = true;
+    // Restores still queued or half sent end with an aborted chunk: their workers wait for
+    // chunks before anything else, and then fail those attempts (stale by now).
+    for (auto& [worker, box] : restores_) {
+      for (Restore& r : box.queue) {
+        CheckpointChunk abort{r.command.trial, r.command.attempt, r.command.restore_checkpoint,
+                              static_cast<std::int64_t>(r.source.size()), static_cast<std::int64_t>(r.source.position())};
+        abort.aborted = true;
+        box.window.send(abort);
+      }
+      box.queue.clear();
+    }
     for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
-    // results that cross the shutdown are dropped.
+    // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
+    // in are acknowledged (the worker waits for that) and thrown away: the controller no
+    // longer waits for them, and their reserved bytes go back to the free list.
     for (int byes = 0; byes < world_.size() - 1;) {
-      if (receive(world_, MPI_ANY_SOURCE, 1ms).tag == kTagBye) ++byes;
+      const Incoming in = receive(world_, MPI_ANY_SOURCE, 1ms);
+      if (in.tag == kTagBye) {
+        ++byes;
+      } else if (in.tag == kTagCheckpoint) {
+        const auto c = unpack<CheckpointChunk>(world_, in);
+        send(world_, in.source, kTagCheckpointAck,
+             ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
+      } else if (in.tag == kTagRestoreAck) {
+        restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+      }
     }
+    for (auto& [worker, box] : restores_) box.window.wait_delivered();
+    uploads_.clear();
+    restores_.clear();
   }
 
  private:
@@ -219,16 +257,23 @@ class Driver {
         break;
       }
       case kTagCheckpoint: {
-        const auto k = unpack<Checkpoint>(world_, in);
-        writer_.append_checkpoint(k.trial, k.attempt, k.iteration, t, k.bytes);
-        recorder_.on_event(t, k.trial, in.source, "checkpoint",
-                           "iteration " + std::to_string(k.iteration) + ", " + std::to_string(k.bytes.size()) + " bytes");
-        carry_out(controller_.on_checkpoint(k.trial, k.attempt, k.iteration, t));
+        const auto c = unpack<CheckpointChunk>(world_, in);
+        const std::optional<double> began = store_chunk(in.source, c, t);
+        if (!began) break;
+        char took[32];
+        std::snprintf(took, sizeof took, " in %.3f s", t - *began);
+        recorder_.on_event(t, c.trial, in.source, "checkpoint",
+                           "iteration " + std::to_string(c.iteration) + ", " + std::to_string(c.total) + " bytes" + took);
+        carry_out(controller_.on_checkpoint(c.trial, c.attempt, c.iteration, t));
         // After the controller has moved its restore points to the new checkpoint.
         if (cfg_.checkpoint_keep_last > 0 || cfg_.checkpoint_keep_best > 0)
           writer_.apply_retention(io::pinned_checkpoints(controller_.trials()));
         break;
       }
+      case kTagRestoreAck:
+        restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+        pump_restores(in.source);
+        break;
       case kTagPlaced: {
         const auto p = unpack<Placed>(world_, in);
         const search::Trial* trial = controller_.find(p.trial);
@@ -252,6 +297,64 @@ class Driver {
     }
   }
 
+  /// Writes one chunk of a checkpoint that `source` streams, straight into the results
+  /// file, and acknowledges it. After the last one the checkpoint is stored, with its row,
+  /// and this returns when its first chunk arrived (the "checkpoint" event says how long
+  /// it streamed); before, nullopt. Until then the store has only reserved its bytes, so a
+  /// stream that never ends (the run stops first) leaves no row and its bytes free.
+  std::optional<double> store_chunk(int source, const CheckpointChunk& c, double t) {
+    auto it = uploads_.find(source);
+    if (c.offset == 0) {
+      if (it != uploads_.end())
+        throw MpiError("driver: rank " + std::to_string(source) + " began a checkpoint of trial " +
+                       std::to_string(c.trial) + " before it finished the one of trial " +
+                       std::to_string(it->second.trial) + " (protocol error)");
+      if (c.total < 0) throw MpiError("driver: rank " + std::to_string(source) + " announced a checkpoint of negative size");
+      it = uploads_
+               .emplace(source, Upload{c.trial, t, writer_.begin_checkpoint(c.trial, c.attempt, c.iteration,
+                                                                           static_cast<std::uint64_t>(c.total))})
+               .first;
+    } else if (it == uploads_.end() || it->second.trial != c.trial) {
+      throw MpiError("driver: rank " + std::to_string(source) + " sent a checkpoint chunk of trial " +
+                     std::to_string(c.trial) + " at byte " + std::to_string(c.offset) +
+                     " without its beginning (protocol error)");
+    }
+    it->second.sink.write(static_cast<std::uint64_t>(c.offset), c.bytes);
+    send(world_, source, kTagCheckpointAck,
+         ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
+    if (!c.last) return std::nullopt;
+    it->second.sink.finish(t);
+    const double began = it->second.began;
+    uploads_.erase(it);
+    return began;
+  }
+
+  /// Sends the next chunks of the restores queued for `worker`, as far as its window
+  /// allows, reading each from the file just before it goes. A restore whose bytes fail
+  /// their checksum fails its attempt once all of them are sent (the worker, which checks
+  /// them too, then fails the same attempt, and its Ended is stale).
+  void pump_restores(int worker) {
+    std::vector<std::pair<search::Command, std::string>> failed;
+    Outbox& box = restores_.at(worker);
+    while (!box.queue.empty() && !box.window.full()) {
+      Restore& r = box.queue.front();
+      CheckpointChunk chunk{r.command.trial, r.command.attempt, r.command.restore_checkpoint,
+                            static_cast<std::int64_t>(r.source.size()), static_cast<std::int64_t>(r.source.position())};
+      chunk.bytes = r.source.read(kCheckpointChunkBytes);
+      chunk.last = r.source.done();
+      box.window.send(chunk);
+      if (!chunk.last) continue;
+      try {
+        r.source.verify();
+      } catch (const io::StoreError& e) {
+        failed.emplace_back(r.command, e.what());
+      }
+      box.queue.pop_front();
+    }
+    // After the loop: restore_failed may queue new restores, for this worker too.
+    for (const auto& [command, reason] : failed) restore_failed(command, reason);
+  }
+
   /// A Start's checkpoint cannot be read (it fails its checksum): the attempt fails, never
   /// the run. The checkpoint is dropped, so that the retry restores the one before it, or
   /// starts over when there is none.
@@ -264,25 +367,29 @@ class Driver {
 
   /// Sends the commands.
   void carry_out(const std::vector<search::Command>& commands) {
-    // A gang's members all restore the same checkpoint: it is read once per batch of
-    // commands (not kept longer: a retry may store a new checkpoint at the same iteration).
-    std::pair<std::pair<search::TrialId, std::int64_t>, std::string> restored;
     for (const auto& c : commands) {
       switch (c.kind) {
         case search::Command::Kind::Start: {
           Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
-          if (c.restore_trial != 0) {
-            const std::pair key{c.restore_trial, c.restore_checkpoint};
-            try {
-              if (restored.first != key) restored = {key, writer_.read_checkpoint(c.restore_trial, c.restore_checkpoint)};
-            } catch (const io::StoreError& e) {
-              restore_failed(c, e.what());
-              break;
-            }
-            start.checkpoint = restored.second;
-          }
           start.gang = c.gang;
+          if (c.restore_trial == 0) {
+            send(world_, c.worker, kTagStart, start);
+            break;
+          }
+          // The checkpoint follows the Start in chunks; each gang member gets its own stream.
+          std::optional<io::ResultsWriter::CheckpointSource> source;
+          try {
+            source.emplace(writer_.open_checkpoint(c.restore_trial, c.restore_checkpoint));
+          } catch (const io::StoreError& e) {
+            restore_failed(c, e.what());
+            break;
+          }
+          start.restore = true;
+          start.checkpoint_size = static_cast<std::int64_t>(source->size());
+          start.checkpoint_crc32c = source->crc32c();
           send(world_, c.worker, kTagStart, start);
+          restores_.try_emplace(c.worker, world_, c.worker).first->second.queue.push_back(Restore{c, std::move(*source)});
+          pump_restores(c.worker);
           break;
         }
         case search::Command::Kind::Continue:
@@ -310,6 +417,26 @@ class Driver {
   Clock::time_point start_ = Clock::now();
   bool shut_down_ = false;
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
+
+  /// A checkpoint streaming in from a worker (at most one per worker: it sends them in order).
+  struct Upload {
+    search::TrialId trial = 0;
+    double began = 0;  ///< when its first chunk arrived
+    io::ResultsWriter::CheckpointSink sink;
+  };
+  std::map<int, Upload> uploads_;  ///< by source rank
+  /// A checkpoint streaming out to a worker that restores it.
+  struct Restore {
+    search::Command command;  ///< the Start it follows
+    io::ResultsWriter::CheckpointSource source;
+  };
+  /// The restores of one worker, sent one after another (their chunks share a tag).
+  struct Outbox {
+    Outbox(const boost::mpi::communicator& world, int worker) : window(world, worker, kTagRestoreChunk) {}
+    ChunkWindow window;
+    std::deque<Restore> queue;  ///< front: the one being sent
+  };
+  std::map<int, Outbox> restores_;  ///< by worker rank
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }
@@ -365,6 +492,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
       check_same_experiment(cfg, previous->meta, options.force);
       io::ResumeInfo again;
       writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
+      resumed.mended = resumed.mended || again.mended;  // a killed writer's file often reads without mending
       std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
     } else {
       writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
@@ -376,14 +504,16 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
     for (int w = 1; w < world.size(); ++w) send(world, w, kTagShutdown, Empty{});
     throw;
   }
-  Driver driver(world, cfg, *writer, workers);
-  if (previous) driver.resume(*previous, resume_cause(resumed));
   int code = kExitInternal;
-  try {
-    code = driver.run();
-  } catch (...) {
-    driver.shutdown_workers();
-    throw;
+  {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
+    Driver driver(world, cfg, *writer, workers);
+    if (previous) driver.resume(*previous, resume_cause(resumed));
+    try {
+      code = driver.run();
+    } catch (...) {
+      driver.shutdown_workers();
+      throw;
+    }
   }
   writer.reset();
   std::printf("ranktune: results: %s\n", cfg.results.c_str());

@@ -1,5 +1,6 @@
 #include "mpi/resume.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -49,6 +50,17 @@ void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta&
                " holds an experiment with another config, so it cannot be resumed with this one "
                "(- in the file, + now):\n" + diff +
                "Run with --force to resume it anyway, or write a new file with --results PATH");
+}
+
+void catch_up_with_results(std::vector<search::Trial>& trials, const std::vector<io::ResultRow>& results) {
+  for (const io::ResultRow& r : results) {
+    if (r.trial < 1 || r.trial > static_cast<search::TrialId>(trials.size())) continue;
+    search::Trial& t = trials[static_cast<std::size_t>(r.trial - 1)];
+    if (t.finished() || r.attempt < t.attempt) continue;
+    // Within an attempt iterations only grow; a later attempt supersedes the count.
+    t.iterations = r.attempt > t.attempt ? r.iteration : std::max(t.iterations, r.iteration);
+    t.attempt = r.attempt;
+  }
 }
 
 std::string resume_cause(const io::ResumeInfo& info) {

@@ -3,6 +3,7 @@
 /// the event log records.
 
 #include <string>
+#include <vector>
 
 #include "io/config.h"
 #include "io/store.h"
@@ -17,6 +18,14 @@ std::string line_diff(const std::string& a, const std::string& b);
 /// another experiment: its config text or --set overrides differ from `cfg`'s. The message
 /// shows the diff and says how to go on anyway (--force) or start afresh.
 void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force);
+
+/// Brings each unfinished trial's `attempt` and `iterations` (as /trials recorded them) up
+/// to what `results` holds for it: the newest attempt with rows, and its last iteration.
+/// A commit appends /results rows and rewrites /trials rows in place, and HDF5 writes them
+/// to the file in no set order, so after kill -9 during a commit a trial row can be older
+/// than its result rows. Controller::resume starts a new attempt only when a trial has
+/// iterations past its checkpoint, so a stale count would record an iteration twice.
+void catch_up_with_results(std::vector<search::Trial>& trials, const std::vector<io::ResultRow>& results);
 
 /// Why this run resumes, for the "resume" event: a mended file after a crash, a Slurm
 /// requeue (SLURM_RESTART_COUNT), or a plain restart after a stop.

@@ -18,13 +18,13 @@ void send(const boost::mpi::communicator& comm, int dest, Tag tag, const T& msg)
                      dest, tag, static_cast<MPI_Comm>(comm)));
 }
 
-std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source) {
+std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source, int tag) {
   int flag = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
   // A matched probe: the message found is the one received, even if another thread or a
   // later probe looks at the same source (plain probe + recv has no such guarantee).
-  MPI_CHECK(MPI_Improbe(source, MPI_ANY_TAG, static_cast<MPI_Comm>(comm), &flag, &handle, &status));
+  MPI_CHECK(MPI_Improbe(source, tag, static_cast<MPI_Comm>(comm), &flag, &handle, &status));
   if (!flag) return std::nullopt;
   int count = 0;
   MPI_CHECK(MPI_Get_count(&status, MPI_PACKED, &count));
@@ -36,10 +36,10 @@ std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int so
   return in;
 }
 
-Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap) {
+Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap, int tag) {
   Backoff backoff(std::chrono::microseconds(10), max_nap);
   for (;;) {
-    if (auto in = try_receive(comm, source)) return std::move(*in);
+    if (auto in = try_receive(comm, source, tag)) return std::move(*in);
     backoff.wait();
   }
 }
@@ -54,6 +54,65 @@ T unpack(const boost::mpi::communicator& comm, const Incoming& in) {
   return msg;
 }
 
+struct ChunkWindow::InFlight {
+  explicit InFlight(const boost::mpi::communicator& comm) : archive(comm) {}
+  boost::mpi::packed_oarchive archive;  // MPI reads it until the send completes
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+ChunkWindow::ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag)
+    : comm_(comm), peer_(peer), tag_(tag) {}
+
+ChunkWindow::~ChunkWindow() {
+  for (auto& s : sends_) {
+    int done = 0;
+    if (MPI_Test(&s->request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) continue;
+    // MPI may still read the buffer: hand the request back and leak the buffer, since
+    // freeing it could corrupt memory, and a rank that gets here is about to abort.
+    MPI_Request_free(&s->request);
+    (void)s.release();
+  }
+}
+
+void ChunkWindow::send(const CheckpointChunk& chunk) {
+  reap();
+  auto s = std::make_unique<InFlight>(comm_);
+  s->archive << chunk;
+  MPI_CHECK(MPI_Isend(const_cast<void*>(s->archive.address()), static_cast<int>(s->archive.size()), MPI_PACKED,
+                      peer_, tag_, static_cast<MPI_Comm>(comm_), &s->request));
+  sends_.push_back(std::move(s));
+  if (!chunk.aborted)
+    unacked_.push_back(ChunkAck{chunk.trial, chunk.attempt, chunk.offset + static_cast<std::int64_t>(chunk.bytes.size())});
+}
+
+void ChunkWindow::acknowledged(const ChunkAck& ack) {
+  if (unacked_.empty() || unacked_.front().trial != ack.trial || unacked_.front().attempt != ack.attempt ||
+      unacked_.front().received != ack.received) {
+    const std::string due = unacked_.empty() ? std::string("none was due")
+                                             : "the oldest due is trial " + std::to_string(unacked_.front().trial) +
+                                                   " up to byte " + std::to_string(unacked_.front().received);
+    throw MpiError("rank " + std::to_string(comm_.rank()) + ": rank " + std::to_string(peer_) +
+                   " acknowledged a checkpoint chunk of trial " + std::to_string(ack.trial) + " up to byte " +
+                   std::to_string(ack.received) + ", but " + due + " (protocol error: mixed ranktune builds?)");
+  }
+  unacked_.pop_front();
+  reap();
+}
+
+void ChunkWindow::reap() {
+  while (!sends_.empty()) {
+    int done = 0;
+    MPI_CHECK(MPI_Test(&sends_.front()->request, &done, MPI_STATUS_IGNORE));
+    if (!done) return;
+    sends_.pop_front();
+  }
+}
+
+void ChunkWindow::wait_delivered() {
+  Backoff backoff(std::chrono::microseconds(10), std::chrono::microseconds(200));
+  for (reap(); !sends_.empty(); reap()) backoff.wait();
+}
+
 #define RANKTUNE_WIRE_TYPE(T)                                                       \
   template void send<T>(const boost::mpi::communicator&, int, Tag, const T&);       \
   template T unpack<T>(const boost::mpi::communicator&, const Incoming&);
@@ -63,7 +122,8 @@ RANKTUNE_WIRE_TYPE(Start)
 RANKTUNE_WIRE_TYPE(Decision)
 RANKTUNE_WIRE_TYPE(Result)
 RANKTUNE_WIRE_TYPE(Ended)
-RANKTUNE_WIRE_TYPE(Checkpoint)
+RANKTUNE_WIRE_TYPE(CheckpointChunk)
+RANKTUNE_WIRE_TYPE(ChunkAck)
 RANKTUNE_WIRE_TYPE(Placed)
 RANKTUNE_WIRE_TYPE(Empty)
 #undef RANKTUNE_WIRE_TYPE

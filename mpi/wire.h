@@ -9,7 +9,29 @@
 ///   driver -> w   : Start                        w -> driver      : Result (then waits)
 ///   driver -> w   : Decision (Continue | Stop)   w -> driver      : Ended (done | failed)
 ///   driver -> w   : Shutdown                     w -> driver      : Bye
-///                                                w -> driver      : Checkpoint, Placed
+///                                                w -> driver      : Placed
+///   driver -> w   : ChunkAck (kTagCheckpointAck) w -> driver      : CheckpointChunk (kTagCheckpoint)
+///   driver -> w   : CheckpointChunk (kTagRestoreChunk)  w -> driver : ChunkAck (kTagRestoreAck)
+/// Checkpoints stream in chunks of at most kCheckpointChunkBytes, so that rank 0 never
+/// holds a whole checkpoint (they may be hundreds of MiB) and stays responsive to the
+/// other workers between two chunks:
+///   - Save (worker -> driver): a checkpoint is a sequence of CheckpointChunks, in order,
+///     the last one flagged `last` (one chunk for a small checkpoint). The driver writes
+///     each chunk straight to its place in the results file and acknowledges it with a
+///     ChunkAck once written; the row exists only after the last chunk. A sender has at
+///     most kCheckpointWindow chunks unacknowledged (ChunkWindow), which bounds what rank 0
+///     may be sent but not yet have written, whatever the MPI transport buffers. The worker
+///     does not wait for the acks of its last chunks: it collects them later, so a small
+///     checkpoint costs no round trip.
+///   - Restore (driver -> worker): Start carries checkpoint_size and checkpoint_crc32c,
+///     and the checkpoint follows on kTagRestoreChunk, read from the file chunk by chunk,
+///     each chunk acknowledged on kTagRestoreAck (the same window). Every gang member gets
+///     its own stream. The worker checks the CRC-32C of what arrived; a mismatch fails the
+///     attempt. A stream the driver gives up (it shuts down) ends with an `aborted` chunk,
+///     which is not acknowledged.
+///   - Chunks of one stream never interleave with another stream's on the same tag and
+///     pair of ranks (the driver queues the restores of one worker), and MPI keeps their
+///     order, so a chunk always continues the stream before it.
 /// Gangs: the driver sends the same Start to every member; the members build their own
 /// communicator (mpi/gang.h) and only the leader sends Result, Checkpoint, Placed and Ended,
 /// and reads Decisions during the trial, which it passes on over the gang's communicator.
@@ -23,7 +45,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,7 +62,17 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 5;
+inline constexpr int kWireVersion = 6;
+
+/// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
+/// per-message cost (packing, a round trip for the ack) is small next to the copy and the
+/// disk write; small enough that rank 0 holds a few of them at a time.
+inline constexpr std::size_t kCheckpointChunkBytes = std::size_t{4} << 20;
+/// Chunks a sender may have unacknowledged per stream: 2 keeps one chunk in flight while the
+/// receiver writes (or restores) the previous one. Rank 0 therefore holds at most
+/// kCheckpointWindow x kCheckpointChunkBytes per worker of incoming checkpoint bytes, and
+/// as much in outgoing restore buffers.
+inline constexpr int kCheckpointWindow = 2;
 
 enum Tag : int {
   kTagHello = 1,
@@ -50,6 +84,9 @@ enum Tag : int {
   kTagBye = 7,
   kTagCheckpoint = 8,
   kTagPlaced = 9,
+  kTagCheckpointAck = 10,
+  kTagRestoreChunk = 11,
+  kTagRestoreAck = 12,
 };
 
 /// Broadcast once by the driver: the experiment as the driver read it.
@@ -84,13 +121,17 @@ struct Start {
   std::string config_json;
   std::int64_t until = 1;  ///< lease: run up to this iteration before waiting for a decision
   std::int64_t iterations = 0;  ///< iterations already run: the first result is iterations + 1
-  std::string checkpoint;       ///< bytes to restore before the first step (empty: fresh start)
+  /// Restore: the checkpoint follows in CheckpointChunks on kTagRestoreChunk, this many
+  /// bytes in all, with this CRC-32C. restore = false: a fresh start.
+  bool restore = false;
+  std::int64_t checkpoint_size = 0;
+  std::uint32_t checkpoint_crc32c = 0;
   /// The trial's gang: world ranks, leader first. Every member gets the same Start; only
   /// the leader talks to the driver during the trial. Empty or one rank: no gang.
   std::vector<int> gang;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & config_json & until & iterations & checkpoint & gang;
+    ar & trial & attempt & config_json & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang;
   }
 };
 
@@ -117,14 +158,32 @@ struct Decision {
   template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save; }
 };
 
-/// A trial's saved state after `iteration` (on a Continue with save, and on Pause).
-struct Checkpoint {
+/// One piece of a checkpoint. Worker -> driver: the trial's saved state after `iteration`
+/// (on a Continue with save, and on Pause). Driver -> worker: the checkpoint that the
+/// Start of (trial, attempt) restores (`iteration` is the one it was taken at).
+struct CheckpointChunk {
   std::int64_t trial = 0;
   int attempt = 0;
   std::int64_t iteration = 0;
-  std::string bytes;
+  std::int64_t total = 0;   ///< bytes of the whole checkpoint
+  std::int64_t offset = 0;  ///< where `bytes` start in it; chunks come in order from 0
+  std::string bytes;        ///< at most kCheckpointChunkBytes
+  bool last = false;        ///< the final chunk: offset + bytes.size() == total
+  bool aborted = false;     ///< driver -> worker only: the stream ends here, incomplete
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & bytes; }
+  template <class Ar> void serialize(Ar& ar, unsigned) {
+    ar & trial & attempt & iteration & total & offset & bytes & last & aborted;
+  }
+};
+
+/// A CheckpointChunk arrived (worker -> driver: and is written to the file). `received` is
+/// the chunk's end (offset + size), which names it within its stream.
+struct ChunkAck {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::int64_t received = 0;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & received; }
 };
 
 struct Result {
@@ -166,15 +225,57 @@ struct Incoming {
   std::vector<char> bytes;
 };
 
-/// Receives one message if any is waiting (MPI_Improbe + MPI_Mrecv); never blocks.
-std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source = MPI_ANY_SOURCE);
+/// Receives one message if any is waiting (MPI_Improbe + MPI_Mrecv); never blocks. With a
+/// `tag`, only a message of that tag: the others stay queued, in order.
+std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source = MPI_ANY_SOURCE,
+                                    int tag = MPI_ANY_TAG);
 
 /// Waits for one message without spinning: polls with a sleeping backoff that starts at
 /// 10 us and doubles up to `max_nap` (see backoff.h for why).
-Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap);
+Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap,
+                 int tag = MPI_ANY_TAG);
 
 /// Unpacks a message received by try_receive or receive.
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in);
+
+/// The checkpoint chunks that one sender has in flight to one receiver on one tag: it
+/// sends each with a non-blocking send, keeps the packed buffer until MPI is done with it,
+/// and counts the chunks not yet acknowledged, at most kCheckpointWindow (full()). A
+/// sender waits for acks (or, on rank 0, goes on with other work) while the window is
+/// full, so a receiver is never sent more than the window, eagerly buffered or not.
+class ChunkWindow {
+ public:
+  ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag);
+  /// Never throws. Sends still in flight here mean that an error is unwinding the rank
+  /// (which then aborts MPI): their buffers are leaked rather than freed under MPI.
+  ~ChunkWindow();
+  ChunkWindow(const ChunkWindow&) = delete;
+  ChunkWindow& operator=(const ChunkWindow&) = delete;
+
+  bool full() const { return static_cast<int>(unacked_.size()) >= kCheckpointWindow; }
+  /// Nothing unacknowledged.
+  bool idle() const { return unacked_.empty(); }
+  /// Sends `chunk` without blocking; it counts against the window until acknowledged.
+  /// An `aborted` chunk is never acknowledged, so it does not count.
+  void send(const CheckpointChunk& chunk);
+  /// The oldest unacknowledged chunk arrived. Throws MpiError when `ack` names another.
+  void acknowledged(const ChunkAck& ack);
+  /// Waits, with a sleeping backoff, until MPI no longer needs any buffer (every send has
+  /// been delivered). A sender that goes off computing calls it, because with a
+  /// rendezvous protocol the receiver's MPI_Mrecv could otherwise wait on this rank.
+  void wait_delivered();
+
+ private:
+  struct InFlight;
+  /// Completes the sends that MPI is done with, oldest first.
+  void reap();
+
+  const boost::mpi::communicator& comm_;
+  int peer_;
+  Tag tag_;
+  std::deque<std::unique_ptr<InFlight>> sends_;  ///< not yet completed, oldest first
+  std::deque<ChunkAck> unacked_;                 ///< the ack each unacknowledged chunk is due
+};
 
 }  // namespace ranktune::mpi

@@ -27,12 +27,6 @@ constexpr int kDriver = 0;
 /// A decision kind the leader shares with its gang when the trainable finished by itself.
 constexpr std::int64_t kFinished = -1;
 
-/// Waits for the driver's next message. Between trials a worker naps up to 2 ms; while a
-/// decision is due it naps at most 200 us, since the answer takes microseconds to come.
-Incoming next_message(const boost::mpi::communicator& world, std::chrono::microseconds max_nap) {
-  return receive(world, kDriver, max_nap);
-}
-
 class Worker {
  public:
   Worker(const boost::mpi::communicator& world, const boost::mpi::communicator& gangs, io::ExperimentConfig cfg,
@@ -41,11 +35,16 @@ class Worker {
 
   int loop() {
     for (;;) {
-      Incoming in = next_message(world_, 2ms);
+      Incoming in = next_message(2ms);
       switch (in.tag) {
         case kTagStart: run_trial(unpack<Start>(world_, in)); break;
         case kTagDecision: break;  // a Stop for a trial that already ended here: nothing to do
-        case kTagShutdown: send(world_, kDriver, kTagBye, Empty{}); return 0;
+        case kTagShutdown:
+          // The driver acknowledges chunks until every Bye is in: collect the last acks,
+          // so that no send is in flight when MPI finalizes.
+          while (!checkpoints_.idle()) take_ack(receive(world_, kDriver, 2ms, kTagCheckpointAck));
+          send(world_, kDriver, kTagBye, Empty{});
+          return 0;
         default:
           throw MpiError("worker " + std::to_string(world_.rank()) + ": unexpected message tag " +
                          std::to_string(in.tag));
@@ -54,6 +53,60 @@ class Worker {
   }
 
  private:
+  /// Waits for the driver's next message, taking in the checkpoint acks that arrive
+  /// meanwhile. Between trials a worker naps up to 2 ms; while a decision is due it naps at
+  /// most 200 us, since the answer takes microseconds to come.
+  Incoming next_message(std::chrono::microseconds max_nap) {
+    for (;;) {
+      Incoming in = receive(world_, kDriver, max_nap);
+      if (in.tag != kTagCheckpointAck) return in;
+      take_ack(in);
+    }
+  }
+  /// The driver's next message if one is waiting (acks taken in), without blocking.
+  std::optional<Incoming> poll_message() {
+    while (auto in = try_receive(world_, kDriver)) {
+      if (in->tag != kTagCheckpointAck) return in;
+      take_ack(*in);
+    }
+    return std::nullopt;
+  }
+  void take_ack(const Incoming& in) { checkpoints_.acknowledged(unpack<ChunkAck>(world_, in)); }
+
+  /// Receives the checkpoint that `start` announced, chunk by chunk, acknowledging each, and
+  /// checks its size and CRC-32C. This runs before anything else of the trial (and even if
+  /// the trial is doomed), so that the stream always ends and the driver's window drains.
+  /// Returns the bytes, or sets `problem` to why they cannot be restored.
+  std::string receive_checkpoint(const Start& start, std::string& problem) {
+    std::string bytes;
+    bytes.reserve(static_cast<std::size_t>(start.checkpoint_size));  // held whole once, here only
+    std::uint32_t crc = 0;
+    for (;;) {
+      const Incoming in = receive(world_, kDriver, 200us, kTagRestoreChunk);
+      CheckpointChunk c = unpack<CheckpointChunk>(world_, in);
+      if (c.trial != start.trial || c.attempt != start.attempt || c.offset != static_cast<std::int64_t>(bytes.size()))
+        throw MpiError("worker " + std::to_string(world_.rank()) + ": checkpoint chunk of trial " +
+                       std::to_string(c.trial) + " at byte " + std::to_string(c.offset) + " while restoring trial " +
+                       std::to_string(start.trial) + " at byte " + std::to_string(bytes.size()));
+      if (c.aborted) {
+        problem = "the driver stopped sending its checkpoint after " + std::to_string(bytes.size()) + " of " +
+                  std::to_string(start.checkpoint_size) + " bytes (the run is ending)";
+        return {};
+      }
+      crc = io::crc32c(std::as_bytes(std::span(c.bytes.data(), c.bytes.size())), crc);
+      bytes += c.bytes;
+      send(world_, kDriver, kTagRestoreAck, ChunkAck{c.trial, c.attempt, static_cast<std::int64_t>(bytes.size())});
+      if (c.last) break;
+    }
+    if (static_cast<std::int64_t>(bytes.size()) != start.checkpoint_size || crc != start.checkpoint_crc32c) {
+      char why[160];
+      std::snprintf(why, sizeof why, "%zu bytes with CRC-32C %08x arrived, the file recorded %lld bytes with %08x",
+                    bytes.size(), crc, static_cast<long long>(start.checkpoint_size), start.checkpoint_crc32c);
+      problem = std::string("its bytes were damaged on the way (") + why + ")";
+    }
+    return bytes;
+  }
+
   void run_trial(const Start& start) {
     train::Context ctx;
     ctx.trial_id = start.trial;
@@ -79,18 +132,22 @@ class Worker {
     // Every phase ends with the gang agreeing on its outcome, so all members stop together.
     auto agreed = [&](const Outcome& mine) { return gang ? gang->agree(mine) : mine; };
 
+    std::string problem;
+    std::string checkpoint = start.restore ? receive_checkpoint(start, problem) : std::string();
     std::unique_ptr<train::Trainable> trainable;
     Outcome outcome = agreed(guarded(trainable.get(), [&] {
+      if (!problem.empty()) throw train::TrialFailure("cannot restore its checkpoint: " + problem);
       trainable = train::make_trainable(cfg_.trainable);
       trainable->setup(io::config_from_json(nlohmann::json::parse(start.config_json)), ctx);
-      if (!start.checkpoint.empty()) {
-        train::MemoryCheckpointReader reader(std::as_bytes(std::span(start.checkpoint.data(), start.checkpoint.size())));
+      if (start.restore) {
+        train::MemoryCheckpointReader reader(std::as_bytes(std::span(checkpoint.data(), checkpoint.size())));
         try {
           trainable->restore(reader);
         } catch (const train::CheckpointError& e) {
           throw train::TrialFailure(std::string("cannot restore its checkpoint: ") + e.what());
         }
       }
+      checkpoint = std::string();  // restored: give the memory back before the trial runs
     }));
     if (outcome.ok && leader) {
       const train::ComputeInfo info = trainable->compute_info();
@@ -134,11 +191,11 @@ class Worker {
   /// a Stop is already waiting (the worker does not wait for it); at its end, the driver's.
   Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until) {
     if (iteration < until) {
-      const auto in = try_receive(world_, kDriver);
+      const auto in = poll_message();
       if (!in) return Decision{start.trial, start.attempt, Decision::Continue, until, false};
       return decision_for(start, *in);
     }
-    return decision_for(start, next_message(world_, 200us));
+    return decision_for(start, next_message(200us));
   }
 
   /// Runs one phase of the trial; a failure becomes its Outcome. MPI errors propagate: they
@@ -162,17 +219,29 @@ class Worker {
   /// attempt); MPI guarantees tags up to 32767.
   static int gang_tag(const Start& start) { return static_cast<int>((start.trial * 31 + start.attempt) % 32768); }
 
-  /// Saves the trainable's state after `iteration` and sends it to the driver. Throws
-  /// TrialFailure (the attempt fails) when the trainable cannot checkpoint.
+  /// Saves the trainable's state after `iteration` and streams it to the driver in chunks
+  /// (at most kCheckpointWindow unacknowledged: the worker naps for acks when the window is
+  /// full). It returns once MPI has delivered the last chunk, without waiting for its ack:
+  /// a small checkpoint costs no round trip. Throws TrialFailure (the attempt fails) when
+  /// the trainable cannot checkpoint; then nothing was sent.
   void send_checkpoint(const Start& start, std::int64_t iteration, train::Trainable& trainable) {
     if (!trainable.can_checkpoint())
       throw train::TrialFailure("the scheduler needs checkpoints, and this trainable cannot save one");
     train::CheckpointBytes bytes;
     train::MemoryCheckpointWriter out(bytes);
     trainable.save(out);
-    Checkpoint k{start.trial, start.attempt, iteration, {}};
-    k.bytes.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    send(world_, kDriver, kTagCheckpoint, k);
+    CheckpointChunk chunk{start.trial, start.attempt, iteration, static_cast<std::int64_t>(bytes.size())};
+    std::size_t offset = 0;
+    do {
+      while (checkpoints_.full()) take_ack(receive(world_, kDriver, 200us, kTagCheckpointAck));
+      const std::size_t n = std::min(kCheckpointChunkBytes, bytes.size() - offset);
+      chunk.offset = static_cast<std::int64_t>(offset);
+      chunk.bytes.assign(reinterpret_cast<const char*>(bytes.data()) + offset, n);
+      offset += n;
+      chunk.last = offset == bytes.size();
+      checkpoints_.send(chunk);
+    } while (!chunk.last);
+    checkpoints_.wait_delivered();
   }
 
   /// The decision about the running trial; anything else is a protocol error.
@@ -194,6 +263,7 @@ class Worker {
   io::ExperimentConfig cfg_;
   Setup setup_;
   Placement placement_;
+  ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
 };
 
 }  // namespace

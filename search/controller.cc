@@ -477,9 +477,20 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     searcher_->restore(searcher);
     scheduler_->restore(scheduler);
   } else {
-    // No state was stored (the run died before its first flush): the searcher starts over,
-    // told only how many trials exist, and the scheduler learns them as new.
-    for (const Trial& t : trials) scheduler_->on_trial_add(t);
+    // No state was stored (the run died before its first commit, or `ranktune simulate`
+    // wrote the file). The searcher is walked over the trials that exist, so that it goes on
+    // after them: left as new, it sampled num_samples trials more. A finished trial is
+    // reported complete with its last value of the metric (what /trials keeps), so a
+    // model-based searcher learns from it. The scheduler learns them as new.
+    for (const Trial& t : trials) {
+      (void)searcher_->suggest(t.id);
+      if (t.finished()) {
+        Metrics last;
+        if (std::isfinite(t.last)) last[options_.metric] = t.last;
+        searcher_->on_trial_complete(t.id, last, t.status == TrialStatus::Error);
+      }
+      scheduler_->on_trial_add(t);
+    }
   }
   trials_ = std::move(trials);
   counts_ = {};

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "io/archive.h"
+#include "io/crc32c.h"
 #include "io/config.h"
 #include "io/retention.h"
 #include "io/store.h"
@@ -136,6 +138,19 @@ TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
 }
 
 // ------------------------------------------------------------------ the store
+
+// Overwrites byte `offset` of /checkpoint_data behind the store's back, the way a disk error
+// would.
+void overwrite_byte(const std::string& file, hsize_t offset, unsigned char byte) {
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "checkpoint_data", H5P_DEFAULT);
+  hsize_t one = 1;
+  hid_t space = H5Dget_space(d);
+  H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, nullptr, &one, nullptr);
+  hid_t mem = H5Screate_simple(1, &one, nullptr);
+  EXPECT_GE(H5Dwrite(d, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, &byte), 0);
+  H5Sclose(mem), H5Sclose(space), H5Dclose(d), H5Fclose(f);
+}
 
 class CheckpointStoreTest : public ::testing::Test {
  protected:
@@ -299,18 +314,7 @@ TEST_F(CheckpointStoreTest, DamagedBytesFailTheChecksumAndCompactDropsThem) {
     auto w = create("x.h5");
     store(*w, 1, 1, 1.0, 5000, 'q');
   }
-  // Flip one byte of the stored data behind the store's back.
-  {
-    hid_t f = H5Fopen(path("x.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, "checkpoint_data", H5P_DEFAULT);
-    hsize_t offset = 100, one = 1;
-    hid_t space = H5Dget_space(d);
-    H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, nullptr, &one, nullptr);
-    hid_t mem = H5Screate_simple(1, &one, nullptr);
-    unsigned char byte = 'Q';
-    H5Dwrite(d, H5T_NATIVE_UINT8, mem, space, H5P_DEFAULT, &byte);
-    H5Sclose(mem), H5Sclose(space), H5Dclose(d), H5Fclose(f);
-  }
+  overwrite_byte(path("x.h5"), 100, 'Q');
   const io::ResultsFile f = io::ResultsFile::read(path("x.h5"));
   ASSERT_EQ(f.checkpoints.size(), 1u);
   try {
@@ -322,6 +326,129 @@ TEST_F(CheckpointStoreTest, DamagedBytesFailTheChecksumAndCompactDropsThem) {
   const io::CompactSummary s = io::compact_results(path("x.h5"), path("y.h5"));
   EXPECT_EQ(s.damaged, 1u);
   EXPECT_TRUE(io::ResultsFile::read(path("y.h5")).checkpoints[0].dropped);
+}
+
+// A checkpoint's bytes: every byte differs from its neighbours', so a piece written at the
+// wrong place or twice shows.
+std::string pattern(std::size_t size, unsigned seed) {
+  std::string bytes(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 131 + seed * 7 + i / 251) & 0xFF);
+  return bytes;
+}
+
+TEST_F(CheckpointStoreTest, StreamedPiecesLandInOrderWithTheCrcOfTheWhole) {
+  const std::string bytes = pattern(10'000, 1);
+  {
+    auto w = create("p.h5");
+    w->append_result(1, 0, 4, 0.0, {{"loss", 0.5}});
+    io::ResultsWriter::CheckpointSink sink = w->begin_checkpoint(1, 0, 4, bytes.size());
+    for (std::size_t at = 0; at < bytes.size(); at += 3000) sink.write(at, std::string_view(bytes).substr(at, 3000));
+    EXPECT_EQ(sink.written(), bytes.size());
+    EXPECT_TRUE(w->latest_checkpoints().empty());  // no row before finish()
+    sink.finish(2.0);
+    EXPECT_EQ(w->read_checkpoint(1, 4), bytes);
+    // Read back in pieces, as the driver streams a restore.
+    io::ResultsWriter::CheckpointSource source = w->open_checkpoint(1, 4);
+    EXPECT_EQ(source.size(), bytes.size());
+    std::string back;
+    while (!source.done()) back += source.read(4096);
+    source.verify();
+    EXPECT_EQ(back, bytes);
+  }
+  const io::ResultsFile f = io::ResultsFile::read(path("p.h5"));
+  ASSERT_EQ(f.checkpoints.size(), 1u);
+  EXPECT_EQ(f.checkpoints[0].crc32c, io::crc32c(std::as_bytes(std::span(bytes.data(), bytes.size()))));
+  EXPECT_DOUBLE_EQ(f.checkpoints[0].score, 0.5);
+  EXPECT_DOUBLE_EQ(f.checkpoints[0].time, 2.0);
+  EXPECT_EQ(io::read_checkpoint_bytes(f, f.checkpoints[0]), bytes);
+}
+
+TEST_F(CheckpointStoreTest, PiecesOutOfOrderOrShortAreRefused) {
+  auto w = create("o.h5");
+  io::ResultsWriter::CheckpointSink sink = w->begin_checkpoint(1, 0, 1, 100);
+  EXPECT_THROW(sink.write(50, std::string(10, 'x')), io::StoreError);  // a gap
+  sink.write(0, std::string(60, 'x'));
+  EXPECT_THROW(sink.write(60, std::string(41, 'x')), io::StoreError);  // past the announced size
+  try {
+    sink.finish(1.0);
+    ADD_FAILURE() << "a checkpoint with 60 of 100 bytes was registered";
+  } catch (const io::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("60 of its 100 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(w->read_checkpoint(1, 1), io::StoreError);
+}
+
+TEST_F(CheckpointStoreTest, AnAbandonedStreamLeavesNoRowAndItsBytesAreReused) {
+  {
+    auto w = create("a.h5");
+    store(*w, 1, 1, 1.0, 1000, 'k');  // [0, 1000)
+    {
+      io::ResultsWriter::CheckpointSink half = w->begin_checkpoint(2, 0, 3, 5000);  // [1000, 6000)
+      // Another stream begins while the first is half way: its range comes after it.
+      io::ResultsWriter::CheckpointSink other = w->begin_checkpoint(3, 0, 3, 100);
+      half.write(0, pattern(2500, 2));
+      other.write(0, std::string(100, 'o'));
+      other.finish(1.0);
+      w->flush();  // a flush mid-stream must not register the half-written one either
+      EXPECT_EQ(w->checkpoint_space().extent, 6100u);
+    }  // `half` is abandoned: its sender stopped
+    EXPECT_THROW(w->read_checkpoint(2, 3), io::StoreError);
+    io::CheckpointSpace space = w->checkpoint_space();
+    EXPECT_EQ(space.live, 1100u);
+    EXPECT_EQ(space.free, 5000u);
+    // The next checkpoint takes the abandoned range (first fit), the file does not grow.
+    w->append_checkpoint(2, 0, 4, 2.0, pattern(4000, 3));
+    EXPECT_EQ(w->checkpoint_space().extent, 6100u);
+    EXPECT_EQ(w->read_checkpoint(2, 4), pattern(4000, 3));
+    EXPECT_EQ(w->read_checkpoint(1, 1), std::string(1000, 'k'));
+    EXPECT_EQ(w->read_checkpoint(3, 3), std::string(100, 'o'));
+  }
+  const io::ResultsFile f = io::ResultsFile::read(path("a.h5"));
+  std::vector<std::pair<search::TrialId, std::int64_t>> rows;
+  for (const auto& r : f.checkpoints) rows.emplace_back(r.trial, r.iteration);
+  EXPECT_EQ(rows, (std::vector<std::pair<search::TrialId, std::int64_t>>{{1, 1}, {3, 3}, {2, 4}}));
+  // A writer that died mid-stream is the same case: a resume sees the bytes as a gap.
+  io::ResumeInfo info;
+  io::ResultsWriter w(path("a.h5"), info);
+  EXPECT_EQ(w.checkpoint_space().free, 1000u);  // [5000, 6000) of the abandoned range
+}
+
+TEST_F(CheckpointStoreTest, BytesBeingReadAreNotReusedUntilTheReadEnds) {
+  auto w = create("b.h5");
+  w->set_retention({1, 0, search::Mode::Min});
+  store(*w, 1, 1, 1.0, 1000, 'a');
+  w->flush();
+  std::optional<io::ResultsWriter::CheckpointSource> source = w->open_checkpoint(1, 1);
+  std::string first = source->read(400);
+  store(*w, 1, 2, 0.5, 1000, 'b');
+  EXPECT_EQ(w->apply_retention({}), (std::vector<io::CheckpointKey>{{1, 1}}));  // dropped while being read
+  w->flush();
+  store(*w, 1, 3, 0.4, 1000, 'c');  // must not land on [0, 1000)
+  first += source->read(1000);
+  source->verify();
+  EXPECT_EQ(first, std::string(1000, 'a'));
+  source.reset();
+  w->apply_retention({});
+  w->flush();  // now [0, 1000) and the range of iteration 2 are free
+  EXPECT_EQ(w->checkpoint_space().free, 2000u);
+}
+
+TEST_F(CheckpointStoreTest, ASourceFindsDamagedBytesOnlyAtTheEnd) {
+  store(*create("d.h5"), 1, 1, 1.0, 3000, 'z');
+  overwrite_byte(path("d.h5"), 2500, 'Z');
+  io::ResumeInfo info;
+  io::ResultsWriter w(path("d.h5"), info);
+  io::ResultsWriter::CheckpointSource source = w.open_checkpoint(1, 1);
+  EXPECT_EQ(source.read(2000), std::string(2000, 'z'));
+  EXPECT_THROW(source.verify(), io::StoreError);  // not all read yet
+  source.read(2000);
+  try {
+    source.verify();
+    ADD_FAILURE() << "damaged bytes passed the checksum";
+  } catch (const io::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("fails its checksum"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(w.read_checkpoint(1, 1), io::StoreError);
 }
 
 // ------------------------------------------------------------------ command trainables
