@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Every example config with a scheduler or searcher of its own runs to completion under real
 # mpirun: trials end TERMINATED within max_t, every iteration is recorded once, and the
-# early-stopping schedulers really stop trials early. Each runs 40 trials of 1 ms steps.
+# early-stopping schedulers really stop trials early. Each runs 40 trials of 1 ms steps,
+# except the grid, which runs its 16 points twice (repeat) with at most 3 trials live.
 source "$(dirname "$0")/lib.sh"
-for cfg in hartmann6_asha branin_median branin_tpe hartmann6_bohb; do
+for cfg in hartmann6_asha branin_median branin_tpe hartmann6_bohb rosenbrock_grid; do
+  n=40 sets=(--set experiment.num_samples=40)
+  [[ $cfg == rosenbrock_grid ]] && n=32 sets=()
   mpirun -np 4 --bind-to none "$RANKTUNE" run "$SRC/configs/$cfg.toml" --results "$WORK/$cfg.h5" \
-    --set trainable.seconds_per_step=0.001 --set experiment.num_samples=40 > "$WORK/$cfg.txt" 2>&1 \
+    --set trainable.seconds_per_step=0.001 "${sets[@]}" > "$WORK/$cfg.txt" 2>&1 \
     || { cat "$WORK/$cfg.txt"; fail "$cfg exited $?"; }
-  "$PY" - "$WORK/$cfg.h5" "$cfg" <<'PY'
-import re, sys, h5py
-path, name = sys.argv[1], sys.argv[2]
+  "$PY" - "$WORK/$cfg.h5" "$cfg" "$n" <<'PY'
+import collections, re, sys, h5py
+path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with h5py.File(path, "r") as f:
     t = f["trials"][:]
     r = f["results"][:]
     ev = [e["kind"].decode() for e in f["events"][:]]
     max_t = int(re.search(r"max_t\s*=\s*(\d+)", f.attrs["config"].decode()).group(1))
-assert len(t) == 40, (name, len(t))
+assert len(t) == n, (name, len(t))
 assert all(s == b"TERMINATED" for s in t["status"]), (name, set(t["status"]))
 for row in t:
     mine = r[(r["trial_id"] == row["trial_id"]) & (r["attempt"] == row["attempt"])]
@@ -31,6 +34,19 @@ if name == "hartmann6_bohb":
     assert 0 < full < 40 and "pause" in ev and "unpause" in ev, (name, full)
 elif name == "branin_tpe":
     assert stopped == 0 and full == 40, (name, stopped, full)
+elif name == "rosenbrock_grid":
+    # Every point of the 4 x 4 grid, each exactly twice (repeat = 2), all to max_t.
+    points = collections.Counter((float(a), float(b)) for a, b in zip(t["x1"], t["x2"]))
+    grid = [-1.0, 0.0, 1.0, 2.0]
+    assert points == {(a, b): 2 for a in grid for b in grid}, points
+    assert stopped == 0 and full == n, (name, stopped, full)
+    # max_concurrent = 3: never more than 3 trials between their start and end.
+    spans = sorted([(s, 1) for s in t["start_time"]] + [(e, -1) for e in t["end_time"]])
+    live = peak = 0
+    for _, d in spans:
+        live += d
+        peak = max(peak, live)
+    assert peak <= 3, (name, peak)
 else:
     assert stopped > 0 and full < 40 and full + stopped == 40, (name, stopped, full)
 print(f"ok: {name}: {len(t)} trials, {stopped} stopped early, {full} ran to max_t = {max_t}")
