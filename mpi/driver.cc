@@ -54,7 +54,8 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, co
   o.max_failures = cfg.max_failures;
   o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
   // A graceful stop checkpoints the running trials, so a resume goes on where they were;
-  // command trainables cannot checkpoint yet, so they are stopped and start over.
+  // command trainables that do not checkpoint ([trainable] checkpoint = false) are stopped
+  // and start over.
   o.checkpoint_on_stop = cfg.trainable.kind != "command" || cfg.trainable.checkpoint;
   o.checkpoint_every = cfg.checkpoint_every;
   o.checkpoint_at_end = cfg.checkpoint_at_end;
