@@ -21,6 +21,7 @@
 #include "io/retention.h"
 #include "io/store.h"
 #include "train/command.h"
+#include "tests/unit/expect_text.h"
 
 namespace ranktune {
 namespace {
@@ -483,6 +484,20 @@ class CommandCheckpointTest : public CheckpointStoreTest {
     c.config_dir = dir_.string();
     return c;
   }
+  // Sets `t` up, runs a step and asks it to save: the save must fail; returns why.
+  std::string save_failure(train::CommandTrainable& t) const {
+    t.setup({}, context());
+    t.step();
+    train::CheckpointBytes bytes;
+    train::MemoryCheckpointWriter out(bytes);
+    try {
+      t.save(out);
+    } catch (const train::TrialFailure& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "the save succeeded";
+    return "";
+  }
 };
 
 TEST_F(CommandCheckpointTest, SavesExactlyAtTheReportedIterationAndRestores) {
@@ -511,16 +526,7 @@ TEST_F(CommandCheckpointTest, SavesExactlyAtTheReportedIterationAndRestores) {
 
 TEST_F(CommandCheckpointTest, AnUnpackableDirectoryFailsTheSave) {
   train::CommandTrainable t(spec("os.mkfifo(os.path.join(folder, 'pipe'))"));
-  t.setup({}, context());
-  t.step();
-  train::CheckpointBytes bytes;
-  train::MemoryCheckpointWriter out(bytes);
-  try {
-    t.save(out);
-    ADD_FAILURE() << "a FIFO was packed";
-  } catch (const train::TrialFailure& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot pack its checkpoint directory"), std::string::npos) << e.what();
-  }
+  EXPECT_CONTAINS(save_failure(t), "cannot pack its checkpoint directory");
 }
 
 TEST_F(CommandCheckpointTest, ADamagedCheckpointIsRefusedBeforeTheProgramStarts) {
@@ -548,16 +554,7 @@ TEST_F(CommandCheckpointTest, AProgramThatDoesNotWaitIsACleanFailure) {
                                      "import time; time.sleep(5)\n";
   s.command = {"python3", (dir_ / "rude.py").string()};
   train::CommandTrainable t(s);
-  t.setup({}, context());
-  t.step();
-  train::CheckpointBytes bytes;
-  train::MemoryCheckpointWriter out(bytes);
-  try {
-    t.save(out);
-    ADD_FAILURE() << "the save was acknowledged";
-  } catch (const train::TrialFailure& e) {
-    EXPECT_NE(std::string(e.what()).find("instead of {\"ranktune\": \"saved\"}"), std::string::npos) << e.what();
-  }
+  EXPECT_CONTAINS(save_failure(t), "instead of {\"ranktune\": \"saved\"}");
 }
 
 }  // namespace
