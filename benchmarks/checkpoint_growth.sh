@@ -11,6 +11,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$(mktemp -d /tmp/ranktune-growth.XXXXXX)}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+elapsed() { awk -v now="$(date +%s.%N)" -v start="$1" 'BEGIN { print now - start }'; }  # seconds since $1
 for keep in 0 2; do
   h5="$OUT/keep_last_$keep.h5"
   rm -f "$h5"
@@ -20,11 +21,11 @@ for keep in 0 2; do
   pid=$!
   start=$(date +%s.%N)
   while kill -0 "$pid" 2>/dev/null; do
-    echo "$(echo "$(date +%s.%N) - $start" | bc) $(stat -c %s "$h5" 2>/dev/null || echo 0)"
+    echo "$(elapsed "$start") $(stat -c %s "$h5" 2>/dev/null || echo 0)"
     sleep 0.2
   done > "$OUT/keep_last_$keep.csv"
   wait "$pid"
-  echo "$(echo "$(date +%s.%N) - $start" | bc) $(stat -c %s "$h5")" >> "$OUT/keep_last_$keep.csv"
+  echo "$(elapsed "$start") $(stat -c %s "$h5")" >> "$OUT/keep_last_$keep.csv"
   rows=$(/usr/bin/python3 -c "import h5py,sys; c=h5py.File(sys.argv[1],'r')['checkpoints'][:]; print((c['trial_id']>0).sum(), (c['dropped']==0).sum())" "$h5")
   echo "keep_last=$keep: $(stat -c %s "$h5") bytes, checkpoint rows (trials) and live rows: $rows"
 done
