@@ -57,11 +57,6 @@ Gang::Gang(MPI_Comm parent, std::span<const int> members, int tag, const std::st
 #endif
 }
 
-Gang::~Gang() {
-  nccl_.reset();  // before the MPI communicator it was built over
-  mpi_.reset();
-}
-
 void Gang::wait(MPI_Request& request) {
   Backoff backoff(5us, 200us);
   for (;;) {

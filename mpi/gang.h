@@ -48,7 +48,6 @@ class Gang {
   /// `tag` tells apart gangs created at the same time. `device` is this rank's "cpu" or
   /// "cuda:N". Throws MpiError when the communicators cannot be built.
   Gang(MPI_Comm parent, std::span<const int> members, int tag, const std::string& device);
-  ~Gang();
   Gang(const Gang&) = delete;
   Gang& operator=(const Gang&) = delete;
 
@@ -70,6 +69,8 @@ class Gang {
   /// Waits for a non-blocking operation with a sleeping backoff.
   void wait(MPI_Request& request);
 
+  // Members are destroyed in reverse order: the NCCL communicator before the MPI one it
+  // was built over.
   std::unique_ptr<train::MpiCollective> mpi_;
   std::unique_ptr<train::Collective> nccl_;
   std::vector<int> members_;  ///< world ranks, by gang rank

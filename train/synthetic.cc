@@ -7,6 +7,7 @@
 #include <numbers>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include "train/collective.h"
 
@@ -156,12 +157,11 @@ StepResult SyntheticTrainable::step() {
   if (context_.collective != nullptr) {
     // In a gang every member computes the same step; the mean over the members is what a
     // data-parallel trainable reports, and it exercises the gang's collective every step.
-    auto& c = *context_.collective;
-    for (auto& [name, value] : r.metrics) {
-      double v[1] = {value};
-      c.allreduce_sum(std::span<double>(v));
-      value = v[0] / c.size();
-    }
+    std::vector<double> sums;
+    for (const auto& [name, value] : r.metrics) sums.push_back(value);
+    context_.collective->allreduce_sum(std::span<double>(sums));
+    std::size_t i = 0;
+    for (auto& [name, value] : r.metrics) value = sums[i++] / context_.collective->size();
   }
   return r;
 }

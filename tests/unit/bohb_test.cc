@@ -12,9 +12,11 @@
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/simulator.h"
+#include "tests/unit/controller_fixtures.h"
 #include "train/synthetic.h"
 
 using namespace ranktune::search;
+using namespace ranktune::search::fixtures;
 
 namespace {
 
@@ -223,39 +225,22 @@ TEST(Bohb, SaveRestoreContinuesIdentically) {
 
 namespace {
 
-Space hartmann_space() {
-  Space s;
-  for (int i = 1; i <= 6; ++i) s.params.push_back({"x" + std::to_string(i), uniform(0, 1)});
-  return s;
-}
-
 // Virtual time at which the noise-free objective of a result first comes within 1% of
 // Hartmann-6's optimum (-3.32237), or +inf; `trials` configs at most on 16 workers.
 double time_to_one_percent(const std::string& searcher, const std::string& scheduler, std::uint64_t seed,
                            std::int64_t trials, const Options& sopts = {}) {
-  const Space space = hartmann_space();
+  const Space space = hartmann6_space();
   ControllerOptions o;
   o.metric = "loss";
   o.mode = Mode::Min;
   o.max_t = 27;
   Controller c(o, make_searcher(searcher, space, {seed, trials, "loss", Mode::Min}),
                make_scheduler(scheduler, {"loss", Mode::Min, 27, &space, seed}, sopts));
-  const auto* f = ranktune::train::find_synthetic_function("hartmann6");
-  double now = 0, reached = INFINITY;
   SimulatorOptions so;
   so.workers = 16;
   so.seed = seed;
   so.jitter = 0.1;
-  so.on_progress = [&](double t) { now = t; };
-  so.progress_every = 1;
-  const StepModel model = [&](const Config& config, TrialId trial, int attempt, ModelState& s) {
-    Metrics m = ranktune::train::synthetic_step(ranktune::train::evaluate_synthetic(*f, config), 0.01, seed, trial,
-                                                attempt, s.t);
-    if (m.at("objective") <= -3.32237 * 0.99 && !std::isfinite(reached)) reached = now;
-    return m;
-  };
-  simulate(c, model, so);
-  return reached;
+  return time_to_hartmann6(c, 0.01, 0.01, seed, so);
 }
 
 }  // namespace

@@ -1,7 +1,13 @@
 #pragma once
 // Shared set-up for the tests that drive a search::Controller (controller and simulator).
 
+#include <cmath>
+#include <cstdint>
+#include <string>
+
 #include "search/controller.h"
+#include "search/simulator.h"
+#include "train/synthetic.h"
 
 namespace ranktune::search::fixtures {
 
@@ -23,6 +29,38 @@ inline ControllerOptions opts(std::int64_t max_t) {
   o.mode = Mode::Min;
   o.max_t = max_t;
   return o;
+}
+
+/// Hartmann-6's space: x1..x6 uniform in [0, 1].
+inline Space hartmann6_space() {
+  Space s;
+  for (int i = 1; i <= 6; ++i) s.params.push_back({"x" + std::to_string(i), Domain{DomainKind::Uniform, 0, 1, 0, {}}});
+  return s;
+}
+
+/// The synthetic trainable's step of `function` (train::synthetic_step), for the simulator.
+inline StepModel synthetic_model(const std::string& function, double noise, std::uint64_t seed) {
+  const auto* f = train::find_synthetic_function(function);
+  return [f, noise, seed](const Config& config, TrialId trial, int attempt, ModelState& s) {
+    return train::synthetic_step(train::evaluate_synthetic(*f, config), noise, seed, trial, attempt, s.t);
+  };
+}
+
+/// Simulates `c` with `so` against Hartmann-6 (step noise `noise`, seeded by `seed`) and
+/// returns the virtual time at which the noise-free objective of a result first comes
+/// within `within` of the optimum (-3.32237; 0.01 is 1%), or +inf if it never does.
+inline double time_to_hartmann6(Controller& c, double within, double noise, std::uint64_t seed, SimulatorOptions so) {
+  const StepModel inner = synthetic_model("hartmann6", noise, seed);
+  double now = 0, reached = INFINITY;
+  so.on_progress = [&](double t) { now = t; };
+  so.progress_every = 1;
+  const StepModel model = [&](const Config& config, TrialId trial, int attempt, ModelState& s) {
+    Metrics m = inner(config, trial, attempt, s);
+    if (m.at("objective") <= -3.32237 * (1 - within) && !std::isfinite(reached)) reached = now;
+    return m;
+  };
+  simulate(c, model, so);
+  return reached;
 }
 
 }  // namespace ranktune::search::fixtures

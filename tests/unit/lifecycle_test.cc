@@ -265,30 +265,11 @@ TEST(Pbt, ExploreStaysInBoundsAndMovesListedValuesByOne) {
 namespace {
 
 // The synthetic trainable's step, as `ranktune simulate` runs it (f evaluated per start).
-StepModel synthetic_model(const std::string& function, double noise, std::uint64_t seed) {
-  const auto* f = ranktune::train::find_synthetic_function(function);
-  return [f, noise, seed](const Config& config, TrialId trial, int attempt, ModelState& s) {
-    return ranktune::train::synthetic_step(ranktune::train::evaluate_synthetic(*f, config), noise, seed, trial,
-                                           attempt, s.t);
-  };
-}
-
-Space hartmann_space() {
-  Space s;
-  for (int i = 1; i <= 6; ++i) {
-    Domain d;
-    d.low = 0;
-    d.high = 1;
-    s.params.push_back({"x" + std::to_string(i), d});
-  }
-  return s;
-}
-
 // Virtual time at which the noise-free objective of a result first comes within 10% of
 // Hartmann-6's optimum (-3.32237), or +inf. (Within 1% is out of reach of random search:
 // not one of 2 million uniform draws gets there; about 1 in 10^4 is within 10%.)
 double time_to_ten_percent(const std::string& scheduler, std::int64_t trials, std::uint64_t seed) {
-  const Space space = hartmann_space();
+  const Space space = hartmann6_space();
   ControllerOptions o;
   o.metric = "loss";
   o.mode = Mode::Min;
@@ -298,20 +279,9 @@ double time_to_ten_percent(const std::string& scheduler, std::int64_t trials, st
                make_scheduler(promotion ? "asha" : scheduler, {"loss", Mode::Min, 27, &space, seed},
                               promotion ? Options{{"variant", std::string("promotion")}, {"reduction_factor", 3.0}}
                                         : Options{}));
-  double reached = INFINITY;
-  const StepModel inner = synthetic_model("hartmann6", 0.0, seed);
-  double now = 0;
   SimulatorOptions so;
   so.workers = 16;
-  so.on_progress = [&](double t) { now = t; };
-  so.progress_every = 1;
-  const StepModel model = [&](const Config& config, TrialId trial, int attempt, ModelState& s) {
-    Metrics m = inner(config, trial, attempt, s);
-    if (m.at("objective") <= -3.32237 * 0.9 && !std::isfinite(reached)) reached = now;
-    return m;
-  };
-  simulate(c, model, so);
-  return reached;
+  return time_to_hartmann6(c, 0.1, 0.0, seed, so);
 }
 
 }  // namespace
