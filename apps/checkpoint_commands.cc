@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "eval/leaders.h"
 #include "io/archive.h"
 #include "io/json.h"
 #include "io/store.h"
@@ -28,16 +29,6 @@ std::string mib(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
   return buf;
-}
-
-// "4, 8, 12 (dropped: 1, 2)" for the error messages that list what a trial has.
-std::string iterations_of(const std::vector<const io::CheckpointRow*>& rows) {
-  std::string live, dropped;
-  for (const auto* r : rows) {
-    std::string& list = r->dropped ? dropped : live;
-    list += (list.empty() ? "" : ", ") + std::to_string(r->iteration);
-  }
-  return (live.empty() ? "none" : live) + (dropped.empty() ? "" : " (dropped: " + dropped + ")");
 }
 
 // Refuses an output folder that exists and holds anything: exporting never mixes files.
@@ -98,7 +89,7 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
     throw std::invalid_argument(
         o.results + ": trial " + std::to_string(o.trial) + " has no stored checkpoint " + which +
         (was_dropped ? ": it was dropped (by [checkpoint] keep_last/keep_best, or after failing its checksum)" : "") +
-        ". Its checkpoints: " + iterations_of(rows));
+        ". Its checkpoints: " + eval::checkpoint_list(rows));
   }
   const std::string bytes = io::read_checkpoint_bytes(file, *chosen);
   const fs::path out(o.out);

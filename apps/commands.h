@@ -68,6 +68,24 @@ struct ExportCheckpointOptions {
 /// built-in trainable's as checkpoint.bin plus checkpoint.json.
 int run_export_checkpoint(const ExportCheckpointOptions& o);
 
+struct EvalOptions {
+  std::string results;
+  std::size_t top = 3;                        ///< leaders to evaluate (when no --trial)
+  std::vector<std::int64_t> trials;           ///< exactly these trials instead
+  std::string checkpoint = "best";            ///< best or latest stored checkpoint of each
+  std::string device = "auto";                ///< auto, cpu or cuda:N
+  int threads = 0;                            ///< 0: the experiment's threads_per_worker
+  std::vector<std::int64_t> batch_sizes = {1, 128};
+  double latency_s = 1.0;                     ///< timing budget per batch size
+  int warmup = 10;
+  std::string config;                         ///< resolve the stored config's paths as if it lay here
+  std::string format = "table";               ///< table or json
+  bool no_record = false;                     ///< do not append to /evaluations
+  std::string command_line;                   ///< for the manifest
+};
+/// `ranktune eval`: held-out evaluation and latency of the leaders, recorded in the file.
+int run_eval(const EvalOptions& o);
+
 /// Loads and fully validates an experiment (config layer, then trainable layer), with
 /// `results` (if not empty) overriding [experiment] results.
 io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,

@@ -77,6 +77,32 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--iteration", export_ckpt.iteration, "Iteration of the checkpoint (default: the newest stored)");
   export_cmd->add_option("out", export_ckpt.out, "Output folder (new or empty)")->required();
 
+  apps::EvalOptions eval;
+  for (int i = 0; i < argc; ++i) eval.command_line += (i ? " " : "") + std::string(argv[i]);
+  auto* eval_cmd = app.add_subcommand(
+      "eval", "Evaluate the leaders' stored checkpoints on the held-out test set and time their inference; "
+              "recorded in the file's /evaluations");
+  eval_cmd->add_option("results", eval.results, "Results file (.h5)")->required();
+  eval_cmd->add_option("--top", eval.top, "Leaders to evaluate: the best trials that have a stored checkpoint")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  eval_cmd->add_option("--trial", eval.trials, "Evaluate these trial ids instead (repeatable)")->check(CLI::PositiveNumber);
+  eval_cmd->add_option("--checkpoint", eval.checkpoint,
+                       "Which stored checkpoint stands for a trial: best (best score) or latest")
+      ->capture_default_str();
+  eval_cmd->add_option("--device", eval.device, "auto (cuda:0 if usable, else cpu), cpu or cuda:N")->capture_default_str();
+  eval_cmd->add_option("--threads", eval.threads, "Compute threads (default: the experiment's threads_per_worker)")
+      ->check(CLI::PositiveNumber);
+  eval_cmd->add_option("--batch-sizes", eval.batch_sizes, "Latency batch sizes, comma-separated (none: 0)")
+      ->delimiter(',')->capture_default_str();
+  eval_cmd->add_option("--latency-s", eval.latency_s, "Timing budget per batch size, seconds")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  eval_cmd->add_option("--warmup", eval.warmup, "Untimed batches before timing each batch size")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  eval_cmd->add_option("--config", eval.config,
+                       "Resolve relative paths of the stored config (data_dir) as if it lay at this path");
+  eval_cmd->add_option("--format", eval.format, "table or json")->capture_default_str();
+  eval_cmd->add_flag("--no-record", eval.no_record, "Print only; do not append to the file's /evaluations");
+
   apps::SlurmCommand slurm(app);
 
   try {
@@ -94,6 +120,7 @@ int main(int argc, char** argv) {
       if (*simulate_cmd) return apps::run_simulate(simulate);
       if (*compact_cmd) return apps::run_compact(compact);
       if (*export_cmd) return apps::run_export_checkpoint(export_ckpt);
+      if (*eval_cmd) return apps::run_eval(eval);
       if (slurm.selected()) return slurm.run();
     } catch (const io::ConfigError& e) {
       std::fprintf(stderr, "ranktune: config error: %s\n", e.what());

@@ -6,6 +6,8 @@
 
 #include "apps/commands.h"
 #include "io/store.h"
+#include "io/evaluations.h"
+#include "report/evaluations.h"
 #include "report/leaderboard.h"
 #include "report/plots.h"
 #include "report/schedule.h"
@@ -33,6 +35,16 @@ int run_report(const ReportOptions& o) {
                stdout);
   } else {
     std::fputs(report::render_leaderboard(file, {o.top, *format}).c_str(), stdout);
+    // The newest held-out evaluation under the leaderboard, for people (CSV and JSON stay
+    // one document each: `ranktune eval --format json`, or h5py, give the evaluations).
+    if (*format == report::Format::Table || *format == report::Format::Markdown) {
+      const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
+      if (!evaluations.empty()) {
+        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), *format).c_str());
+        if (evaluations.size() > 1)
+          std::printf("(%zu evaluations recorded; every one is in /evaluations)\n", evaluations.size());
+      }
+    }
   }
   if (!o.plots.empty()) {
     const std::filesystem::path dir(o.plots);

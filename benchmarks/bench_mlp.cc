@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
     if (test) {
-      const auto [loss, accuracy] = t.evaluate_test_set();
-      std::printf("test_loss %.4f test_accuracy %.4f\n", loss, accuracy);
+      const auto held_out = t.evaluate_held_out();
+      std::printf("test_loss %.4f test_accuracy %.4f\n", held_out.metrics.at("test_loss"),
+                  held_out.metrics.at("test_accuracy"));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_mlp: %s\n", e.what());

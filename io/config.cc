@@ -872,7 +872,7 @@ std::string render_config(const ExperimentConfig& c) {
   o << "\n[experiment]\n";
   kv("name", str(c.name));
   kv("metric", str(c.metric));
-  kv("mode", str(c.mode == search::Mode::Max ? "max" : "min"));
+  kv("mode", str(search::to_string(c.mode)));
   kv("seed", num(c.seed));
   kv("num_samples", num(c.num_samples));
   kv("results", str(c.results));

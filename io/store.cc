@@ -21,9 +21,11 @@
 
 #include "io/crc32c.h"
 #include "io/hdf5.h"
+#include "io/store_detail.h"
 #include "ranktune/config.h"
 
 namespace ranktune::io {
+using namespace detail;
 namespace {
 
 namespace fs = std::filesystem;
@@ -290,6 +292,10 @@ void put_value(std::byte* row, const Column& c, const search::Value* v) {
   }
 }
 
+}  // namespace
+
+namespace detail {
+
 std::string iso8601_utc_now() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -379,6 +385,10 @@ long long read_int_attr(hid_t loc, const char* name) {
   H5_CHECK(H5Aread(attr.get(), H5T_NATIVE_LLONG, &value));
   return value;
 }
+}  // namespace detail
+
+namespace {
+
 
 std::vector<std::string> attribute_names(hid_t loc) {
   std::vector<std::string> names;
@@ -688,18 +698,6 @@ std::uint64_t superblock_eof(const std::string& path) {
   return base + eof;
 }
 
-// The file consistency flags of a version 2/3 superblock (non-zero while a writer holds the
-// file, or after its writer died), or nullopt when the first bytes are not one.
-std::optional<unsigned> superblock_flags(const std::string& path) {
-  unsigned char sb[12] = {};
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return std::nullopt;
-  const std::size_t n = std::fread(sb, 1, sizeof sb, f);
-  std::fclose(f);
-  if (n < sizeof sb || std::memcmp(sb, "\x89HDF\r\n\x1a\n", 8) != 0 || (sb[8] != 2 && sb[8] != 3)) return std::nullopt;
-  return sb[11];
-}
-
 // A one-line reason for a file that HDF5 will not open, with what to do about it. Both
 // attempts' messages are kept: SWMR_READ and plain opens refuse for different reasons.
 std::string open_failure(const std::string& path, std::uintmax_t file_size, const std::string& swmr_error,
@@ -726,6 +724,22 @@ std::string open_failure(const std::string& path, std::uintmax_t file_size, cons
   return "not an HDF5 file (or it is truncated/corrupted): " + (plain_error.empty() ? swmr_error : plain_error);
 }
 
+}  // namespace
+
+namespace detail {
+
+// The file consistency flags of a version 2/3 superblock (non-zero while a writer holds the
+// file, or after its writer died), or nullopt when the first bytes are not one.
+std::optional<unsigned> superblock_flags(const std::string& path) {
+  unsigned char sb[12] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  const std::size_t n = std::fread(sb, 1, sizeof sb, f);
+  std::fclose(f);
+  if (n < sizeof sb || std::memcmp(sb, "\x89HDF\r\n\x1a\n", 8) != 0 || (sb[8] != 2 && sb[8] != 3)) return std::nullopt;
+  return sb[11];
+}
+
 // Opens a results file read-only (SWMR_READ first, so a running writer does not stop us).
 h5::File open_for_reading(const std::string& path, std::uintmax_t file_size) {
   // Two metadata attempts: the default retries a bad checksum for minutes.
@@ -740,6 +754,10 @@ h5::File open_for_reading(const std::string& path, std::uintmax_t file_size) {
   }
   return file;
 }
+
+}  // namespace detail
+
+namespace {
 
 ResultsFile read_file(const std::string& path) {
   std::error_code ec;
@@ -922,44 +940,6 @@ ResultsFile ResultsFile::read(const std::string& path) {
   }
 }
 
-namespace {
-
-// Held by the writer for as long as it has the file open: an open-file-description lock
-// (fcntl F_OFD_SETLK) on the results file, which the kernel releases when the process ends,
-// kill -9 included. HDF5's own flock() does not keep a second writer out of a file in SWMR
-// mode, and the ranks of a SIGKILLed mpirun go on running (rank 0 writing) for about a
-// second: a resume started then would mend and write the file under the old writer (the
-// kill loop test saw live checkpoints fail their CRC, lost rows and a lost searcher state).
-// Without fcntl locks (ENOLCK, EOPNOTSUPP on some network file systems) it goes unlocked.
-class WriterLock {
- public:
-  WriterLock() = default;
-  explicit WriterLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
-    if (fd_ < 0) throw StoreError(std::string("cannot open it to lock it: ") + std::strerror(errno));
-    struct flock whole {};  // l_start = l_len = 0: the whole file
-    whole.l_type = F_WRLCK;
-    whole.l_whence = SEEK_SET;
-    if (::fcntl(fd_, F_OFD_SETLK, &whole) == 0) return;
-    const int err = errno;
-    ::close(std::exchange(fd_, -1));
-    if (err == EAGAIN || err == EACCES)
-      throw StoreError("another process is writing it (a run still going, or rank 0 of a killed mpirun that "
-                       "has not exited yet): wait until that process has ended, then resume");
-  }
-  WriterLock(WriterLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  WriterLock& operator=(WriterLock&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  ~WriterLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
- private:
-  int fd_ = -1;
-};
-
-}  // namespace
 
 struct ResultsWriter::Impl {
   std::string path;
@@ -1026,7 +1006,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   write_string_attr(root, "ranktune_version", RANKTUNE_VERSION);
   write_text(root, "experiment", meta.experiment);
   write_text(root, "metric", meta.metric);
-  write_string_attr(root, "mode", meta.mode == search::Mode::Max ? "max" : "min");
+  write_string_attr(root, "mode", search::to_string(meta.mode));
   write_text(root, "config", meta.config_text);
   write_text(root, "overrides", meta.overrides);
   write_text(root, "command_line", meta.command_line);
@@ -1110,11 +1090,8 @@ void ResultsWriter::Impl::drop(std::map<CheckpointKey, Stored>::iterator it) {
   checkpoint_index.erase(it);
 }
 
-namespace {
+namespace detail {
 
-// Clears the status flags that a writer killed while it held the file leaves in the
-// superblock, with HDF5's own tool: `--increment` also moves the end-of-allocation mark past
-// the data the writer flushed, which a bare flag reset would cut off. Returns why not, or "".
 std::string mend_status_flags(const std::string& path) {
   const std::string cmd = "h5clear -s --increment '" + path + "' 2>&1";
   if (path.find('\'') != std::string::npos) return "the path contains a quote";
@@ -1128,7 +1105,7 @@ std::string mend_status_flags(const std::string& path) {
   return {};
 }
 
-}  // namespace
+}  // namespace detail
 
 bool is_hdf5_file(const std::string& path) {
   std::error_code ec;

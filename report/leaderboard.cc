@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json.h"
+#include "report/grid.h"
 
 namespace ranktune::report {
 
@@ -34,18 +35,6 @@ struct Ranked {
   const search::Trial* trial = nullptr;
   double wall_s = NAN;
 };
-
-template <class Range, class Text>
-std::string join(const Range& items, const char* separator, Text text) {
-  std::string out;
-  bool first = true;
-  for (const auto& item : items) {
-    if (!std::exchange(first, false)) out += separator;
-    out += text(item);
-  }
-  return out;
-}
-constexpr auto as_is = [](const std::string& s) -> const std::string& { return s; };
 
 std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top) {
   std::map<search::TrialId, double> last_result_time;
@@ -124,8 +113,6 @@ std::string stack_summary(const io::ResultsFile& file) {
   return parts.empty() ? "unknown" : join(parts, " | ", as_is);
 }
 
-const char* mode_name(search::Mode m) { return m == search::Mode::Max ? "max" : "min"; }
-
 // ---------------------------------------------------------------- cells
 
 struct Cell {
@@ -173,29 +160,7 @@ std::vector<Cell> cells(const Ranked& r, const io::ResultsFile& file, int digits
   return row;
 }
 
-// Parameter strings come from the file: keep one row on one line.
-std::string one_line(std::string s) {
-  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-  return s;
-}
-
-// Display columns, counting UTF-8 code points rather than bytes.
-std::size_t display_width(const std::string& s) {
-  return std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
-}
-
-std::string pad(const std::string& s, std::size_t width, bool right) {
-  std::string fill(width - std::min(width, display_width(s)), ' ');
-  return right ? fill + s : s + fill;
-}
-
 // The rows as text, and which columns hold only numbers (those are right-aligned).
-struct Grid {
-  std::vector<std::string> head;
-  std::vector<std::vector<std::string>> body;
-  std::vector<bool> numeric;
-};
-
 Grid grid(const io::ResultsFile& file, const std::vector<Ranked>& rows, int digits) {
   Grid g{header(file), {}, {}};
   g.numeric.assign(g.head.size(), true);
@@ -208,64 +173,6 @@ Grid grid(const io::ResultsFile& file, const std::vector<Ranked>& rows, int digi
     }
   }
   return g;
-}
-
-std::string render_table(const Grid& g) {
-  std::vector<std::size_t> width(g.head.size());
-  for (std::size_t c = 0; c < g.head.size(); ++c) {
-    width[c] = display_width(g.head[c]);
-    for (const auto& row : g.body) width[c] = std::max(width[c], display_width(one_line(row[c])));
-  }
-  auto line = [&](auto text_of) {
-    std::string out;
-    for (std::size_t c = 0; c < g.head.size(); ++c) {
-      if (c) out += "  ";
-      out += pad(one_line(text_of(c)), width[c], g.numeric[c]);
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string out = line([&](std::size_t c) { return g.head[c]; });
-  out += line([&](std::size_t c) { return std::string(width[c], '-'); });
-  for (const auto& row : g.body) out += line([&](std::size_t c) { return row[c]; });
-  return out;
-}
-
-std::string markdown_escape(const std::string& s) {
-  std::string out;
-  for (char c : one_line(s)) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-std::string render_markdown_table(const Grid& g) {
-  auto line = [](const std::vector<std::string>& cells) {
-    return "| " + join(cells, " | ", markdown_escape) + " |\n";
-  };
-  std::string out = line(g.head) + "|";
-  for (bool right : g.numeric) out += right ? "---:|" : "---|";
-  out += "\n";
-  for (const auto& row : g.body) out += line(row);
-  return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string render_csv(const Grid& g) {
-  auto line = [](const std::vector<std::string>& fields) { return join(fields, ",", csv_field) + "\n"; };
-  std::string out = line(g.head);
-  for (const auto& row : g.body) out += line(row);
-  return out;
 }
 
 std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
@@ -284,7 +191,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
   }
   nlohmann::json doc = {{"experiment", file.meta.experiment},
                         {"metric", file.meta.metric},
-                        {"mode", mode_name(file.meta.mode)},
+                        {"mode", search::to_string(file.meta.mode)},
                         {"counts", count_by_status(file)},
                         {"trials", std::move(trials)}};
   // Strings come from the file and may not be valid UTF-8; replace rather than throw.
@@ -309,7 +216,7 @@ std::optional<Format> parse_format(const std::string& name) {
 
 std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOptions& opt) {
   const std::vector<Ranked> rows = rank_trials(file, opt.top);
-  const std::string metric = file.meta.metric + " (" + mode_name(file.meta.mode) + ")";
+  const std::string metric = file.meta.metric + " (" + search::to_string(file.meta.mode) + ")";
   switch (opt.format) {
     case Format::Csv: return render_csv(grid(file, rows, 10));
     case Format::Json: return render_json(file, rows);

@@ -31,13 +31,11 @@ Series metric_series(const io::ResultsFile& file, const search::Trial& trial, st
   return s;
 }
 
-std::string mode_word(const io::ResultsFile& file) { return file.meta.mode == search::Mode::Max ? "max" : "min"; }
-
 }  // namespace
 
 std::string learning_curves_svg(const io::ResultsFile& file, std::size_t top) {
   const std::size_t metric = metric_index(file);
-  Chart c{file.meta.experiment + ": " + file.meta.metric + " (" + mode_word(file) + ") of the best " + std::to_string(top) +
+  Chart c{file.meta.experiment + ": " + file.meta.metric + " (" + search::to_string(file.meta.mode) + ") of the best " + std::to_string(top) +
               " trials",
           "iteration", file.meta.metric, {}};
   for (const search::Trial* t : best_first(file)) {

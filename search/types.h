@@ -28,6 +28,9 @@ using Config = std::map<std::string, Value>;
 /// Whether the experiment's metric is maximized or minimized.
 enum class Mode { Max, Min };
 
+/// "max" or "min", as in configs and results files.
+inline const char* to_string(Mode m) { return m == Mode::Max ? "max" : "min"; }
+
 /// +1 for Max and -1 for Min: `sign(mode) * value` is always "bigger is better".
 inline double sign(Mode m) { return m == Mode::Max ? 1.0 : -1.0; }
 

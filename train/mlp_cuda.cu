@@ -216,8 +216,8 @@ class CudaEngine : public MlpEngine {
     labels_.resize(images.labels.size());
     RT_CUDA_CHECK(cudaMemcpy(images_.get(), images.pixels.data(), images.pixels.size(), cudaMemcpyHostToDevice));
     RT_CUDA_CHECK(cudaMemcpy(labels_.get(), images.labels.data(), images.labels.size(), cudaMemcpyHostToDevice));
-    sums_.resize(2);
-    RT_CUDA_CHECK(cudaMemsetAsync(sums_.get(), 0, 2 * sizeof(double), stream_.get()));
+    sums_.resize(3);
+    RT_CUDA_CHECK(cudaMemsetAsync(sums_.get(), 0, 3 * sizeof(double), stream_.get()));
     act_.resize(shape_.layers());
     dropped_.resize(shape_.layers());
     RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
@@ -318,8 +318,8 @@ class CudaEngine : public MlpEngine {
     if (rows.empty()) return out;
     eval_rows_.resize(rows.size());
     RT_CUDA_CHECK(cudaMemcpyAsync(eval_rows_.get(), rows.data(), rows.size_bytes(), cudaMemcpyHostToDevice, stream_.get()));
-    DeviceBuffer<double> acc(2);
-    RT_CUDA_CHECK(cudaMemsetAsync(acc.get(), 0, 2 * sizeof(double), stream_.get()));
+    double* acc = sums_.get() + 1;  // [1], [2]: this call's loss and correct sums
+    RT_CUDA_CHECK(cudaMemsetAsync(acc, 0, 2 * sizeof(double), stream_.get()));
     constexpr std::size_t chunk = 4096;
     const int classes = shape_.sizes.back();
     for (std::size_t at = 0; at < rows.size(); at += chunk) {
@@ -327,11 +327,11 @@ class CudaEngine : public MlpEngine {
       const std::int32_t* r = eval_rows_.get() + at;
       forward(r, n, 0.0f, 0, 0);
       softmax_xent_kernel<<<blocks(n), kThreads, 0, stream_.get()>>>(act_.back().get(), labels_.get(), r, n, classes,
-                                                                     1.0f, nullptr, acc.get(), acc.get() + 1);
+                                                                     1.0f, nullptr, acc, acc + 1);
     }
     RT_CUDA_CHECK(cudaGetLastError());
     double h[2];
-    RT_CUDA_CHECK(cudaMemcpyAsync(h, acc.get(), sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
+    RT_CUDA_CHECK(cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, stream_.get()));
     RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     out.loss_sum = h[0];
     out.correct = h[1];
@@ -423,7 +423,9 @@ class CudaEngine : public MlpEngine {
   DeviceBuffer<float> params_, grad_, m_, v_;
   DeviceBuffer<float> input_, delta_, prev_;
   std::vector<DeviceBuffer<float>> act_, dropped_;
-  DeviceBuffer<double> sums_;  // [0]: the training loss accumulator
+  // [0]: the training loss accumulator; [1], [2]: evaluate()'s sums, kept allocated so that
+  // a batch-1 latency measurement times no cudaMalloc.
+  DeviceBuffer<double> sums_;
   std::vector<float> host_grad_;
   std::int64_t t_ = 0;
 };

@@ -152,6 +152,7 @@ void MlpTrainable::setup(const search::Config& config, const Context& context) {
 
   threads_ = std::max(1, spec_.threads_per_worker);
   engine_.reset();
+  test_engine_.reset();
   path_ = "cpu";
   path_note_.clear();
   const bool offered = context.device.rfind("cuda:", 0) == 0;
@@ -336,18 +337,51 @@ std::vector<float> MlpTrainable::parameters() {
   return p;
 }
 
-std::pair<double, double> MlpTrainable::evaluate_test_set() {
-  if (!engine_) throw TrialFailure("evaluate_test_set() before setup()");
-  auto test = std::make_shared<const ImageSet>(load_mnist_test(data_dir_of(spec_)));
-  if (test->features() != shape_.sizes.front())
-    throw DataError("the test images have " + std::to_string(test->features()) + " pixels, the model takes " +
-                    std::to_string(shape_.sizes.front()));
-  auto cpu = make_cpu_engine(shape_, hyper_.optimizer.kind, test, threads_);
-  cpu->set_params(parameters());
-  std::vector<std::int32_t> rows(static_cast<std::size_t>(test->count));
-  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int32_t>(i);
-  const EvalSums e = cpu->evaluate(rows);
-  return {e.loss_sum / static_cast<double>(rows.size()), e.correct / static_cast<double>(rows.size())};
+HeldOutResult MlpTrainable::evaluate_held_out() {
+  if (!engine_) throw TrialFailure("evaluate_held_out() before setup()");
+  if (!test_engine_) {
+    const std::string dir = data_dir_of(spec_);
+    std::shared_ptr<const ImageSet> test;
+    try {
+      test = std::make_shared<const ImageSet>(load_mnist_test(dir));
+      if (test->features() != shape_.sizes.front())
+        throw DataError("the test images have " + std::to_string(test->features()) + " pixels, the model takes " +
+                        std::to_string(shape_.sizes.front()));
+      test_files_ = {fingerprint_file(idx_path(dir, "t10k-images-idx3-ubyte")),
+                     fingerprint_file(idx_path(dir, "t10k-labels-idx1-ubyte"))};
+    } catch (const DataError& e) {
+      throw TrialFailure(e.what());
+    }
+    // On the path training ran on, so that latency is measured where the model lives.
+    std::string why;
+    if (path_.rfind("cuda:", 0) == 0) {
+      test_engine_ = make_cuda_engine(shape_, hyper_.optimizer.kind, test, std::stoi(path_.substr(5)), why);
+      if (!test_engine_) throw TrialFailure("the test set cannot go to " + path_ + ": " + why);
+    } else {
+      test_engine_ = make_cpu_engine(shape_, hyper_.optimizer.kind, test, threads_);
+    }
+    test_rows_.resize(static_cast<std::size_t>(test->count));
+    for (std::size_t i = 0; i < test_rows_.size(); ++i) test_rows_[i] = static_cast<std::int32_t>(i);
+  }
+  test_engine_->set_params(parameters());
+  const EvalSums e = test_engine_->evaluate(test_rows_);
+  const auto n = static_cast<double>(test_rows_.size());
+  HeldOutResult r;
+  r.metrics["test_loss"] = e.loss_sum / n;
+  r.metrics["test_accuracy"] = e.correct / n;
+  r.samples = static_cast<std::int64_t>(test_rows_.size());
+  r.data = test_files_;
+  return r;
+}
+
+void MlpTrainable::predict(std::int64_t first, std::int64_t count) {
+  if (!test_engine_) throw TrialFailure("predict() before evaluate_held_out()");
+  const auto n = static_cast<std::int64_t>(test_rows_.size());
+  if (first < 0 || count < 1 || first + count > n)
+    throw TrialFailure("predict(" + std::to_string(first) + ", " + std::to_string(count) + "): the test set has " +
+                       std::to_string(n) + " images");
+  test_engine_->evaluate(std::span<const std::int32_t>(test_rows_).subspan(static_cast<std::size_t>(first),
+                                                                           static_cast<std::size_t>(count)));
 }
 
 }  // namespace ranktune::train

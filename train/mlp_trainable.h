@@ -95,9 +95,13 @@ class MlpTrainable : public Trainable {
   const MlpShape& shape() const { return shape_; }
   const MlpHyper& hyper() const { return hyper_; }
 
-  /// Held-out evaluation: loads the t10k test files of the data folder and returns
-  /// {loss, accuracy} of the current weights. Never called during a search.
-  std::pair<double, double> evaluate_test_set();
+  /// Held-out evaluation on the t10k test files of the data folder (loaded on the first
+  /// call, on the same path as training: CPU or GPU): test_loss and test_accuracy of the
+  /// current weights. Never called during a search.
+  bool can_evaluate() const override { return true; }
+  HeldOutResult evaluate_held_out() override;
+  /// Inference of test images [first, first + count): forward pass, softmax and argmax.
+  void predict(std::int64_t first, std::int64_t count) override;
 
  private:
   void start_epoch();
@@ -109,6 +113,10 @@ class MlpTrainable : public Trainable {
   std::shared_ptr<const ImageSet> images_;
   std::vector<std::int32_t> train_rows_, val_rows_, order_;
   std::unique_ptr<MlpEngine> engine_;
+  // Held-out evaluation: the test images on an engine of their own (same path as engine_).
+  std::unique_ptr<MlpEngine> test_engine_;
+  std::vector<std::int32_t> test_rows_;
+  std::vector<DataFile> test_files_;
   std::string path_ = "cpu", path_note_;
   int threads_ = 1;
   bool params_shared_ = false;  ///< the leader's weights were broadcast to the gang

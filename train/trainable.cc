@@ -4,7 +4,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <cerrno>
+#include <fstream>
+#include <span>
 #include <stdexcept>
+#include <vector>
+
+#include "io/crc32c.h"
 
 #include "search/options.h"
 #include "train/command.h"
@@ -143,6 +149,21 @@ void validate_mlp(io::ExperimentConfig& cfg) {
 }
 
 }  // namespace
+
+DataFile fingerprint_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TrialFailure(path + ": cannot open it to fingerprint it: " + std::strerror(errno));
+  DataFile f{path, 0, 0};
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    f.crc32c = io::crc32c(std::as_bytes(std::span(buf.data(), n)), f.crc32c);
+    f.bytes += n;
+  }
+  if (in.bad()) throw TrialFailure(path + ": read error while fingerprinting it");
+  return f;
+}
 
 std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec) {
   if (spec.kind == "synthetic") return std::make_unique<SyntheticTrainable>(spec);

@@ -47,6 +47,20 @@ class TrialFailure : public std::runtime_error {
   std::string log_tail_;
 };
 
+/// A data file a held-out evaluation read, fingerprinted for the evaluation's manifest.
+struct DataFile {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::uint32_t crc32c = 0;  ///< CRC-32C of the file as stored (compressed or not)
+};
+
+/// What a held-out evaluation measured (`ranktune eval`).
+struct HeldOutResult {
+  search::Metrics metrics;      ///< named test_*: test_loss, test_accuracy, ...
+  std::int64_t samples = 0;     ///< held-out samples evaluated
+  std::vector<DataFile> data;   ///< the files they came from
+};
+
 /// How a trial computes, recorded in the results file ("placement" events).
 struct ComputeInfo {
   std::string path = "cpu";  ///< "cpu" or "cuda:N"
@@ -79,7 +93,24 @@ class Trainable {
   /// to setup() may differ from the one the checkpoint was saved under (PBT's exploit).
   /// Throws CheckpointError when the bytes are not such a checkpoint, TrialFailure otherwise.
   virtual void restore(CheckpointReader& in) { throw TrialFailure("this trainable cannot checkpoint"); }
+
+  // Held-out evaluation (`ranktune eval`), after setup() and restore(). Never called during
+  // a search: the held-out data is not the validation split the scheduler saw.
+  /// Whether evaluate_held_out() and predict() work.
+  virtual bool can_evaluate() const { return false; }
+  /// Loads the held-out split and evaluates the current state on all of it. Throws
+  /// TrialFailure.
+  virtual HeldOutResult evaluate_held_out() { throw TrialFailure("this trainable has no held-out evaluation"); }
+  /// Predicts `count` held-out samples from sample `first` as one batch, and returns once
+  /// the predictions are in host memory: the unit of a latency measurement. Call after
+  /// evaluate_held_out(); `first + count` must not exceed its `samples`. Throws TrialFailure.
+  virtual void predict(std::int64_t first, std::int64_t count) {
+    throw TrialFailure("this trainable has no held-out evaluation");
+  }
 };
+
+/// The size and CRC-32C of a file. Throws TrialFailure when it cannot be read.
+DataFile fingerprint_file(const std::string& path);
 
 /// Builds the trainable that `spec` describes.
 std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec);

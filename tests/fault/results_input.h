@@ -1,11 +1,13 @@
 #pragma once
 // One untrusted results file through everything `ranktune report` does with it: the
-// reader, then every leaderboard format. Shared by the libFuzzer target and the corpus
+// reader, every leaderboard format, and its held-out evaluations in every format. Shared by the libFuzzer target and the corpus
 // replay test, so a crash the fuzzer found is replayed through the same calls.
 
 #include <string>
 
+#include "io/evaluations.h"
 #include "io/store.h"
+#include "report/evaluations.h"
 #include "report/leaderboard.h"
 
 namespace ranktune::fault {
@@ -15,9 +17,11 @@ namespace ranktune::fault {
 inline std::string read_and_render(const std::string& path) {
   try {
     const io::ResultsFile file = io::ResultsFile::read(path);
-    for (auto format : {report::Format::Table, report::Format::Csv, report::Format::Json,
-                        report::Format::Markdown})
-      report::render_leaderboard(file, {0, format});
+    constexpr report::Format kFormats[] = {report::Format::Table, report::Format::Csv, report::Format::Json,
+                                           report::Format::Markdown};
+    for (auto format : kFormats) report::render_leaderboard(file, {0, format});
+    for (const io::Evaluation& e : io::read_evaluations(path))
+      for (auto format : kFormats) report::render_evaluation(file, e, format);
     return "";
   } catch (const io::StoreError& e) {
     return e.what();

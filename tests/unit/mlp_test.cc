@@ -284,9 +284,9 @@ TEST(MlpTrainable, SearchNeverReadsTheTestSet) {
   const auto m = t.step().metrics;
   EXPECT_GT(m.at("val_accuracy"), 0.0);
   try {
-    t.evaluate_test_set();
-    FAIL() << "evaluate_test_set found test files that are not there";
-  } catch (const DataError& e) {
+    t.evaluate_held_out();
+    FAIL() << "evaluate_held_out found test files that are not there";
+  } catch (const TrialFailure& e) {
     EXPECT_CONTAINS(e.what(), "t10k-images-idx3-ubyte.gz");
     EXPECT_CONTAINS(e.what(), "apt-get install dataset-fashion-mnist");
   }
@@ -296,9 +296,19 @@ TEST(MlpTrainable, SearchNeverReadsTheTestSet) {
   MlpTrainable full(small_spec(300, 100, 10));
   full.setup({{"hidden", std::string("32")}}, context());
   full.step();
-  const auto [loss, accuracy] = full.evaluate_test_set();
-  EXPECT_GT(accuracy, 0.3);
-  EXPECT_GT(loss, 0.0);
+  const HeldOutResult held_out = full.evaluate_held_out();
+  EXPECT_EQ(held_out.samples, 10000);
+  EXPECT_GT(held_out.metrics.at("test_accuracy"), 0.3);
+  EXPECT_GT(held_out.metrics.at("test_loss"), 0.0);
+  // The manifest's fingerprints: the two t10k files, with their real sizes.
+  ASSERT_EQ(held_out.data.size(), 2u);
+  EXPECT_CONTAINS(held_out.data[0].path, "t10k-images-idx3-ubyte");
+  EXPECT_EQ(held_out.data[0].bytes, fs::file_size(held_out.data[0].path));
+  EXPECT_NE(held_out.data[0].crc32c, 0u);
+  // predict() takes any batch inside the test set and refuses one beyond it.
+  full.predict(0, 1);
+  full.predict(9872, 128);
+  EXPECT_THROW(full.predict(9900, 128), TrialFailure);
 }
 
 TEST(MlpTrainable, MissingDataFailsTheTrialNamingTheFile) {

@@ -1,0 +1,121 @@
+// `ranktune eval`: held-out evaluation and latency benchmarking of the leaders of a results
+// file, recorded in that file. The work is in eval/; this file chooses, prints and records.
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "eval/evaluator.h"
+#include "eval/leaders.h"
+#include "io/evaluations.h"
+#include "io/store.h"
+#include "mpi/stack.h"
+#include "report/evaluations.h"
+
+namespace ranktune::apps {
+namespace {
+
+nlohmann::json as_json(const eval::LeaderEvaluation& e) {
+  nlohmann::json latency = nlohmann::json::array();
+  for (const auto& l : e.latency)
+    latency.push_back({{"batch_size", l.batch_size}, {"batches", l.batches}, {"mean_ms", l.mean_s * 1e3},
+                       {"p50_ms", l.p50_s * 1e3}, {"p90_ms", l.p90_s * 1e3}, {"p99_ms", l.p99_s * 1e3},
+                       {"max_ms", l.max_s * 1e3}, {"samples_per_s", l.samples_per_s}});
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, value] : e.metrics) metrics[name] = std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+  return {{"trial", e.leader.trial->id},
+          {"rank", e.leader.rank},
+          {"iteration", e.leader.checkpoint->iteration},
+          {"metrics", metrics},
+          {"samples", e.samples},
+          {"path", e.path},
+          {"threads", e.threads},
+          {"latency", latency},
+          {"seconds", e.seconds},
+          {"manifest", e.manifest}};
+}
+
+io::Evaluation to_record(const std::vector<eval::LeaderEvaluation>& evals, const nlohmann::json& manifest) {
+  io::Evaluation r;
+  r.split = "test";
+  r.device = evals.front().path;
+  r.threads = evals.front().threads;
+  r.trials = static_cast<std::int64_t>(evals.size());
+  r.manifest = manifest.dump();
+  for (const auto& e : evals) {
+    const search::TrialId id = e.leader.trial->id;
+    const std::int64_t it = e.leader.checkpoint->iteration;
+    for (const auto& [name, value] : e.metrics) r.metrics.push_back({id, it, name, value});
+    for (const auto& l : e.latency)
+      r.latency.push_back({id, it, l.batch_size, l.batches, l.mean_s * 1e3, l.p50_s * 1e3, l.p90_s * 1e3,
+                           l.p99_s * 1e3, l.max_s * 1e3, l.samples_per_s});
+  }
+  return r;
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o) {
+  if (o.format != "table" && o.format != "json")
+    throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, json");
+  const io::ResultsFile file = io::ResultsFile::read(o.results);
+  if (!o.no_record) {
+    try {
+      io::check_recordable(o.results);
+    } catch (const io::StoreError& e) {
+      throw io::StoreError(std::string(e.what()) + ". Evaluate it once the run has ended, or pass --no-record " +
+                           "to evaluate it now without recording");
+    }
+  }
+  const io::ExperimentConfig cfg = eval::stored_config(file, o.config);
+  const eval::LeaderChoice choice =
+      eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
+  for (const auto& why : choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());
+  if (choice.leaders.empty())
+    throw std::invalid_argument(o.results + ": no trial with a finite " + file.meta.metric +
+                                " has a stored checkpoint to evaluate (store them with [checkpoint] every, at_end or " +
+                                "keep_best)");
+
+  eval::EvalOptions opt;
+  opt.device = o.device;
+  opt.threads = o.threads;
+  opt.batch_sizes = o.batch_sizes;
+  if (opt.batch_sizes == std::vector<std::int64_t>{0}) opt.batch_sizes.clear();  // --batch-sizes 0: no latency
+  opt.warmup = o.warmup;
+  opt.latency_s = o.latency_s;
+  std::vector<eval::LeaderEvaluation> evals;
+  for (const eval::Leader& l : choice.leaders) {
+    std::fprintf(stderr, "ranktune eval: trial %lld (rank %zu), checkpoint at iteration %lld ...\n",
+                 static_cast<long long>(l.trial->id), l.rank, static_cast<long long>(l.checkpoint->iteration));
+    evals.push_back(eval::evaluate_leader(file, cfg, l, opt));
+  }
+
+  nlohmann::json manifest = {{"command_line", o.command_line},
+                             {"stack", mpi::collect_stack({}, 1)},
+                             {"evaluations", nlohmann::json::array()}};
+  for (const auto& e : evals) manifest["evaluations"].push_back(e.manifest);
+  if (o.format == "json") {
+    nlohmann::json out = {{"results", o.results}, {"experiment", file.meta.experiment}, {"metric", file.meta.metric},
+                          {"evaluations", nlohmann::json::array()}, {"stack", manifest["stack"]}};
+    for (const auto& e : evals) out["evaluations"].push_back(as_json(e));
+    std::printf("%s\n", out.dump(2).c_str());
+  }
+  io::Evaluation record = to_record(evals, manifest);
+  if (o.format != "json") std::printf("%s", report::render_table(report::evaluation_grid(file, record)).c_str());
+  if (o.no_record) return 0;
+  try {
+    const std::int64_t id = io::append_evaluation(o.results, std::move(record));
+    std::fprintf(stderr, "ranktune eval: recorded as evaluation %lld in %s (/evaluations)\n",
+                 static_cast<long long>(id), o.results.c_str());
+  } catch (const io::StoreError& e) {
+    throw io::StoreError(std::string(e.what()) + ". The figures above were NOT recorded; run again when the file " +
+                         "is free, or pass --no-record");
+  }
+  return 0;
+}
+
+}  // namespace ranktune::apps

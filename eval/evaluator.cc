@@ -1,0 +1,170 @@
+#include "eval/evaluator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+
+#include "io/json.h"
+#include "ranktune/config.h"
+#include "train/checkpoint.h"
+#include "train/trainable.h"
+
+namespace ranktune::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string hex32(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string trial_name(const Leader& l) {
+  return "trial " + std::to_string(l.trial->id) + " (checkpoint at iteration " + std::to_string(l.checkpoint->iteration) +
+         ")";
+}
+
+// The trial's batches of held-out samples, timed one by one: warm-up batches first (caches,
+// BLAS thread pools, GPU clocks), then at least min_batches and as many more as fit the
+// budget. Batches walk through the held-out set so that no batch is served from a cache
+// a previous one warmed with the same samples.
+LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64_t batch, const EvalOptions& o) {
+  std::int64_t first = 0;
+  const auto next = [&] {
+    if (first + batch > held_out) first = 0;
+    const std::int64_t at = first;
+    first += batch;
+    return at;
+  };
+  for (int i = 0; i < o.warmup; ++i) t.predict(next(), batch);
+  std::vector<double> times;
+  const auto start = Clock::now();
+  while (static_cast<std::int64_t>(times.size()) < o.max_batches &&
+         (static_cast<std::int64_t>(times.size()) < o.min_batches || since(start) < o.latency_s)) {
+    const std::int64_t at = next();
+    const auto t0 = Clock::now();
+    t.predict(at, batch);
+    times.push_back(since(t0));
+  }
+  return summarize_latency(batch, std::move(times));
+}
+
+}  // namespace
+
+io::ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& config_path) {
+  std::vector<std::string> overrides;
+  std::istringstream lines(file.meta.overrides);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) overrides.push_back(line);
+  std::string path = config_path;
+  if (path.empty()) {
+    // The stored text has no file of its own: relative paths in it resolve next to the
+    // results file, and messages name the results file.
+    path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":/config")).string();
+  }
+  return io::parse_config(file.meta.config_text, path, overrides);
+}
+
+LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
+                                 const EvalOptions& o) {
+  const auto t0 = Clock::now();
+  io::TrainableSpec spec = cfg.trainable;
+  if (o.threads > 0) spec.threads_per_worker = o.threads;
+  train::Context ctx;
+  ctx.trial_id = leader.trial->id;
+  ctx.attempt = leader.checkpoint->attempt;
+  ctx.seed = cfg.seed;
+  ctx.config_dir = fs::path(cfg.path).parent_path().string();
+  if (o.device == "auto") {
+    ctx.device = "cuda:0";  // taken if this build has CUDA and the device works, else the CPU
+    spec.device = "auto";
+  } else if (o.device == "cpu") {
+    ctx.device = "cpu";
+    spec.device = "cpu";
+  } else if (o.device.rfind("cuda:", 0) == 0 && o.device.size() > 5 &&
+             o.device.find_first_not_of("0123456789", 5) == std::string::npos) {
+    ctx.device = o.device;
+    spec.device = "cuda";  // refused, not silently replaced, when unusable
+  } else {
+    throw std::invalid_argument("--device: '" + o.device + "' is not a device; valid: auto, cpu, cuda:N");
+  }
+
+  std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
+  if (!t->can_evaluate() || !t->can_checkpoint())
+    throw std::invalid_argument(
+        file.path + ": the '" + spec.kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
+        "trainable, and any C++ trainable that implements evaluate_held_out()); export a checkpoint with `ranktune " +
+        "export-checkpoint` and evaluate it with your own program");
+  const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
+  try {
+    t->setup(leader.trial->config, ctx);
+    train::MemoryCheckpointReader reader(std::as_bytes(std::span(bytes.data(), bytes.size())));
+    t->restore(reader);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file.path + ": " + trial_name(leader) + " cannot be restored: " + e.what());
+  }
+  LeaderEvaluation out;
+  out.leader = leader;
+  const train::ComputeInfo info = t->compute_info();
+  out.path = info.path;
+  out.threads = info.threads;
+  train::HeldOutResult held_out;
+  try {
+    held_out = t->evaluate_held_out();
+    for (const std::int64_t b : o.batch_sizes) {
+      if (b < 1 || b > held_out.samples)
+        throw std::invalid_argument("--batch-sizes: " + std::to_string(b) + " is not in 1.." +
+                                    std::to_string(held_out.samples) + " (the held-out samples)");
+      out.latency.push_back(time_batches(*t, held_out.samples, b, o));
+    }
+  } catch (const train::TrialFailure& e) {
+    throw std::runtime_error(file.path + ": " + trial_name(leader) + ": evaluation failed: " + e.what());
+  }
+  out.metrics = held_out.metrics;
+  out.samples = held_out.samples;
+  out.seconds = since(t0);
+
+  nlohmann::json data = nlohmann::json::array();
+  for (const train::DataFile& f : held_out.data)
+    data.push_back({{"path", f.path}, {"bytes", f.bytes}, {"crc32c", hex32(f.crc32c)}});
+  const io::CheckpointRow& c = *leader.checkpoint;
+  out.manifest = {
+      {"results", fs::absolute(file.path).string()},
+      {"experiment", file.meta.experiment},
+      {"metric", file.meta.metric},
+      {"mode", search::to_string(file.meta.mode)},
+      {"trial", leader.trial->id},
+      {"leaderboard_rank", leader.rank},
+      {"best", finite_or_null(leader.trial->best)},
+      {"best_iteration", leader.trial->best_iteration},
+      {"config", io::to_json(leader.trial->config)},
+      {"checkpoint",
+       {{"iteration", c.iteration}, {"attempt", c.attempt}, {"bytes", c.size}, {"crc32c", hex32(c.crc32c)},
+        {"score", finite_or_null(c.score)}}},
+      {"trainable",
+       {{"kind", spec.kind}, {"data_dir", spec.data_dir}, {"val_fraction", spec.val_fraction}, {"seed", cfg.seed}}},
+      {"held_out", {{"split", "test"}, {"samples", held_out.samples}, {"files", data}}},
+      {"compute", {{"device_requested", o.device}, {"path", out.path}, {"threads", out.threads}}},
+      {"latency",
+       {{"batch_sizes", o.batch_sizes}, {"warmup", o.warmup}, {"budget_s", o.latency_s},
+        {"min_batches", o.min_batches}, {"max_batches", o.max_batches},
+        {"timed", "predict(): forward pass, softmax and argmax of one batch, from samples resident in memory to "
+                  "predictions in host memory"}}},
+      {"ranktune_version", RANKTUNE_VERSION},
+      {"git_sha", RANKTUNE_GIT_SHA},
+  };
+  return out;
+}
+
+}  // namespace ranktune::eval

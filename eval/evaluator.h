@@ -1,0 +1,60 @@
+#pragma once
+/// One leader's held-out evaluation (`ranktune eval`): its trainable is rebuilt from the
+/// experiment's config and the trial's hyperparameters, restored from the stored
+/// checkpoint, evaluated on the held-out split, and timed on batches of held-out samples.
+/// Each evaluation carries a manifest that says exactly what was evaluated, on what and
+/// how (MLModelScope's evaluation manifests), so the figure can be reproduced and
+/// compared.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/latency.h"
+#include "eval/leaders.h"
+#include "io/config.h"
+#include "io/store.h"
+
+namespace ranktune::eval {
+
+struct EvalOptions {
+  /// "auto" (cuda:0 when this build has CUDA and a device is usable, else the CPU), "cpu" or
+  /// "cuda:N" (refused when unusable).
+  std::string device = "auto";
+  int threads = 0;                          ///< compute threads; 0 = the experiment's threads_per_worker
+  std::vector<std::int64_t> batch_sizes = {1, 128};  ///< latency batch sizes; empty = no latency
+  int warmup = 10;                          ///< untimed batches before each batch size's timing
+  double latency_s = 1.0;                   ///< timing budget per batch size, in seconds
+  std::int64_t min_batches = 20;            ///< timed batches per batch size, at least
+  std::int64_t max_batches = 100000;        ///< and at most
+};
+
+/// The experiment config stored in `file` (its text and --set overrides), parsed as if it
+/// lay at `config_path` (relative paths in it resolve there; "" = next to the results
+/// file). Throws io::ConfigError.
+io::ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& config_path = "");
+
+struct LeaderEvaluation {
+  Leader leader;
+  std::string path;       ///< where it computed: "cpu" or "cuda:N"
+  int threads = 1;
+  search::Metrics metrics;  ///< held-out metrics (test_loss, test_accuracy, ...)
+  std::int64_t samples = 0;  ///< held-out samples evaluated
+  std::vector<LatencyStats> latency;
+  double seconds = 0;      ///< wall time of this evaluation, restore included
+  nlohmann::json manifest;  ///< what, on what and how: see evaluate_leader()
+};
+
+/// Evaluates one leader. The manifest holds the results file and experiment, the trial and
+/// its hyperparameters, the checkpoint (iteration, attempt, size, CRC-32C, score), the
+/// trainable spec, the held-out data files (path, size, CRC-32C), the device, path and
+/// threads, the latency settings, the ranktune version and the host. Throws
+/// std::invalid_argument when the trainable cannot be evaluated (a command or synthetic
+/// trainable), io::StoreError for a damaged checkpoint and std::runtime_error (with the
+/// trial named) when restoring or evaluating fails.
+LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
+                                 const EvalOptions& options);
+
+}  // namespace ranktune::eval

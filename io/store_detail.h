@@ -1,0 +1,88 @@
+#pragma once
+/// Pieces of the results-file store shared by its translation units (store.cc and
+/// evaluations.cc). Internal to io/: other layers go through io/store.h and
+/// io/evaluations.h.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "io/hdf5.h"
+
+namespace ranktune::io::detail {
+
+/// Now, as ISO-8601 UTC ("2026-11-29T17:20:41Z").
+std::string iso8601_utc_now();
+
+/// A fixed-length string attribute `name` on `loc`.
+void write_string_attr(hid_t loc, const char* name, std::string_view text);
+/// A text as a string attribute, or as a scalar string dataset `name` when it is larger than
+/// kMaxTextAttribute (object headers hold attributes of at most 64 KiB).
+void write_text(hid_t loc, const char* name, std::string_view text);
+void write_int_attr(hid_t loc, const char* name, int value);
+/// The string attribute `name`, or nullopt when there is none. Throws StoreError when it is
+/// not a fixed-length string of plausible size.
+std::optional<std::string> read_string_attr(hid_t loc, const char* name);
+/// What write_text() wrote: the attribute, else the dataset, else nullopt.
+std::optional<std::string> read_text(hid_t loc, const char* name);
+/// A scalar integer attribute. Throws StoreError (also when it is missing).
+long long read_int_attr(hid_t loc, const char* name);
+
+/// The file consistency flags of a version 2/3 superblock (non-zero while a writer holds
+/// the file, or after its writer died), or nullopt when the first bytes are not one.
+std::optional<unsigned> superblock_flags(const std::string& path);
+/// Clears the status flags that a writer killed while it held the file leaves in the
+/// superblock, with HDF5's own tool: `--increment` also moves the end-of-allocation mark past
+/// the data the writer flushed, which a bare flag reset would cut off. Returns why not, or "".
+/// Only for a file whose WriterLock the caller holds: never clear a live writer's flags.
+std::string mend_status_flags(const std::string& path);
+/// Opens a results file read-only (SWMR_READ first, so a running writer does not stop it),
+/// with few metadata retries. Throws StoreError with a one-line reason.
+h5::File open_for_reading(const std::string& path, std::uintmax_t file_size);
+
+/// Held by a writer for as long as it has the file open: an open-file-description lock
+/// (fcntl F_OFD_SETLK) on the results file, which the kernel releases when the process ends,
+/// kill -9 included. HDF5's own flock() does not keep a second writer out of a file in SWMR
+/// mode, and the ranks of a SIGKILLed mpirun go on running (rank 0 writing) for about a
+/// second: a resume started then would mend and write the file under the old writer (the
+/// kill loop test saw live checkpoints fail their CRC, lost rows and a lost searcher state).
+/// Without fcntl locks (ENOLCK, EOPNOTSUPP on some network file systems) it goes unlocked.
+class WriterLock {
+ public:
+  WriterLock() = default;
+  /// Throws StoreError when another process holds the lock.
+  explicit WriterLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
+    if (fd_ < 0) throw StoreError(std::string("cannot open it to lock it: ") + std::strerror(errno));
+    struct flock whole {};  // l_start = l_len = 0: the whole file
+    whole.l_type = F_WRLCK;
+    whole.l_whence = SEEK_SET;
+    if (::fcntl(fd_, F_OFD_SETLK, &whole) == 0) return;
+    const int err = errno;
+    ::close(std::exchange(fd_, -1));
+    if (err == EAGAIN || err == EACCES)
+      throw StoreError("another process is writing it (a run still going, or rank 0 of a killed mpirun that "
+                       "has not exited yet): wait until that process has ended, then resume");
+  }
+  WriterLock(WriterLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  WriterLock& operator=(WriterLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+  ~WriterLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace ranktune::io::detail

@@ -1,0 +1,84 @@
+#include "report/grid.h"
+
+#include <algorithm>
+
+namespace ranktune::report {
+namespace {
+
+// Display columns, counting UTF-8 code points rather than bytes.
+std::size_t display_width(const std::string& s) {
+  return std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right) {
+  std::string fill(width - std::min(width, display_width(s)), ' ');
+  return right ? fill + s : s + fill;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+// Parameter strings come from the file: keep one row on one line.
+std::string one_line(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  return s;
+}
+
+std::string render_table(const Grid& g) {
+  std::vector<std::size_t> width(g.head.size());
+  for (std::size_t c = 0; c < g.head.size(); ++c) {
+    width[c] = display_width(g.head[c]);
+    for (const auto& row : g.body) width[c] = std::max(width[c], display_width(one_line(row[c])));
+  }
+  auto line = [&](auto text_of) {
+    std::string out;
+    for (std::size_t c = 0; c < g.head.size(); ++c) {
+      if (c) out += "  ";
+      out += pad(one_line(text_of(c)), width[c], g.numeric[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line([&](std::size_t c) { return g.head[c]; });
+  out += line([&](std::size_t c) { return std::string(width[c], '-'); });
+  for (const auto& row : g.body) out += line([&](std::size_t c) { return row[c]; });
+  return out;
+}
+
+std::string markdown_escape(const std::string& s) {
+  std::string out;
+  for (char c : one_line(s)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string render_markdown_table(const Grid& g) {
+  auto line = [](const std::vector<std::string>& cells) {
+    return "| " + join(cells, " | ", markdown_escape) + " |\n";
+  };
+  std::string out = line(g.head) + "|";
+  for (bool right : g.numeric) out += right ? "---:|" : "---|";
+  out += "\n";
+  for (const auto& row : g.body) out += line(row);
+  return out;
+}
+
+std::string render_csv(const Grid& g) {
+  auto line = [](const std::vector<std::string>& fields) { return join(fields, ",", csv_field) + "\n"; };
+  std::string out = line(g.head);
+  for (const auto& row : g.body) out += line(row);
+  return out;
+}
+
+}  // namespace ranktune::report

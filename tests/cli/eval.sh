@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# `ranktune eval` end to end: a real (small) ASHA search of the mlp on Fashion-MNIST, then
+# the held-out evaluation of its leaders from their stored checkpoints, checked against
+# an independent numpy forward pass over the 10k test images; /evaluations read with
+# h5py and pandas; the report shows it; resume and compact keep it; bad requests get
+# clear errors.
+source "$(dirname "$0")/../mpi/lib.sh"
+R="$RANKTUNE"
+"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=3 \
+  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
+  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
+  --set checkpoint.keep_best=1 > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+
+"$R" eval "$WORK/m.h5" --top 2 --device cpu --latency-s 0.2 > "$WORK/eval.txt" 2> "$WORK/eval.err" \
+  || { cat "$WORK/eval.txt" "$WORK/eval.err"; fail "eval exited $?"; }
+grep -q "recorded as evaluation 1 in" "$WORK/eval.err" || { cat "$WORK/eval.err"; fail "not recorded"; }
+grep -q "test_accuracy" "$WORK/eval.txt" || { cat "$WORK/eval.txt"; fail "no test_accuracy column"; }
+
+# What was recorded, checked against the file and against numpy on the exported weights.
+trial=$("$PY" - "$WORK/m.h5" <<'PY'
+import json, os, sys, h5py, pandas as pd
+with h5py.File(sys.argv[1], "r") as f:
+    runs = f["evaluations/runs"][:]
+    m = pd.DataFrame(f["evaluations/metrics"][:])
+    lat = pd.DataFrame(f["evaluations/latency"][:])
+    ck = f["checkpoints"][:]
+    trials = f["trials"][:]
+    r = runs[0]
+    manifest = json.loads(bytes(f["evaluations/manifests"][r["manifest_offset"]:r["manifest_offset"] + r["manifest_size"]]))
+assert len(runs) == 1 and r["eval_id"] == 1 and r["trials"] == 2 and r["device"] == b"cpu", runs
+assert set(m["metric"]) == {b"test_accuracy", b"test_loss"} and len(m) == 4, m
+assert sorted(lat["batch_size"]) == [1, 1, 128, 128] and (lat["samples_per_s"] > 0).all(), lat
+assert (lat["p50_ms"] <= lat["p99_ms"]).all() and (lat["p99_ms"] <= lat["max_ms"]).all(), lat
+assert (lat["batches"] >= 20).all(), lat
+evs = manifest["evaluations"]
+assert len(evs) == 2 and manifest["stack"]["cpu_model"], manifest.keys()
+for e in evs:
+    row = [c for c in ck if c["trial_id"] == e["trial"] and c["iteration"] == e["checkpoint"]["iteration"] and not c["dropped"]]
+    assert len(row) == 1 and e["checkpoint"]["crc32c"] == "%08x" % row[0]["crc32c"], (e, row)
+    for d in e["held_out"]["files"]:
+        assert os.path.getsize(d["path"]) == d["bytes"], d
+    t = trials[trials["trial_id"] == e["trial"]][0]
+    assert e["config"]["hidden"] == t["hidden"].decode() and abs(e["config"]["lr"] - t["lr"]) < 1e-12, (e["config"], t)
+first = evs[0]
+assert first["leaderboard_rank"] == 1
+print(first["trial"], first["checkpoint"]["iteration"], m[(m["trial_id"] == first["trial"]) & (m["metric"] == b"test_accuracy")]["value"].iloc[0],
+      m[(m["trial_id"] == first["trial"]) & (m["metric"] == b"test_loss")]["value"].iloc[0])
+PY
+) || fail "the recorded evaluation is wrong"
+read -r id iteration accuracy loss <<<"$trial"
+"$R" export-checkpoint "$WORK/m.h5" --trial "$id" --iteration "$iteration" "$WORK/ck" > /dev/null || fail "export failed"
+"$PY" - "$WORK/ck/checkpoint.bin" "$accuracy" "$loss" <<'PY' || fail "numpy disagrees with ranktune eval"
+# The mlp checkpoint: tag, layer sizes, activation, then the weights (W out x in, then b,
+# per layer). A forward pass in numpy over the 10k test images must give the same figures.
+import gzip, struct, sys
+import numpy as np
+raw = open(sys.argv[1], "rb").read()
+assert raw[:8] == b"mlp-ckp1"
+at = 8
+(n,) = struct.unpack_from("<Q", raw, at); at += 8
+sizes = struct.unpack_from("<%di" % n, raw, at); at += 4 * n
+(act,) = struct.unpack_from("<i", raw, at); at += 4
+(count,) = struct.unpack_from("<Q", raw, at); at += 8
+p = np.frombuffer(raw, dtype="<f4", count=count, offset=at)
+d = "/usr/share/datasets/fashion-mnist"
+x = np.frombuffer(gzip.open(d + "/t10k-images-idx3-ubyte.gz").read(), np.uint8, offset=16).reshape(-1, 784)
+y = np.frombuffer(gzip.open(d + "/t10k-labels-idx1-ubyte.gz").read(), np.uint8, offset=8)
+h = x.astype(np.float32) / np.float32(255)
+off = 0
+for l in range(len(sizes) - 1):
+    i, o = sizes[l], sizes[l + 1]
+    W = p[off:off + i * o].reshape(o, i); off += i * o
+    b = p[off:off + o]; off += o
+    h = h @ W.T + b
+    if l < len(sizes) - 2:
+        h = np.tanh(h) if act == 1 else np.maximum(h, 0)
+assert off == count
+z = h.astype(np.float64)
+z -= z.max(axis=1, keepdims=True)
+logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+acc = float((h.argmax(axis=1) == y).mean())
+nll = float(-logp[np.arange(len(y)), y].mean())
+want_acc, want_loss = float(sys.argv[2]), float(sys.argv[3])
+# float32 summation order differs (OpenBLAS vs numpy): a near-tie may flip, nothing more.
+assert abs(acc - want_acc) <= 2e-4, (acc, want_acc)
+assert abs(nll - want_loss) <= 1e-4 * max(1.0, want_loss), (nll, want_loss)
+print(f"ok: numpy test_accuracy {acc:.4f} (ranktune {want_acc:.4f}), test_loss {nll:.5f} ({want_loss:.5f})")
+PY
+
+# The report shows the newest evaluation under the leaderboard.
+"$R" eval "$WORK/m.h5" --trial "$id" --device cpu --batch-sizes 0 --format json > "$WORK/e2.json" 2> "$WORK/e2.err" \
+  || { cat "$WORK/e2.err"; fail "second eval failed"; }
+grep -q "recorded as evaluation 2" "$WORK/e2.err" || { cat "$WORK/e2.err"; fail "second eval not numbered 2"; }
+"$PY" -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d['evaluations'][0]
+assert e['latency'] == [] and abs(e['metrics']['test_accuracy'] - float(sys.argv[2])) < 1e-12, e
+" "$WORK/e2.json" "$accuracy" || fail "the JSON output is wrong"
+"$R" report "$WORK/m.h5" > "$WORK/report.txt" || fail "report failed"
+grep -q "held-out evaluation 2 (test split" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "no evaluation in the report"; }
+grep -q "2 evaluations recorded" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "the count is missing"; }
+# --no-record records nothing.
+"$R" eval "$WORK/m.h5" --top 1 --device cpu --batch-sizes 1 --latency-s 0 --no-record > /dev/null 2>&1 || fail "--no-record failed"
+# Resuming the finished run and compacting the file keep the evaluations.
+"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --resume --set experiment.num_samples=3 \
+  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
+  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
+  --set checkpoint.keep_best=1 > "$WORK/resume.txt" 2>&1 || { cat "$WORK/resume.txt"; fail "resume failed"; }
+"$R" compact "$WORK/m.h5" > /dev/null || fail "compact failed"
+"$PY" -c "
+import h5py, sys
+f = h5py.File(sys.argv[1], 'r')
+assert list(f['evaluations/runs']['eval_id']) == [1, 2], f['evaluations/runs'][:]
+" "$WORK/m.h5" || fail "the evaluations did not survive resume and compact"
+
+# Errors: exit 2 (usage) or 5 (bad file), with what to do.
+expect_error() {  # CODE TEXT COMMAND...
+  local code=$1 text=$2; shift 2
+  local rc=0; "$@" > "$WORK/err.txt" 2>&1 || rc=$?
+  [[ $rc -eq $code ]] && grep -q -- "$text" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "$* : expected exit $code and '$text', got $rc"; }
+}
+expect_error 2 "no trial 99" "$R" eval "$WORK/m.h5" --trial 99 --no-record
+expect_error 2 "not a choice; valid: best, latest" "$R" eval "$WORK/m.h5" --checkpoint first --no-record
+expect_error 2 "not a device; valid: auto, cpu, cuda:N" "$R" eval "$WORK/m.h5" --device gpu --no-record
+expect_error 5 "no such file" "$R" eval "$WORK/none.h5"
+printf 'not hdf5' > "$WORK/foreign.h5"
+expect_error 5 "not an HDF5 file" "$R" eval "$WORK/foreign.h5"
+# A synthetic experiment has nothing held out.
+"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=2 \
+  --set checkpoint.at_end=true --set trainable.seconds_per_step=0.0 > "$WORK/q.txt" 2>&1 || { cat "$WORK/q.txt"; fail "run failed"; }
+expect_error 2 "the 'synthetic' trainable has no held-out evaluation" "$R" eval "$WORK/q.h5"
+# A file that a run is writing: refused before any work, saying what to do.
+"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=50 \
+  --set trainable.seconds_per_step=0.2 > "$WORK/live.txt" 2>&1 &
+launcher=$!
+wait_for_rank0 "$WORK/live.h5" "$launcher" > /dev/null
+expect_error 5 "another process is writing it.*pass --no-record" "$R" eval "$WORK/live.h5"
+kill -TERM "$launcher"; wait "$launcher" || true
+# A damaged /evaluations: the reader says so instead of crashing.
+"$PY" -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    r = f['evaluations/runs']
+    row = r[0]; row['manifest_size'] = 10**9; r[0] = row
+" "$WORK/m.h5"
+expect_error 5 "evaluations: evaluation 1: its manifest lies outside" "$R" report "$WORK/m.h5"
+echo "ok: ranktune eval"
