@@ -3,8 +3,9 @@
 # CUDA, then check that workers bind GPUs by their node-local index and record it, and that
 # the CPU-mode fallback still works with the devices hidden; then the mlp trainable's GPU
 # path: the CUDA unit test (GPU against CPU, 3 epochs on 2,000 images, tolerance 2% of the
-# losses and 2 points of accuracy, see benchmarks/README.md), and one epoch of the full
-# training split on the GPU and on the CPU with samples/s. Prints one line per check and
+# losses and 2 points of accuracy, see benchmarks/README.md), one epoch of the full
+# training split on the GPU and on the CPU with samples/s, and `ranktune eval` of one model
+# on cuda:0 against the CPU (test accuracy within 0.2 points, loss within 1%) with latency. Prints one line per check and
 # exits non-zero on the first failure. Budget: under 5 minutes (the build dominates).
 # The lent machine cannot install packages: where /usr/share/datasets/fashion-mnist is
 # missing, carry the four IDX files in .data/fashion-mnist (or set RANKTUNE_DATA_DIR).
@@ -85,6 +86,26 @@ print("mlp 784-256-128-10 batch 128, epoch 2: GPU %.0f samples/s, CPU %.0f sampl
 assert abs(g["val_accuracy"] - c["val_accuracy"]) < 0.02, "GPU and CPU accuracies differ by 2 points or more"
 assert abs(g["val_loss"] - c["val_loss"]) < 0.05 * c["val_loss"], "GPU and CPU val_loss differ by 5% or more"
 print("ok: one epoch on the GPU agrees with the CPU")
+PY
+  # ranktune eval on the GPU: a model trained on the CPU, restored onto cuda:0, must score
+  # as on the CPU (only the summation order differs) and be timed there.
+  cmake --build "$build" -j"$(nproc)" --target ranktune > /dev/null
+  CUDA_VISIBLE_DEVICES="" "$bin" run benchmarks/eval_latency.toml --np 1 --results "$out/eval.h5" > "$out/eval_run.txt" 2>&1 \
+    || { cat "$out/eval_run.txt"; echo "FAIL: training the model to evaluate"; exit 1; }
+  "$bin" eval "$out/eval.h5" --device cuda:0 --batch-sizes 1,128,1024 --format json --no-record > "$out/eval_gpu.json" \
+    || { echo "FAIL: ranktune eval --device cuda:0"; exit 1; }
+  "$bin" eval "$out/eval.h5" --device cpu --threads "$(nproc)" --batch-sizes 1,128,1024 --format json --no-record > "$out/eval_cpu.json" \
+    || { echo "FAIL: ranktune eval --device cpu"; exit 1; }
+  "$py" - "$out/eval_gpu.json" "$out/eval_cpu.json" <<'PY'
+import json, sys
+g, c = (json.load(open(p))["evaluations"][0] for p in sys.argv[1:3])
+assert g["path"] == "cuda:0", g["path"]
+for e, name in ((g, "GPU"), (c, "CPU")):
+    lat = ", ".join("b%d p50 %.3f ms %.0f/s" % (l["batch_size"], l["p50_ms"], l["samples_per_s"]) for l in e["latency"])
+    print("eval %s: test_accuracy %.4f test_loss %.4f; %s" % (name, e["metrics"]["test_accuracy"], e["metrics"]["test_loss"], lat))
+assert abs(g["metrics"]["test_accuracy"] - c["metrics"]["test_accuracy"]) <= 0.002, "GPU and CPU test accuracy differ"
+assert abs(g["metrics"]["test_loss"] - c["metrics"]["test_loss"]) <= 0.01 * c["metrics"]["test_loss"], "test loss differs"
+print("ok: ranktune eval on cuda:0 agrees with the CPU")
 PY
 else
   echo "skipped: no GPU visible, so only the mlp's CPU fall-back was checked"

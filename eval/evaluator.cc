@@ -109,9 +109,16 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
   const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
   try {
     t->setup(leader.trial->config, ctx);
+  } catch (const train::TrialFailure& e) {
+    // Nothing to do with the file: the data, the device or the hyperparameters here.
+    throw std::invalid_argument(file.path + ": " + trial_name(leader) + " cannot be set up: " + e.what());
+  }
+  try {
     train::MemoryCheckpointReader reader(std::as_bytes(std::span(bytes.data(), bytes.size())));
     t->restore(reader);
-  } catch (const std::exception& e) {
+  } catch (const train::CheckpointError& e) {
+    throw io::StoreError(file.path + ": " + trial_name(leader) + ": its checkpoint does not restore: " + e.what());
+  } catch (const train::TrialFailure& e) {
     throw std::runtime_error(file.path + ": " + trial_name(leader) + " cannot be restored: " + e.what());
   }
   LeaderEvaluation out;

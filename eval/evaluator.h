@@ -50,10 +50,11 @@ struct LeaderEvaluation {
 /// Evaluates one leader. The manifest holds the results file and experiment, the trial and
 /// its hyperparameters, the checkpoint (iteration, attempt, size, CRC-32C, score), the
 /// trainable spec, the held-out data files (path, size, CRC-32C), the device, path and
-/// threads, the latency settings, the ranktune version and the host. Throws
-/// std::invalid_argument when the trainable cannot be evaluated (a command or synthetic
-/// trainable), io::StoreError for a damaged checkpoint and std::runtime_error (with the
-/// trial named) when restoring or evaluating fails.
+/// threads, the latency settings, the ranktune version and the git sha. Throws, with the
+/// file and trial named: std::invalid_argument when the trainable cannot be evaluated (a
+/// command or synthetic trainable) or set up here (missing data, an unusable device, a bad
+/// option); io::StoreError for a checkpoint that is damaged or does not restore; and
+/// std::runtime_error when restoring or evaluating fails otherwise.
 LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& options);
 

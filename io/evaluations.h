@@ -4,10 +4,10 @@
 /// are not part of the SWMR layout that io/store.h creates up front.
 ///
 /// Layout (created by the first evaluation recorded; every string fixed-length):
-///   /evaluations           group; attribute manifest_<id> per evaluation: its manifest, a
-///                          JSON text (or a dataset of that name when over 48 KiB)
+///   /evaluations           group
 ///   /evaluations/runs      one row per evaluation: eval_id, created (ISO-8601 UTC), split,
-///                          device, threads, trials
+///                          device, threads, trials, manifest_offset, manifest_size
+///   /evaluations/manifests uint8: the manifests (JSON texts) back to back
 ///   /evaluations/metrics   one row per (evaluation, trial, metric): eval_id, trial_id,
 ///                          iteration (of the checkpoint evaluated), metric, value
 ///   /evaluations/latency   one row per (evaluation, trial, batch size): eval_id, trial_id,

@@ -126,6 +126,19 @@ expect_error 2 "not a device; valid: auto, cpu, cuda:N" "$R" eval "$WORK/m.h5" -
 expect_error 5 "no such file" "$R" eval "$WORK/none.h5"
 printf 'not hdf5' > "$WORK/foreign.h5"
 expect_error 5 "not an HDF5 file" "$R" eval "$WORK/foreign.h5"
+if ! nvidia-smi -L > /dev/null 2>&1; then
+  expect_error 2 "cannot be set up: .*cuda:0 cannot be used" "$R" eval "$WORK/m.h5" --device cuda:0 --no-record
+fi
+# A checkpoint whose bytes went bad is named, with exit 5, and nothing is recorded.
+cp "$WORK/m.h5" "$WORK/bad.h5"
+"$PY" - "$WORK/bad.h5" "$id" "$iteration" <<'PY'
+import h5py, sys
+with h5py.File(sys.argv[1], "r+") as f:
+    row = [c for c in f["checkpoints"][:] if c["trial_id"] == int(sys.argv[2]) and c["iteration"] == int(sys.argv[3]) and not c["dropped"]][0]
+    d = f["checkpoint_data"]
+    d[row["offset"] + 100] = d[row["offset"] + 100] ^ 0xFF
+PY
+expect_error 5 "fails its checksum" "$R" eval "$WORK/bad.h5" --trial "$id"
 # A synthetic experiment has nothing held out.
 "$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=2 \
   --set checkpoint.at_end=true --set trainable.seconds_per_step=0.0 > "$WORK/q.txt" 2>&1 || { cat "$WORK/q.txt"; fail "run failed"; }
