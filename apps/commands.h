@@ -86,6 +86,17 @@ struct EvalOptions {
 /// `ranktune eval`: held-out evaluation and latency of the leaders, recorded in the file.
 int run_eval(const EvalOptions& o);
 
+struct CtlOptions {
+  std::string op;                        ///< stop, set or add
+  std::string results;
+  std::int64_t trial = 0;                ///< stop, set
+  std::vector<std::string> assignments;  ///< set, add: name=value
+  bool force = false;                    ///< values outside their domains
+  double wait_s = 30;                    ///< wait this long for the run's answer (0: do not)
+};
+/// `ranktune ctl`: live control of a running experiment (stop, set, add).
+int run_ctl(const CtlOptions& o);
+
 /// Loads and fully validates an experiment (config layer, then trainable layer), with
 /// `results` (if not empty) overriding [experiment] results.
 io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,

@@ -71,7 +71,7 @@ int run_eval(const EvalOptions& o) {
                            "to evaluate it now without recording");
     }
   }
-  const io::ExperimentConfig cfg = eval::stored_config(file, o.config);
+  const io::ExperimentConfig cfg = io::stored_config(file, o.config);
   const eval::LeaderChoice choice =
       eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
   for (const auto& why : choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());

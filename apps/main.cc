@@ -103,6 +103,25 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--format", eval.format, "table or json")->capture_default_str();
   eval_cmd->add_flag("--no-record", eval.no_record, "Print only; do not append to the file's /evaluations");
 
+  apps::CtlOptions ctl;
+  auto* ctl_cmd = app.add_subcommand(
+      "ctl", "Live control of a running experiment: stop a trial, change its hyperparameters, add a trial");
+  ctl_cmd->require_subcommand(1);
+  ctl_cmd->add_option("--wait", ctl.wait_s, "Seconds to wait for the run's answer (0: do not wait)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  auto* ctl_stop = ctl_cmd->add_subcommand("stop", "End a trial now (TERMINATED; checkpointed first with at_end)");
+  auto* ctl_set = ctl_cmd->add_subcommand(
+      "set", "Change a trial's hyperparameters; a running one checkpoints and goes on from there with them");
+  auto* ctl_add = ctl_cmd->add_subcommand("add", "Add a trial with the given config (every parameter of the space)");
+  for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
+    sub->add_option("results", ctl.results, "Results file of the running experiment (.h5)")->required();
+    if (sub != ctl_add) sub->add_option("trial", ctl.trial, "Trial id")->required()->check(CLI::PositiveNumber);
+    if (sub != ctl_stop) {
+      sub->add_option("values", ctl.assignments, "name=value ... (e.g. lr=0.01 activation=tanh)")->required();
+      sub->add_flag("--force", ctl.force, "Accept values outside the parameters' domains");
+    }
+  }
+
   apps::SlurmCommand slurm(app);
 
   try {
@@ -121,6 +140,10 @@ int main(int argc, char** argv) {
       if (*compact_cmd) return apps::run_compact(compact);
       if (*export_cmd) return apps::run_export_checkpoint(export_ckpt);
       if (*eval_cmd) return apps::run_eval(eval);
+      if (*ctl_cmd) {
+        ctl.op = *ctl_stop ? "stop" : *ctl_set ? "set" : "add";
+        return apps::run_ctl(ctl);
+      }
       if (slurm.selected()) return slurm.run();
     } catch (const io::ConfigError& e) {
       std::fprintf(stderr, "ranktune: config error: %s\n", e.what());

@@ -14,18 +14,13 @@ shift $(( $# >= 2 ? 2 : $# ))
 thread_counts=("${@:-1 2}")
 ranktune="$build/apps/ranktune"
 [[ -x "$ranktune" ]] || { echo "no $ranktune: build it first" >&2; exit 1; }
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  echo "installing python3-torch (Debian) for the comparison"
-  if [[ $(id -u) -ne 0 ]]; then echo "run as root, or install python3-torch" >&2; exit 1; fi
-  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-torch >/dev/null
-fi
+source "$here/torch_lib.sh"
+ensure_torch
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d /tmp/ranktune-eval-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 "$ranktune" run "$here/eval_latency.toml" --np 1 --results "$work/m.h5" > "$work/run.txt" 2>&1 \
   || { cat "$work/run.txt"; exit 1; }
-echo "libblas.so.3 alternative: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)"
-med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for threads in ${thread_counts[*]}; do
   declare -A ours=() theirs=() ours_p50=() theirs_p50=()
   for ((r = 1; r <= rounds; r++)); do
@@ -45,7 +40,7 @@ for l in json.load(open(sys.argv[1]))['evaluations'][0]['latency']:
     done < <(grep '^infer' <<<"$out")
   done
   for b in 1 128; do
-    mo=$(med ${ours[$b]}); mt=$(med ${theirs[$b]})
+    mo=$(median ${ours[$b]}); mt=$(median ${theirs[$b]})
     echo "threads $threads batch $b: ranktune p50 ${ours_p50[$b]}ms, ${ours[$b]}samples/s;" \
          "pytorch p50 ${theirs_p50[$b]}ms, ${theirs[$b]}samples/s; medians $mo vs $mt:" \
          "$(awk -v a="$mo" -v b="$mt" 'BEGIN {printf "%.2fx", a / b}')"

@@ -14,12 +14,8 @@ build="${1:-$here/../build}"
 rounds="${2:-3}"
 bench="$build/benchmarks/bench_mlp"
 [[ -x "$bench" ]] || { echo "no $bench: build it with cmake --build $build --target bench_mlp" >&2; exit 1; }
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  echo "installing python3-torch (Debian) for the comparison"
-  if [[ $(id -u) -ne 0 ]]; then echo "run as root, or install python3-torch" >&2; exit 1; fi
-  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-torch >/dev/null
-fi
-echo "libblas.so.3 alternative: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)"
+source "$here/torch_lib.sh"
+ensure_torch
 hidden=256-128
 batch=128
 for threads in 1 2; do
@@ -32,8 +28,7 @@ for threads in 1 2; do
     [[ $r == 1 ]] && echo "pytorch:  $(grep '^blas:' <<<"$out")"
     theirs+=("$(awk '/^epoch/ {print $4}' <<<"$out")")
   done
-  med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-  mo=$(med "${ours[@]}"); mt=$(med "${theirs[@]}")
+  mo=$(median "${ours[@]}"); mt=$(median "${theirs[@]}")
   echo "threads $threads batch $batch: ranktune ${ours[*]} samples/s; pytorch ${theirs[*]} samples/s;" \
        "medians $mo vs $mt: $(awk -v a="$mo" -v b="$mt" 'BEGIN {printf "%.2fx", a / b}')"
 done

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <span>
-#include <sstream>
 #include <stdexcept>
 
 #include "io/json.h"
@@ -61,20 +60,6 @@ LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64
 }
 
 }  // namespace
-
-io::ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& config_path) {
-  std::vector<std::string> overrides;
-  std::istringstream lines(file.meta.overrides);
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty()) overrides.push_back(line);
-  std::string path = config_path;
-  if (path.empty()) {
-    // The stored text has no file of its own: relative paths in it resolve next to the
-    // results file, and messages name the results file.
-    path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":/config")).string();
-  }
-  return io::parse_config(file.meta.config_text, path, overrides);
-}
 
 LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& o) {

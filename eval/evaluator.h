@@ -31,11 +31,6 @@ struct EvalOptions {
   std::int64_t max_batches = 100000;        ///< and at most
 };
 
-/// The experiment config stored in `file` (its text and --set overrides), parsed as if it
-/// lay at `config_path` (relative paths in it resolve there; "" = next to the results
-/// file). Throws io::ConfigError.
-io::ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& config_path = "");
-
 struct LeaderEvaluation {
   Leader leader;
   std::string path;       ///< where it computed: "cpu" or "cuda:N"

@@ -1107,6 +1107,27 @@ std::string mend_status_flags(const std::string& path) {
 
 }  // namespace detail
 
+ExperimentConfig stored_config(const ResultsFile& file, const std::string& config_path) {
+  std::vector<std::string> overrides;
+  for (std::size_t at = 0; at < file.meta.overrides.size();) {
+    const std::size_t nl = std::min(file.meta.overrides.find('\n', at), file.meta.overrides.size());
+    if (nl > at) overrides.push_back(file.meta.overrides.substr(at, nl - at));
+    at = nl + 1;
+  }
+  std::string path = config_path;
+  if (path.empty()) {
+    // The stored text has no file of its own: relative paths in it resolve next to the
+    // results file, and messages name the results file.
+    path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":/config")).string();
+  }
+  return parse_config(file.meta.config_text, path, overrides);
+}
+
+bool marked_open_for_writing(const std::string& path) {
+  const auto flags = superblock_flags(path);
+  return flags && *flags != 0;
+}
+
 bool is_hdf5_file(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) == 0) return false;

@@ -318,6 +318,16 @@ struct ResultsFile {
   static ResultsFile read(const std::string& path);
 };
 
+/// The experiment config stored in `file` (its text and --set overrides), parsed as if it
+/// lay at `config_path` (relative paths in it resolve there; "" = next to the results
+/// file). Throws ConfigError.
+ExperimentConfig stored_config(const ResultsFile& file, const std::string& config_path = "");
+
+/// Whether the superblock of `path` says a writer has it open (a run writing it now, or
+/// one that was killed and not resumed yet). A fact of the file itself, so it holds across
+/// nodes whatever the file system's locking. False for a file that is not HDF5.
+bool marked_open_for_writing(const std::string& path);
+
 /// The bytes of `row` (a row of file.checkpoints), read from file.path and checked against
 /// the row's size and CRC-32C. Throws StoreError for a dropped row, a range outside
 /// /checkpoint_data or a checksum mismatch.

@@ -13,6 +13,7 @@
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
+#include "io/control_file.h"
 #include "io/json.h"
 #include "io/store.h"
 #include "mpi/backoff.h"
@@ -125,7 +126,8 @@ class Driver {
                     search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
                     search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options),
                     &recorder_),
-        board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s) {}
+        board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s),
+        control_(cfg.results) {}
 
   /// Rebuilds the controller from the file it is about to go on writing.
   void resume(const io::ResultsFile& previous, const std::string& cause) {
@@ -152,7 +154,7 @@ class Driver {
     // The driver answers every result: its nap bounds each trial's round trip, so it
     // naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
     Backoff backoff(5us, 200us);
-    double last_flush = 0;
+    double last_flush = 0, last_control = 0;
     bool interrupted = false;
     while (true) {
       int handled = 0;
@@ -174,6 +176,12 @@ class Driver {
         std::fprintf(stderr, "ranktune: signal %d received: stopping trials, flushing %s\n",
                      g_signal.load(), cfg_.results.c_str());
         carry_out(controller_.request_stop(t));
+      }
+      // Four looks a second at the control file: a stat(2) each, and an answer within a
+      // fraction of a second for the operator.
+      if (t - last_control >= 0.25) {
+        last_control = t;
+        handle_control(t);
       }
       carry_out(controller_.on_tick(t));
       const bool done = controller_.finished();
@@ -206,6 +214,36 @@ class Driver {
     if (controller_.end_reason() == search::EndReason::Interrupted) return kExitInterrupted;
     if (counts[static_cast<std::size_t>(search::TrialStatus::Terminated)] == 0) return kExitFailed;
     return kExitOk;
+  }
+
+  /// Carries out the requests `ranktune ctl` appended to the control file since the last
+  /// look, and answers each with a "control" event that quotes its id.
+  void handle_control(double t) {
+    for (io::ControlLine& line : control_.poll()) {
+      const std::string tag = "#" + (line.id.empty() ? std::string("?") : line.id);
+      if (!line.request) {
+        recorder_.on_event(t, -1, -1, "control", tag + " refused: " + line.error);
+        continue;
+      }
+      search::ControlRequest& r = *line.request;
+      // The file is an input like any other: its values are checked here, whatever the
+      // sender checked.
+      std::string why;
+      if (r.kind != search::ControlRequest::Kind::Stop)
+        why = search::check_control_config(cfg_.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);
+      std::vector<search::Command> out;
+      const search::ControlOutcome o =
+          why.empty() ? controller_.on_control(r, t, out) : search::ControlOutcome{false, why};
+      // The event is about the trial it names, when there is one.
+      const auto known = static_cast<search::TrialId>(controller_.trials().size());
+      const search::TrialId trial = r.kind == search::ControlRequest::Kind::Add ? (o.applied ? known : -1)
+                                    : r.trial <= known                          ? r.trial
+                                                                                : -1;
+      recorder_.on_event(t, trial, -1, "control", tag + (o.applied ? " applied: " : " refused: ") + o.message);
+      std::fprintf(stderr, "ranktune: control %s %s: %s\n", tag.c_str(), o.applied ? "applied" : "refused",
+                   o.message.c_str());
+      carry_out(out);
+    }
   }
 
   /// Tells every worker to stop; used on the way out, including after an error.
@@ -415,6 +453,7 @@ class Driver {
   Recorder recorder_;
   search::Controller controller_;
   StatusBoard board_;
+  io::ControlInbox control_;
   Clock::time_point start_ = Clock::now();
   bool shut_down_ = false;
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message

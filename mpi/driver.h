@@ -20,6 +20,7 @@ enum ExitCode : int {
   kExitFailed = 3,       ///< the experiment ran but no trial finished without error
   kExitInterrupted = 4,  ///< stopped by a signal (SIGINT, SIGTERM, SIGUSR1)
   kExitBadFile = 5,      ///< a results file that cannot be read
+  kExitNoAnswer = 6,     ///< `ctl`: the run did not answer the request in time
 };
 
 struct DriverOptions {

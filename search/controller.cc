@@ -438,6 +438,69 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
   return out;
 }
 
+ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::vector<Command>& out) {
+  const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
+  if (!accepting()) return refuse(std::string("the experiment is ending (") + to_string(end_reason_) + "): nothing changes now");
+  if (r.kind == ControlRequest::Kind::Add) {
+    const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
+    Trial& t = trials_.emplace_back();
+    ++counts_[static_cast<std::size_t>(TrialStatus::Pending)];
+    ++added_;
+    t.id = id;
+    t.config = r.config;
+    scheduler_->on_trial_add(t);
+    changed(t);
+    dispatch(now, out);
+    return {true, "added trial " + std::to_string(id)};
+  }
+  Trial* t = const_cast<Trial*>(find(r.trial));
+  if (t == nullptr)
+    return refuse("no trial " + std::to_string(r.trial) + " (the experiment has " + std::to_string(trials_.size()) +
+                  " so far)");
+  const std::string name = "trial " + std::to_string(t->id);
+  if (t->finished()) return refuse(name + " already ended (" + to_string(t->status) + ")");
+  if (r.kind == ControlRequest::Kind::Stop) {
+    const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
+                             to_string(t->status) + ")";
+    if (t->status == TrialStatus::Running) {
+      stop_trial(*t, TrialStatus::Terminated, now, out);
+    } else {
+      // Pending or paused: nothing runs. A paused trial still saving keeps its count in
+      // saving_ until the checkpoint lands (on_checkpoint settles a finished trial's).
+      interrupted_.erase(t->id);
+      finish(*t, TrialStatus::Terminated, now);
+      changed(*t);
+    }
+    dispatch(now, out);
+    return {true, what};
+  }
+  // Set.
+  std::string change;
+  for (const auto& [key, value] : r.config) {
+    const auto old = t->config.find(key);
+    change += (change.empty() ? "" : ", ") + key + " " + (old == t->config.end() ? "unset" : to_string(old->second)) +
+              " -> " + to_string(value);
+  }
+  const bool running = t->status == TrialStatus::Running;
+  if (running && !options_.checkpoint_on_stop)
+    return refuse(name + " is running and its trainable cannot checkpoint, so it cannot take new hyperparameters "
+                  "without starting over: stop it, and add a trial with them");
+  for (const auto& [key, value] : r.config) t->config[key] = value;
+  std::string what = name + ": " + change;
+  if (running) {
+    // As a graceful stop does: it checkpoints, becomes PENDING when the checkpoint is
+    // stored, and restarts from it with the new values.
+    what += "; paused at iteration " + std::to_string(t->iterations) + " to go on from its checkpoint";
+    pause_trial(*t, now, out);
+    interrupted_.insert(t->id);
+  } else {
+    what += std::string("; it ") + (t->status == TrialStatus::Paused ? "resumes" : "starts") + " with them";
+  }
+  changed(*t);
+  dispatch(now, out);
+  return {true, what};
+}
+
 std::vector<Command> Controller::on_tick(double now) {
   std::vector<Command> out;
   if (accepting() && options_.time_budget_s > 0 && now >= options_.time_budget_s) {
@@ -498,6 +561,9 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
   saving_ = 0;
   searcher_finished_ = false;
   end_reason_ = EndReason::None;
+  // Trials past the searcher's total were added by `ranktune ctl`: the count shows them.
+  const std::int64_t total = searcher_->total();
+  added_ = total < 0 ? 0 : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials_.size()) - total);
   for (Trial& t : trials_) {
     t.workers.clear();
     t.saving = false;

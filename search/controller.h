@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "search/control.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/trial.h"
@@ -138,6 +139,17 @@ class Controller {
   /// every trial that would restore it restores the same trial's `fallback` iteration
   /// instead (0: starts over), and it is no longer `trial`'s newest checkpoint.
   void on_checkpoint_lost(TrialId trial, std::int64_t iteration, std::int64_t fallback);
+  /// A live control request (`ranktune ctl`) whose config passed check_control_config.
+  /// Stop ends a pending, paused or running trial (TERMINATED). Set changes a trial's
+  /// hyperparameters: a pending or paused one starts with them; a running one is paused (it
+  /// checkpoints) and goes on from that checkpoint with them, as after a PBT exploit of
+  /// itself, which needs a trainable that can checkpoint (ControllerOptions::
+  /// checkpoint_on_stop). Add appends a trial with the request's config, which the searcher
+  /// did not suggest (searchers ignore trials that are not theirs). Refused, with why: an
+  /// unknown or ended trial, and any change once the experiment is ending. The commands it
+  /// needs are appended to `out`; the caller records the outcome (the driver as a
+  /// "control" event that answers the request).
+  ControlOutcome on_control(const ControlRequest& request, double now, std::vector<Command>& out);
   /// Clock tick: enforces the time budget.
   std::vector<Command> on_tick(double now);
   /// Graceful stop (signal): running trials are stopped (paused, with checkpoint_on_stop),
@@ -167,7 +179,10 @@ class Controller {
   /// Trial counts indexed by TrialStatus.
   std::array<std::int64_t, 5> counts() const;
   /// Total trials the searcher will create, or -1 when unknown.
-  std::int64_t expected_trials() const { return searcher_->total(); }
+  std::int64_t expected_trials() const {
+    const std::int64_t total = searcher_->total();
+    return total < 0 ? total : total + added_;
+  }
   const ControllerOptions& options() const { return options_; }
 
  private:
@@ -211,6 +226,7 @@ class Controller {
   std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
   std::set<TrialId> interrupted_;        // paused by request_stop, checkpoint on its way
   bool searcher_finished_ = false;
+  std::int64_t added_ = 0;               // trials added by on_control, beyond the searcher's
   EndReason end_reason_ = EndReason::None;
 };
 

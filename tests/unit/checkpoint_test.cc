@@ -210,8 +210,11 @@ TEST_F(CheckpointStoreTest, RetentionFlagsRowsAndReusesTheirBytes) {
   for (const auto& r : f.checkpoints) {
     dropped += r.dropped;
     EXPECT_DOUBLE_EQ(r.score, 1.0 / static_cast<double>(r.iteration));
-    if (!r.dropped) EXPECT_EQ(io::read_checkpoint_bytes(f, r).size(), 1000u);
-    if (r.dropped) EXPECT_THROW(io::read_checkpoint_bytes(f, r), io::StoreError);
+    if (!r.dropped) {
+      EXPECT_EQ(io::read_checkpoint_bytes(f, r).size(), 1000u);
+    } else {
+      EXPECT_THROW(io::read_checkpoint_bytes(f, r), io::StoreError);
+    }
   }
   EXPECT_EQ(dropped, 18);
 }
@@ -279,9 +282,10 @@ TEST_F(CheckpointStoreTest, CompactRoundTripsEverythingButDroppedBytes) {
   for (std::size_t i = 0; i < after.checkpoints.size(); ++i) {
     EXPECT_EQ(after.checkpoints[i].dropped, before.checkpoints[i].dropped);
     EXPECT_EQ(after.checkpoints[i].crc32c, before.checkpoints[i].crc32c);
-    if (!after.checkpoints[i].dropped)
+    if (!after.checkpoints[i].dropped) {
       EXPECT_EQ(io::read_checkpoint_bytes(after, after.checkpoints[i]),
                 io::read_checkpoint_bytes(before, before.checkpoints[i]));
+    }
   }
   // The compacted file resumes, and stores new checkpoints after the live one.
   io::ResumeInfo info;

@@ -297,7 +297,7 @@ TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
   const train::HeldOutResult direct = original.evaluate_held_out();
 
   const io::ResultsFile file = io::ResultsFile::read(p);
-  const io::ExperimentConfig stored = stored_config(file);
+  const io::ExperimentConfig stored = io::stored_config(file);
   EXPECT_EQ(stored.trainable.train_samples, 1000);  // the stored overrides were applied
   const LeaderChoice leaders = choose_leaders(file, 3, {}, CheckpointChoice::Best);
   ASSERT_EQ(leaders.leaders.size(), 1u);
@@ -360,7 +360,7 @@ TEST_F(EvalFileTest, SyntheticTrainablesHaveNoHeldOutEvaluation) {
   const LeaderChoice leaders = choose_leaders(file, 1, {}, CheckpointChoice::Best);
   ASSERT_EQ(leaders.leaders.size(), 1u);
   try {
-    evaluate_leader(file, stored_config(file), leaders.leaders[0], EvalOptions{});
+    evaluate_leader(file, io::stored_config(file), leaders.leaders[0], EvalOptions{});
     FAIL() << "a synthetic trainable was evaluated";
   } catch (const std::invalid_argument& e) {
     EXPECT_CONTAINS(e.what(), "the 'synthetic' trainable has no held-out evaluation");

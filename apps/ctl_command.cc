@@ -1,0 +1,106 @@
+// `ranktune ctl`: live control of a running experiment. The request goes into the control
+// file next to the results file (io/control_file.h); the run's rank 0 carries it out and
+// answers with a "control" event in the results file, which this command waits for.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "apps/commands.h"
+#include "io/control_file.h"
+#include "io/store.h"
+#include "mpi/driver.h"
+#include "search/control.h"
+
+namespace ranktune::apps {
+namespace {
+
+// "name=value": an integer, else a number, else a string (quotes around it optional).
+std::pair<std::string, search::Value> parse_assignment(const std::string& text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw std::invalid_argument("'" + text + "' is not name=value (e.g. lr=0.01, activation=tanh)");
+  const std::string name = text.substr(0, eq);
+  std::string v = text.substr(eq + 1);
+  if (v.empty()) throw std::invalid_argument("'" + text + "' has no value");
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+    return {name, v.substr(1, v.size() - 2)};
+  std::size_t used = 0;
+  try {
+    const long long i = std::stoll(v, &used);
+    if (used == v.size()) return {name, static_cast<std::int64_t>(i)};
+    const double d = std::stod(v, &used);
+    if (used == v.size()) return {name, d};
+  } catch (const std::logic_error&) {
+  }
+  return {name, v};
+}
+
+std::string new_id() {
+  std::random_device rd;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08x%04x", rd(), static_cast<unsigned>(::getpid()) & 0xffffu);
+  return buf;
+}
+
+}  // namespace
+
+int run_ctl(const CtlOptions& o) {
+  const io::ResultsFile file = io::ResultsFile::read(o.results);  // a results file, or a clear error
+  search::ControlRequest r;
+  r.kind = o.op == "stop" ? search::ControlRequest::Kind::Stop
+           : o.op == "set" ? search::ControlRequest::Kind::Set
+                           : search::ControlRequest::Kind::Add;
+  r.trial = o.trial;
+  r.force = o.force;
+  for (const std::string& a : o.assignments) {
+    auto [name, value] = parse_assignment(a);
+    r.config[name] = value;
+  }
+  // Checked here for a prompt answer; rank 0 checks again (the file is an open channel).
+  if (r.kind != search::ControlRequest::Kind::Stop) {
+    const io::ExperimentConfig cfg = io::stored_config(file);
+    const std::string why =
+        search::check_control_config(cfg.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);
+    if (!why.empty()) throw std::invalid_argument(why);
+  }
+  if (!io::marked_open_for_writing(o.results))
+    throw std::invalid_argument(o.results + ": no run is writing it, so there is nothing to control (live control " +
+                                "acts on a running experiment; start or resume it with `ranktune run --resume`)");
+  r.id = new_id();
+  io::append_control(o.results, r);
+  if (o.wait_s <= 0) {
+    std::printf("ranktune ctl: sent #%s to %s\n", r.id.c_str(), io::control_path(o.results).c_str());
+    return 0;
+  }
+  const std::string tag = "#" + r.id + " ";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.wait_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    io::ResultsFile now;
+    try {
+      now = io::ResultsFile::read(o.results);
+    } catch (const io::StoreError&) {
+      continue;  // caught mid-flush by a reader of a live file: look again
+    }
+    for (auto it = now.events.rbegin(); it != now.events.rend(); ++it) {
+      if (it->kind != "control" || it->message.rfind(tag, 0) != 0) continue;
+      const std::string answer = it->message.substr(tag.size());
+      std::printf("ranktune ctl: %s\n", answer.c_str());
+      return answer.rfind("applied", 0) == 0 ? mpi::kExitOk : mpi::kExitUsage;
+    }
+  }
+  std::fprintf(stderr,
+               "ranktune ctl: no answer from the run within %.0f s. Rank 0 reads %s four times a second while it "
+               "runs: is the run still going, and is the file on a file system its node shares? The request (#%s) "
+               "stays in the file; a run started later ignores it.\n",
+               o.wait_s, io::control_path(o.results).c_str(), r.id.c_str());
+  return mpi::kExitNoAnswer;
+}
+
+}  // namespace ranktune::apps

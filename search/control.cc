@@ -1,0 +1,73 @@
+#include "search/control.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace ranktune::search {
+namespace {
+
+std::string names(const Space& space) {
+  std::string out;
+  for (const Param& p : space.params) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
+std::string domain_text(const Domain& d) {
+  if (d.is_listed()) {
+    std::string out = "one of ";
+    for (std::size_t i = 0; i < d.values.size(); ++i) out += (i ? ", " : "") + to_string(d.values[i]);
+    return out;
+  }
+  const std::string lo = to_string(Value{d.low}), hi = to_string(Value{d.high});
+  return d.kind == DomainKind::RandInt ? "an integer in [" + lo + ", " + hi + ")" : "in [" + lo + ", " + hi + "]";
+}
+
+bool in_domain(const Domain& d, const Value& v) {
+  if (d.is_listed()) {
+    return std::any_of(d.values.begin(), d.values.end(), [&](const Value& x) {
+      if (std::holds_alternative<std::string>(x) || std::holds_alternative<std::string>(v)) return x == v;
+      return to_double(x) == to_double(v);
+    });
+  }
+  const double x = to_double(v);
+  return d.kind == DomainKind::RandInt ? x >= d.low && x < d.high : x >= d.low && x <= d.high;
+}
+
+}  // namespace
+
+const char* to_string(ControlRequest::Kind k) {
+  switch (k) {
+    case ControlRequest::Kind::Stop: return "stop";
+    case ControlRequest::Kind::Set: return "set";
+    case ControlRequest::Kind::Add: return "add";
+  }
+  return "?";
+}
+
+std::string check_control_config(const Space& space, Config& config, bool complete, bool force) {
+  if (config.empty() && !complete) return "no parameter to change; give name=value pairs";
+  for (auto& [name, value] : config) {
+    const Param* p = space.find(name);
+    if (p == nullptr) return "'" + name + "' is not a parameter of the search space; valid: " + names(space);
+    const ValueType want = p->domain.type();
+    if (want == ValueType::Float && std::holds_alternative<std::int64_t>(value))
+      value = static_cast<double>(std::get<std::int64_t>(value));
+    const bool is_string = std::holds_alternative<std::string>(value);
+    const bool ok_type = want == ValueType::String ? is_string
+                         : want == ValueType::Int  ? std::holds_alternative<std::int64_t>(value)
+                                                   : std::holds_alternative<double>(value);
+    if (!ok_type)
+      return "'" + name + "' takes " + (want == ValueType::String ? "a string" : want == ValueType::Int ? "an integer" : "a number") +
+             " (got " + to_string(value) + ")";
+    if (!force && !in_domain(p->domain, value))
+      return "'" + name + "' = " + to_string(value) + " is outside its domain (" + domain_text(p->domain) +
+             "); pass --force to use it anyway";
+  }
+  if (complete) {
+    for (const Param& p : space.params)
+      if (!config.contains(p.name)) return "'" + p.name + "' is missing: a new trial needs every parameter (" + names(space) + ")";
+  }
+  return "";
+}
+
+}  // namespace ranktune::search

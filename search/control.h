@@ -1,0 +1,42 @@
+#pragma once
+/// Live control of a running experiment (`ranktune ctl`; NSML's live changes): what an
+/// operator may ask, and the checks a request's hyperparameters must pass. Pure: the
+/// request arrives through a file (io/control_file.h) and the Controller carries it out.
+
+#include <string>
+
+#include "search/space.h"
+#include "search/types.h"
+
+namespace ranktune::search {
+
+struct ControlRequest {
+  enum class Kind {
+    Stop,  ///< end `trial` now (TERMINATED; a checkpoint first with [checkpoint] at_end)
+    Set,   ///< change some hyperparameters of `trial` (it goes on from its checkpoint)
+    Add,   ///< a new trial with `config` (every parameter of the space)
+  };
+  Kind kind = Kind::Stop;
+  std::string id;           ///< the requester's tag, quoted in the answer
+  TrialId trial = 0;        ///< Stop, Set
+  Config config;            ///< Set: the values to change; Add: the whole config
+  bool force = false;       ///< accept values outside their domains (types must still match)
+};
+
+/// "stop", "set" or "add".
+const char* to_string(ControlRequest::Kind k);
+
+/// What the controller did with a request.
+struct ControlOutcome {
+  bool applied = false;
+  std::string message;  ///< one line: what changed, or why not
+};
+
+/// Checks `config` against `space`, converting an integer given for a float parameter to a
+/// double. Every key must be a parameter of the space; with `complete`, every parameter
+/// must be given. Values must have the parameter's type and, unless `force`, lie in its
+/// domain (in [low, high], [low, high) for randint, or among a choice's values). Returns ""
+/// when it passes, else one sentence naming the parameter and what is valid.
+std::string check_control_config(const Space& space, Config& config, bool complete, bool force);
+
+}  // namespace ranktune::search

@@ -1,0 +1,291 @@
+// Live control (`ranktune ctl`) without MPI: the checks a request's values pass, and what
+// the controller does with stop, set and add in every state of a trial.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "expect_text.h"
+#include "io/control_file.h"
+#include "search/control.h"
+#include "search/controller.h"
+#include "tests/unit/controller_fixtures.h"
+
+namespace ranktune::search {
+namespace {
+
+using fixtures::opts;
+
+Space space() {
+  Space s;
+  s.params = {{"lr", Domain{DomainKind::LogUniform, 1e-4, 1e-1, 0, {}}},
+              {"layers", Domain{DomainKind::RandInt, 1, 5, 0, {}}},
+              {"act", Domain{DomainKind::Choice, 0, 0, 0, {std::string("relu"), std::string("tanh")}}}};
+  return s;
+}
+
+TEST(ControlConfig, TypesDomainsAndCompleteness) {
+  Config c = {{"lr", std::int64_t{0}}};
+  // An integer for a float parameter becomes a double, then the domain applies.
+  EXPECT_CONTAINS(check_control_config(space(), c, false, false), "'lr' = 0 is outside its domain (in [0.0001, 0.1])");
+  EXPECT_TRUE(std::holds_alternative<double>(c.at("lr")));
+  EXPECT_EQ(check_control_config(space(), c, false, true), "");  // --force
+  c = {{"layers", std::int64_t{5}}};
+  EXPECT_CONTAINS(check_control_config(space(), c, false, false), "an integer in [1, 5)");
+  c = {{"layers", 2.5}};
+  EXPECT_CONTAINS(check_control_config(space(), c, false, true), "'layers' takes an integer (got 2.5)");
+  c = {{"act", std::string("gelu")}};
+  EXPECT_CONTAINS(check_control_config(space(), c, false, false), "one of relu, tanh");
+  c = {{"momentum", 0.9}};
+  EXPECT_CONTAINS(check_control_config(space(), c, false, false),
+                  "'momentum' is not a parameter of the search space; valid: lr, layers, act");
+  c = {};
+  EXPECT_CONTAINS(check_control_config(space(), c, false, false), "no parameter to change");
+  c = {{"lr", 0.01}, {"act", std::string("tanh")}};
+  EXPECT_EQ(check_control_config(space(), c, false, false), "");
+  EXPECT_CONTAINS(check_control_config(space(), c, true, false), "'layers' is missing: a new trial needs every parameter");
+  c["layers"] = std::int64_t{3};
+  EXPECT_EQ(check_control_config(space(), c, true, false), "");
+}
+
+struct Events : ControllerObserver {
+  std::vector<std::string> lines;
+  void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
+    lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
+  }
+};
+
+Controller make(ControllerOptions o, std::int64_t n, Events* rec, const std::string& scheduler = "fifo") {
+  return Controller(std::move(o), make_searcher("random", fixtures::one_param(), {1, n}), make_scheduler(scheduler, {}),
+                    rec);
+}
+
+std::size_t count(const std::vector<Command>& cmds, Command::Kind k, TrialId trial) {
+  return static_cast<std::size_t>(
+      std::count_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.kind == k && c.trial == trial; }));
+}
+
+ControlRequest request(ControlRequest::Kind k, TrialId trial, Config config = {}) {
+  ControlRequest r;
+  r.kind = k;
+  r.trial = trial;
+  r.config = std::move(config);
+  return r;
+}
+
+TEST(Control, StopEndsARunningTrialAndFreesItsWorkerForTheNext) {
+  Events ev;
+  Controller c = make(opts(10), 3, &ev);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  std::vector<Command> out;
+  const ControlOutcome o = c.on_control(request(ControlRequest::Kind::Stop, 1), 2, out);
+  EXPECT_TRUE(o.applied);
+  EXPECT_EQ(o.message, "trial 1 stopped at iteration 1 (it was RUNNING)");
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_EQ(count(out, Command::Kind::Stop, 1), 1u);
+  EXPECT_EQ(count(out, Command::Kind::Start, 2), 1u);  // the freed worker takes trial 2
+  // Again: it has ended.
+  const ControlOutcome again = c.on_control(request(ControlRequest::Kind::Stop, 1), 3, out);
+  EXPECT_FALSE(again.applied);
+  EXPECT_EQ(again.message, "trial 1 already ended (TERMINATED)");
+  EXPECT_FALSE(c.on_control(request(ControlRequest::Kind::Stop, 9), 3, out).applied);
+}
+
+TEST(Control, StopWithAtEndCheckpointsFirst) {
+  ControllerOptions o = opts(10);
+  o.checkpoint_at_end = true;
+  Controller c = make(o, 1, nullptr);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  std::vector<Command> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Stop, 1), 2, out).applied);
+  EXPECT_EQ(count(out, Command::Kind::Pause, 1), 1u);  // saves, then stops
+  EXPECT_FALSE(c.finished());                          // until the checkpoint lands
+  c.on_checkpoint(1, 0, 1, 3);
+  EXPECT_TRUE(c.finished());
+}
+
+TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNewValues) {
+  ControllerOptions o = opts(10);
+  o.checkpoint_on_stop = true;
+  Events ev;
+  Controller c = make(o, 1, &ev);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  c.on_result(1, 0, {{"loss", 0.9}}, 2);
+  std::vector<Command> out;
+  const ControlOutcome r = c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out);
+  ASSERT_TRUE(r.applied) << r.message;
+  EXPECT_CONTAINS(r.message, "trial 1: x ");
+  EXPECT_CONTAINS(r.message, "-> 0.25; paused at iteration 2 to go on from its checkpoint");
+  EXPECT_EQ(count(out, Command::Kind::Pause, 1), 1u);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Paused);
+  EXPECT_EQ(std::get<double>(c.find(1)->config.at("x")), 0.25);
+  // Its checkpoint lands: it starts again on the free worker, from iteration 2, with x = 0.25.
+  const auto starts = c.on_checkpoint(1, 0, 2, 4);
+  ASSERT_EQ(count(starts, Command::Kind::Start, 1), 1u);
+  const Command& s = starts.front();
+  EXPECT_EQ(s.restore_trial, 1);
+  EXPECT_EQ(s.restore_checkpoint, 2);
+  EXPECT_EQ(s.iterations, 2);
+  EXPECT_EQ(std::get<double>(s.config.at("x")), 0.25);
+  EXPECT_EQ(s.attempt, 0);  // not a failure
+  // It runs to max_t as usual.
+  for (int i = 3; i <= 10; ++i) c.on_result(1, 0, {{"loss", 0.5}}, 4 + i);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(1)->iterations, 10);
+}
+
+TEST(Control, SetIsRefusedForARunningTrialThatCannotCheckpoint) {
+  Controller c = make(opts(10), 1, nullptr);  // checkpoint_on_stop false: a command without checkpoints
+  c.on_worker_free(1, 0);
+  std::vector<Command> out;
+  const ControlOutcome r = c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.5}}), 1, out);
+  EXPECT_FALSE(r.applied);
+  EXPECT_CONTAINS(r.message, "cannot checkpoint");
+  EXPECT_TRUE(out.empty());
+  EXPECT_NE(std::get<double>(c.find(1)->config.at("x")), 0.5);
+}
+
+TEST(Control, SetAndStopOnPendingTrials) {
+  Controller c = make(opts(2), 3, nullptr);
+  c.on_worker_free(1, 0);  // trial 1 runs
+  std::vector<Command> out;
+  ControlRequest add = request(ControlRequest::Kind::Add, 0, {{"x", 0.75}});
+  ASSERT_TRUE(c.on_control(add, 1, out).applied);  // trial 2, pending: no worker is free
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Pending);
+  const ControlOutcome set = c.on_control(request(ControlRequest::Kind::Set, 2, {{"x", 0.5}}), 1, out);
+  ASSERT_TRUE(set.applied);
+  EXPECT_CONTAINS(set.message, "it starts with them");
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Stop, 2), 1, out).applied);
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Terminated);
+  EXPECT_TRUE(std::isnan(c.find(2)->start_time));  // it never ran
+  EXPECT_EQ(c.expected_trials(), 4);                // the searcher's 3 and the added one
+}
+
+TEST(Control, AddedTrialRunsWithItsConfigAndTheSearcherGoesOn) {
+  Controller c = make(opts(1), 2, nullptr);
+  std::vector<Command> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Add, 0, {{"x", 0.125}}), 0, out).applied);
+  EXPECT_TRUE(out.empty());  // no worker yet
+  auto cmds = c.on_worker_free(1, 0);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].trial, 1);  // first in, first run
+  EXPECT_EQ(std::get<double>(cmds[0].config.at("x")), 0.125);
+  std::vector<Command> pending = c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  int guard = 0;
+  while (!c.finished() && ++guard < 10) {
+    const auto start = std::find_if(pending.begin(), pending.end(), [](const Command& k) { return k.kind == Command::Kind::Start; });
+    ASSERT_NE(start, pending.end());
+    pending = c.on_result(start->trial, 0, {{"loss", 1.0}}, 2);
+  }
+  EXPECT_EQ(c.trials().size(), 3u);  // the added one and the searcher's two
+  EXPECT_TRUE(c.finished());
+  // Once the experiment is ending, nothing is accepted.
+  c.on_tick(5);
+  EXPECT_FALSE(c.on_control(request(ControlRequest::Kind::Add, 0, {{"x", 0.5}}), 6, out).applied);
+}
+
+TEST(Control, StopOfAPausedHyperBandTrialEndsIt) {
+  // HyperBand pauses trials at rung ends; stopping a paused one ends it for good.
+  ControllerOptions o = opts(9);
+  o.checkpoint_on_stop = true;
+  Controller c(o, make_searcher("random", fixtures::one_param(), {1, 9}),
+               make_scheduler("hyperband", {o.metric, o.mode, o.max_t}), nullptr);
+  std::vector<Command> pending = c.on_worker_free(1, 0);
+  TrialId paused = 0;
+  for (int step = 0; step < 200 && paused == 0 && !pending.empty(); ++step) {
+    const Command cmd = pending.front();
+    pending.erase(pending.begin());
+    if (cmd.kind == Command::Kind::Pause) {
+      paused = cmd.trial;
+      auto more = c.on_checkpoint(cmd.trial, cmd.attempt, c.find(cmd.trial)->iterations, step);
+      pending.insert(pending.end(), more.begin(), more.end());
+      break;
+    }
+    if (cmd.kind == Command::Kind::Stop) continue;
+    auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, step);
+    pending.insert(pending.end(), more.begin(), more.end());
+  }
+  ASSERT_NE(paused, 0) << "HyperBand paused no trial";
+  ASSERT_EQ(c.find(paused)->status, TrialStatus::Paused);
+  std::vector<Command> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Stop, paused), 300, out).applied);
+  EXPECT_EQ(c.find(paused)->status, TrialStatus::Terminated);
+}
+
+// ------------------------------------------------------------------ the control file
+
+TEST(ControlFile, LinesRoundTripAndBadLinesSayWhy) {
+  ControlRequest r = request(ControlRequest::Kind::Set, 4, {{"lr", 0.01}, {"act", std::string("tanh")}});
+  r.id = "abc";
+  r.force = true;
+  const ControlRequest back = io::parse_control_line(io::control_line(r));
+  EXPECT_EQ(back.kind, ControlRequest::Kind::Set);
+  EXPECT_EQ(back.id, "abc");
+  EXPECT_EQ(back.trial, 4);
+  EXPECT_EQ(back.config, r.config);
+  EXPECT_TRUE(back.force);
+  const auto why = [](const std::string& line) {
+    try {
+      io::parse_control_line(line);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_CONTAINS(why("stop 4"), "not JSON");
+  EXPECT_CONTAINS(why("[1]"), "not a JSON object");
+  EXPECT_CONTAINS(why(R"({"op": "kill", "trial": 1})"), "unknown op 'kill'; valid: stop, set, add");
+  EXPECT_CONTAINS(why(R"({"op": "stop"})"), "\"stop\" needs \"trial\"");
+  EXPECT_CONTAINS(why(R"({"op": "stop", "trial": 0})"), "a trial id >= 1");
+  EXPECT_CONTAINS(why(R"({"op": "add", "config": 3})"), "needs \"config\", an object");
+  EXPECT_CONTAINS(why(R"({"op": "add", "config": {"x": [1]}})"), "bad \"config\"");
+  EXPECT_CONTAINS(why(R"({"op": "stop", "trial": 2, "force": "yes"})"), "\"force\" must be true or false");
+  EXPECT_EQ(why(R"({"op": "stop", "trial": 2})"), "accepted");
+}
+
+TEST(ControlFile, InboxReadsOnlyNewCompleteLines) {
+  const std::string results =
+      (std::filesystem::temp_directory_path() / ("ranktune_control_" + std::to_string(getpid()) + ".h5")).string();
+  const std::string path = io::control_path(results);
+  EXPECT_EQ(path, results + ".control");
+  std::filesystem::remove(path);
+  { std::ofstream(path) << R"({"id": "old", "op": "stop", "trial": 1})" << "\n"; }
+  io::ControlInbox inbox(results);  // what was there before the run is not for it
+  EXPECT_TRUE(inbox.poll().empty());
+  ControlRequest r = request(ControlRequest::Kind::Stop, 2);
+  r.id = "new";
+  io::append_control(results, r);
+  { std::ofstream(path, std::ios::app) << R"({"id": "half", "op": "st)"; }  // a line still being written
+  auto lines = inbox.poll();
+  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_TRUE(lines[0].request.has_value());
+  EXPECT_EQ(lines[0].id, "new");
+  EXPECT_EQ(lines[0].request->trial, 2);
+  { std::ofstream(path, std::ios::app) << R"(op", "trial": 3})" << "\n" << R"({"id": "bad", "op": "nope"})" << "\n"; }
+  lines = inbox.poll();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].id, "half");  // the two halves joined
+  EXPECT_EQ(lines[0].request->trial, 3);
+  EXPECT_FALSE(lines[1].request.has_value());
+  EXPECT_EQ(lines[1].id, "bad");  // its sender still hears why
+  EXPECT_CONTAINS(lines[1].error, "unknown op 'nope'");
+  // Replaced by a shorter file: read from its start.
+  { std::ofstream(path, std::ios::trunc) << R"({"id": "again", "op": "stop", "trial": 5})" << "\n"; }
+  lines = inbox.poll();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].id, "again");
+  std::filesystem::remove(path);
+  EXPECT_TRUE(inbox.poll().empty());
+}
+
+}  // namespace
+}  // namespace ranktune::search
