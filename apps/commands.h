@@ -33,6 +33,7 @@ struct ReportOptions {
   std::size_t top = 10;
   std::string format = "table";
   std::string plots;                 ///< folder for the SVG charts ("" = none)
+  std::string html;                  ///< write a self-contained HTML report here ("" = none)
   std::int64_t schedule_trial = 0;   ///< print (and plot) this trial's PBT schedule
 };
 int run_report(const ReportOptions& o);

@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--plots", report.plots,
                          "Write SVG charts into this folder: curves.svg (the best --top trials' learning curves) and, "
                          "for PBT, schedule_trial_T.svg (the best trial's hyperparameter schedule)");
+  report_cmd->add_option("--html", report.html,
+                         "Write a self-contained HTML report (leaderboard, curves, evaluations, control, stack) to "
+                         "this file");
   report_cmd->add_option("--schedule", report.schedule_trial,
                          "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
       ->check(CLI::PositiveNumber);

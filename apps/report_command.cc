@@ -8,6 +8,7 @@
 #include "io/store.h"
 #include "io/evaluations.h"
 #include "report/evaluations.h"
+#include "report/html.h"
 #include "report/leaderboard.h"
 #include "report/plots.h"
 #include "report/schedule.h"
@@ -45,6 +46,9 @@ int run_report(const ReportOptions& o) {
           std::printf("(%zu evaluations recorded; every one is in /evaluations)\n", evaluations.size());
       }
     }
+  }
+  if (!o.html.empty()) {
+    write_file(o.html, report::render_html(file, io::read_evaluations(o.results), o.top));
   }
   if (!o.plots.empty()) {
     const std::filesystem::path dir(o.plots);

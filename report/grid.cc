@@ -27,6 +27,34 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_html_table(const Grid& g) {
+  std::string out = "<table>\n<tr>";
+  for (std::size_t c = 0; c < g.head.size(); ++c)
+    out += std::string(g.numeric[c] ? "<th class=\"n\">" : "<th>") + html_escape(g.head[c]) + "</th>";
+  out += "</tr>\n";
+  for (const auto& row : g.body) {
+    out += "<tr>";
+    for (std::size_t c = 0; c < row.size(); ++c)
+      out += std::string(g.numeric[c] ? "<td class=\"n\">" : "<td>") + html_escape(one_line(row[c])) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
 // Parameter strings come from the file: keep one row on one line.
 std::string one_line(std::string s) {
   std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');

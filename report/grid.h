@@ -22,6 +22,11 @@ std::string render_table(const Grid& g);
 std::string render_markdown_table(const Grid& g);
 std::string render_csv(const Grid& g);
 
+/// `s` with &, <, > and " escaped for HTML and SVG text and attributes.
+std::string html_escape(const std::string& s);
+/// The grid as an HTML <table> (header row, numeric columns right-aligned), cells escaped.
+std::string render_html_table(const Grid& g);
+
 /// `s` with newlines and tabs made spaces: strings from a file stay on one row.
 std::string one_line(std::string s);
 /// one_line(s) with '|' escaped for a Markdown cell.

@@ -72,6 +72,8 @@ std::map<std::string, std::size_t> count_by_status(const io::ResultsFile& file) 
   return counts;
 }
 
+}  // namespace
+
 // "TERMINATED 14, ERROR 2", in lifecycle order rather than alphabetically.
 std::string counts_line(const io::ResultsFile& file) {
   const auto counts = count_by_status(file);
@@ -112,6 +114,8 @@ std::string stack_summary(const io::ResultsFile& file) {
   }
   return parts.empty() ? "unknown" : join(parts, " | ", as_is);
 }
+
+namespace {
 
 // ---------------------------------------------------------------- cells
 
@@ -205,6 +209,10 @@ std::string trials_line(const io::ResultsFile& file, const std::vector<Ranked>& 
 }
 
 }  // namespace
+
+Grid leaderboard_grid(const io::ResultsFile& file, std::size_t top, int digits) {
+  return grid(file, rank_trials(file, top), digits);
+}
 
 std::optional<Format> parse_format(const std::string& name) {
   if (name == "table") return Format::Table;

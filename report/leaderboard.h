@@ -25,6 +25,14 @@ struct LeaderboardOptions {
 /// without a finite best last, ties by id.
 std::vector<const search::Trial*> best_first(const io::ResultsFile& file);
 
+struct Grid;
+/// The leaderboard as a grid (the rows of render_leaderboard), `digits` significant digits.
+Grid leaderboard_grid(const io::ResultsFile& file, std::size_t top, int digits);
+/// One line about the run's machines: hosts, MPI library, HDF5, device mode and workers.
+std::string stack_summary(const io::ResultsFile& file);
+/// "TERMINATED 14, ERROR 2", in lifecycle order.
+std::string counts_line(const io::ResultsFile& file);
+
 /// Renders the leaderboard of `file`. Rows: rank, trial_id, status, best (the best metric
 /// value), best_iteration, iterations, wall_s, then one column per hyperparameter.
 /// Order: best value first by meta.mode (max: descending, min: ascending); trials without

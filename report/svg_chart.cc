@@ -1,5 +1,7 @@
 #include "report/svg_chart.h"
 
+#include "report/grid.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,20 +14,6 @@ namespace {
 constexpr double kWidth = 760, kPanel = 280, kLeft = 70, kRight = 190, kTop = 30, kBottom = 45;
 constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string num(double v) {
   char buf[32];
@@ -62,7 +50,7 @@ struct Range {
 
 void panel(std::ostringstream& out, const Chart& c, double y0) {
   const double w = kWidth - kLeft - kRight, h = kPanel - kTop - kBottom;
-  out << "<text x=\"" << kLeft << "\" y=\"" << y0 + 18 << "\" font-size=\"14\" font-weight=\"bold\">" << escape(c.title)
+  out << "<text x=\"" << kLeft << "\" y=\"" << y0 + 18 << "\" font-size=\"14\" font-weight=\"bold\">" << html_escape(c.title)
       << "</text>\n";
   Range xr, yr;
   for (const Series& s : c.series)
@@ -93,9 +81,9 @@ void panel(std::ostringstream& out, const Chart& c, double y0) {
         << "\" font-size=\"11\" text-anchor=\"end\">" << num(t) << "</text>\n";
   }
   out << "<text x=\"" << kLeft + w / 2 << "\" y=\"" << top + h + 36 << "\" font-size=\"12\" text-anchor=\"middle\">"
-      << escape(c.x_label) << "</text>\n";
+      << html_escape(c.x_label) << "</text>\n";
   out << "<text x=\"16\" y=\"" << top + h / 2 << "\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
-      << top + h / 2 << ")\">" << escape(c.y_label) << "</text>\n";
+      << top + h / 2 << ")\">" << html_escape(c.y_label) << "</text>\n";
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     const Series& s = c.series[i];
     const char* color = kColors[i % std::size(kColors)];
@@ -115,7 +103,7 @@ void panel(std::ostringstream& out, const Chart& c, double y0) {
       const double ly = top + 10 + static_cast<double>(i) * 16;
       out << "<line x1=\"" << kLeft + w + 10 << "\" y1=\"" << ly << "\" x2=\"" << kLeft + w + 30 << "\" y2=\"" << ly
           << "\" stroke=\"" << color << "\" stroke-width=\"2\"/><text x=\"" << kLeft + w + 35 << "\" y=\"" << ly + 4
-          << "\" font-size=\"11\">" << escape(s.label) << "</text>\n";
+          << "\" font-size=\"11\">" << html_escape(s.label) << "</text>\n";
     }
   }
 }

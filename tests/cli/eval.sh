@@ -100,6 +100,11 @@ assert e['latency'] == [] and abs(e['metrics']['test_accuracy'] - float(sys.argv
 "$R" report "$WORK/m.h5" > "$WORK/report.txt" || fail "report failed"
 grep -q "held-out evaluation 2 (test split" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "no evaluation in the report"; }
 grep -q "2 evaluations recorded" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "the count is missing"; }
+"$R" report "$WORK/m.h5" --html "$WORK/report.html" > /dev/null || fail "report --html failed"
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/report.html" --section Leaderboard --section "Learning curves" \
+  --section "Held-out evaluations" --section Workers --section "Hardware and software stack" --svgs 1 \
+  || fail "the HTML report is wrong"
+grep -q "<h3>Evaluation 2: test split" "$WORK/report.html" || fail "the HTML report lacks evaluation 2"
 # --no-record records nothing.
 "$R" eval "$WORK/m.h5" --top 1 --device cpu --batch-sizes 1 --latency-s 0 --no-record > /dev/null 2>&1 || fail "--no-record failed"
 # Resuming the finished run and compacting the file keep the evaluations.

@@ -7,6 +7,10 @@ source "$(dirname "$0")/../mpi/lib.sh"
 "$RANKTUNE" simulate "$SRC/configs/rosenbrock_pbt.toml" --workers 4 --results "$WORK/pbt.h5" > "$WORK/sim.txt" 2>&1 \
   || { cat "$WORK/sim.txt"; fail "simulate exited $?"; }
 "$RANKTUNE" report "$WORK/pbt.h5" --top 5 --plots "$WORK/plots" > "$WORK/report.txt" || fail "report --plots failed"
+# The HTML page inlines the same two charts (curves, and the PBT schedule of the best trial).
+"$RANKTUNE" report "$WORK/pbt.h5" --top 5 --html "$WORK/pbt.html" > /dev/null || fail "report --html failed"
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/pbt.html" --section Leaderboard --section "PBT schedule of trial" --svgs 2 \
+  || fail "the HTML report of a PBT run is wrong"
 grep -q "wrote $WORK/plots/curves.svg" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "no curves.svg"; }
 "$PY" - "$WORK/pbt.h5" "$WORK/plots" "$RANKTUNE" <<'PY'
 import collections, json, subprocess, sys, glob, h5py

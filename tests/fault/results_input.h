@@ -1,6 +1,7 @@
 #pragma once
 // One untrusted results file through everything `ranktune report` does with it: the
-// reader, every leaderboard format, and its held-out evaluations in every format. Shared by the libFuzzer target and the corpus
+// reader, every leaderboard format, its held-out evaluations in every format, and the
+// HTML page. Shared by the libFuzzer target and the corpus
 // replay test, so a crash the fuzzer found is replayed through the same calls.
 
 #include <string>
@@ -8,6 +9,7 @@
 #include "io/evaluations.h"
 #include "io/store.h"
 #include "report/evaluations.h"
+#include "report/html.h"
 #include "report/leaderboard.h"
 
 namespace ranktune::fault {
@@ -20,8 +22,10 @@ inline std::string read_and_render(const std::string& path) {
     constexpr report::Format kFormats[] = {report::Format::Table, report::Format::Csv, report::Format::Json,
                                            report::Format::Markdown};
     for (auto format : kFormats) report::render_leaderboard(file, {0, format});
-    for (const io::Evaluation& e : io::read_evaluations(path))
+    const std::vector<io::Evaluation> evaluations = io::read_evaluations(path);
+    for (const io::Evaluation& e : evaluations)
       for (auto format : kFormats) report::render_evaluation(file, e, format);
+    report::render_html(file, evaluations, 0);
     return "";
   } catch (const io::StoreError& e) {
     return e.what();

@@ -55,6 +55,10 @@ added = [t for t in trials if t["x1"] == 2.5 and t["x2"] == 3.0]
 assert len(added) == 1 and added[0]["iterations"] == 20, trials
 print(f"ok: trial 2 ran iterations 1-{k} at the old x1 and {k + 1}-20 at 1.5; trial {added[0]['trial_id']} was added")
 PY
+"$R" report "$WORK/q.h5" --html "$WORK/q.html" > /dev/null || fail "report --html failed"
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/q.html" --section "Live control" --section Leaderboard \
+  || fail "the HTML report lacks the live control section"
+[[ $(grep -c "applied: \|refused: " "$WORK/q.html") -eq 5 ]] || fail "the HTML report does not list the 5 answers"
 # On a finished run: refused at once, nothing to control.
 ctl 2 "no run is writing it" stop "$WORK/q.h5" 3
 # A malformed line in the control file is answered (refused), not fatal: see the unit
