@@ -2,7 +2,7 @@
 // (search/simulator.h), the way `ranktune simulate` runs the synthetic trainable.
 //
 // For each function (hartmann6, branin) and pair (random+fifo, random+asha,
-// random+hyperband, bohb+hyperband, bohb+asha, tpe+fifo, tpe+asha), over seeds 1..S, on W
+// random+hyperband, bohb+hyperband, bohb+asha, tpe+fifo, tpe+asha, and both with TPE's constant_liar off), over seeds 1..S, on W
 // virtual workers,
 // max_t = 27 steps of 1 virtual second (lognormal jitter 0.1), noise 0.01, and a time
 // budget of B virtual seconds, it prints the medians over the seeds of:
@@ -64,15 +64,15 @@ Space space_of(const train::SyntheticFunction& f) {
   return s;
 }
 
-Run simulate_pair(const train::SyntheticFunction& f, const std::string& searcher, const std::string& scheduler,
-                  int workers, std::uint64_t seed, double budget_s) {
+Run simulate_pair(const train::SyntheticFunction& f, const std::string& searcher, const Options& searcher_options,
+                  const std::string& scheduler, int workers, std::uint64_t seed, double budget_s) {
   const Space space = space_of(f);
   ControllerOptions o;
   o.metric = "loss";
   o.mode = Mode::Min;
   o.max_t = kMaxT;
   o.time_budget_s = budget_s;
-  Controller c(o, make_searcher(searcher, space, {seed, 1000000, "loss", Mode::Min}),
+  Controller c(o, make_searcher(searcher, space, {seed, 1000000, "loss", Mode::Min}, searcher_options),
                make_scheduler(scheduler, {"loss", Mode::Min, kMaxT, &space, seed}));
   const double target = f.optimum + 0.01 * std::abs(f.optimum);
   Run run;
@@ -115,9 +115,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_search [workers >= 1 [seeds >= 1 [budget_s > 0]]]\n");
     return 2;
   }
+  // "tpe-nocl": TPE with constant_liar = false (the default is true).
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"random", "fifo"}, {"random", "asha"}, {"random", "hyperband"}, {"bohb", "hyperband"},
-      {"bohb", "asha"},   {"tpe", "fifo"},   {"tpe", "asha"}};
+      {"bohb", "asha"},   {"tpe", "fifo"},   {"tpe", "asha"},          {"tpe-nocl", "fifo"},
+      {"tpe-nocl", "asha"}};
   std::printf("%d workers, %d seeds, budget %g virtual s, max_t %lld; medians over seeds\n", workers, seeds, budget_s,
               static_cast<long long>(kMaxT));
   std::printf("%-10s %-18s %11s %5s %11s %12s %8s %8s\n", "function", "searcher+scheduler", "time_to_1%", "hits",
@@ -129,7 +131,10 @@ int main(int argc, char** argv) {
       std::vector<double> ttt, best_f, best_loss, trials;
       int hits = 0;
       for (int seed = 1; seed <= seeds; ++seed) {
-        const Run r = simulate_pair(*f, searcher, scheduler, workers, static_cast<std::uint64_t>(seed), budget_s);
+        const bool no_liar = searcher == "tpe-nocl";
+        const Options opts = no_liar ? Options{{"constant_liar", std::int64_t{0}}} : Options{};
+        const Run r = simulate_pair(*f, no_liar ? "tpe" : searcher, opts, scheduler, workers,
+                                    static_cast<std::uint64_t>(seed), budget_s);
         ttt.push_back(r.time_to_target);
         hits += std::isfinite(r.time_to_target);
         best_f.push_back(r.best_f);

@@ -385,7 +385,7 @@ Point propose_joint(const Space& space, const std::vector<const Point*>& good, c
 }  // namespace
 
 Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
-              Rng& rng) {
+              Rng& rng, const std::vector<const Point*>& running) {
   // Split by score, best first; a stable sort keeps ties in observation order so the split
   // is deterministic. The estimators then see each set in observation order, which the
   // forgetting weights need.
@@ -401,6 +401,7 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   for (std::size_t i = 0; i < n_good; ++i) is_good[rank[i]] = true;
   std::vector<const Point*> good, bad;
   for (std::size_t i = 0; i < n; ++i) (is_good[i] ? good : bad).push_back(observations[i].point);
+  bad.insert(bad.end(), running.begin(), running.end());
   if (options.multivariate) return propose_joint(space, good, bad, options, rng);
   Point point(space.params.size());
   for (std::size_t i = 0; i < space.params.size(); ++i) {

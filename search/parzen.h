@@ -76,9 +76,13 @@ Point sample_point(const Space& space, Rng& rng);
 
 /// The model-based proposal: splits `observations` (oldest first; the order is the
 /// forgetting weights') into good and bad sets and picks each parameter by expected
-/// improvement. Draws only from `rng`. `observations` must not be empty.
+/// improvement. `running` are the points of trials suggested but not complete: they join
+/// the bad set after the split (the constant liar: each counts as the worst result yet,
+/// but does not change how many observations are good), so that workers suggesting at
+/// the same time spread out instead of piling onto one mode of l(x). Draws only from
+/// `rng`. `observations` must not be empty.
 Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
-              Rng& rng);
+              Rng& rng, const std::vector<const Point*>& running = {});
 
 /// Writes a point as space-separated exact doubles, each preceded by a space.
 void write_point(std::ostream& out, const Point& point);

@@ -18,6 +18,7 @@ TpeOptions TpeOptions::read(const Options& options) {
   t.n_ei_candidates = m.n_ei_candidates;
   t.prior_weight = m.prior_weight;
   t.multivariate = m.multivariate;
+  t.constant_liar = r.flag("constant_liar", t.constant_liar);
   r.finish();
   return t;
 }
@@ -35,7 +36,12 @@ Suggestion TpeSearcher::suggest(TrialId id) {
     std::vector<parzen::Scored> scored;
     scored.reserve(observed_.size());
     for (const auto& o : observed_) scored.push_back({o.score, &o.point});
-    point = parzen::propose(space_, scored, tpe_.model(), rng);
+    std::vector<const Point*> running;
+    if (tpe_.constant_liar) {
+      running.reserve(pending_.size());
+      for (const auto& [pid, p] : pending_) running.push_back(&p);
+    }
+    point = parzen::propose(space_, scored, tpe_.model(), rng, running);
   }
   Config config = parzen::decode(space_, point);
   pending_[id] = std::move(point);

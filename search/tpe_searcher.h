@@ -29,6 +29,9 @@ struct TpeOptions {
   std::int64_t n_ei_candidates = 24; ///< draws from l(x) per parameter and suggestion (>= 1)
   double prior_weight = 1.0;         ///< weight of each estimator's prior component (> 0)
   bool multivariate = false;         ///< one joint estimator instead of one per parameter
+  /// Running trials join the bad set as if they had the worst result yet (Optuna's
+  /// constant_liar), so that parallel workers do not all sample the same region.
+  bool constant_liar = true;
 
   /// Reads and range-checks the options; throws OptionError for a bad or unknown key.
   static TpeOptions read(const Options& options);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <numbers>
 #include <set>
@@ -221,6 +222,7 @@ TEST(Tpe, RejectsBadOptions) {
   expect_error({{"n_ei_candidates", std::int64_t{0}}}, "n_ei_candidates", "must be >= 1");
   expect_error({{"prior_weight", 0.0}}, "prior_weight", "must be > 0");
   expect_error({{"gama", 0.3}}, "gama", "Did you mean 'gamma'?");
+  expect_error({{"constant_liar", std::int64_t{2}}}, "constant_liar", "must be true or false");
   const Options all{{"n_startup", std::int64_t{4}}, {"gamma", 0.1}, {"n_ei_candidates", std::int64_t{48}},
                     {"prior_weight", 2.0}};
   const auto t = TpeOptions::read(all);
@@ -228,6 +230,40 @@ TEST(Tpe, RejectsBadOptions) {
   EXPECT_DOUBLE_EQ(t.gamma, 0.1);
   EXPECT_EQ(t.n_ei_candidates, 48);
   EXPECT_DOUBLE_EQ(t.prior_weight, 2.0);
+  EXPECT_TRUE(t.constant_liar);  // the default
+  EXPECT_FALSE(TpeOptions::read({{"constant_liar", std::int64_t{0}}}).constant_liar);
+}
+
+// 40 suggestions in a row with none completing, as 40 workers asking at once, after 12
+// completed trials scored by |x - 0.2|: the mean distance from each suggestion to its
+// nearest neighbour among them (how spread out they are).
+double spread_of_simultaneous(bool constant_liar) {
+  const Space space{{{"x", uniform(0, 1)}}};
+  auto t = make_searcher("tpe", space, opts(3, 100), {{"constant_liar", std::int64_t{constant_liar}}});
+  TrialId id = 1;
+  for (int i = 0; i < 12; ++i, ++id) {
+    const Config c = t->suggest(id).config;
+    t->on_trial_complete(id, {{"loss", std::abs(std::get<double>(c.at("x")) - 0.2)}}, false);
+  }
+  std::vector<double> xs;
+  for (int i = 0; i < 40; ++i, ++id) xs.push_back(std::get<double>(t->suggest(id).config.at("x")));
+  double sum = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    double nearest = 1;
+    for (std::size_t j = 0; j < xs.size(); ++j)
+      if (j != i) nearest = std::min(nearest, std::abs(xs[i] - xs[j]));
+    sum += nearest;
+  }
+  return sum / static_cast<double>(xs.size());
+}
+
+TEST(Tpe, ConstantLiarSpreadsSimultaneousSuggestions) {
+  const double with = spread_of_simultaneous(true), without = spread_of_simultaneous(false);
+  std::printf("mean nearest-neighbour distance of 40 simultaneous suggestions: %.4f with the liar, %.4f without\n",
+              with, without);
+  // Without the liar all 40 come from one model and crowd its modes; with it, each running
+  // suggestion makes its neighbourhood look bad to the next ones.
+  EXPECT_GT(with, 1.5 * without);
 }
 
 TEST(Tpe, SaveRestoreContinuesIdentically) {
