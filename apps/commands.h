@@ -92,6 +92,7 @@ struct CtlOptions {
   std::string results;
   std::int64_t trial = 0;                ///< stop, set
   std::vector<std::string> assignments;  ///< set, add: name=value
+  std::int64_t count = 0;                ///< add: this many more trials from the searcher
   bool force = false;                    ///< values outside their domains
   double wait_s = 30;                    ///< wait this long for the run's answer (0: do not)
 };

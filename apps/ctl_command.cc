@@ -58,12 +58,15 @@ int run_ctl(const CtlOptions& o) {
                            : search::ControlRequest::Kind::Add;
   r.trial = o.trial;
   r.force = o.force;
+  r.count = o.count;
+  if (r.kind == search::ControlRequest::Kind::Add && (o.count > 0) == !o.assignments.empty())
+    throw std::invalid_argument("ctl add: give either a whole config (name=value for every parameter) or --count N");
   for (const std::string& a : o.assignments) {
     auto [name, value] = parse_assignment(a);
     r.config[name] = value;
   }
   // Checked here for a prompt answer; rank 0 checks again (the file is an open channel).
-  if (r.kind != search::ControlRequest::Kind::Stop) {
+  if (r.kind != search::ControlRequest::Kind::Stop && r.count == 0) {
     const io::ExperimentConfig cfg = io::stored_config(file);
     const std::string why =
         search::check_control_config(cfg.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);

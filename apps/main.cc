@@ -120,10 +120,13 @@ int main(int argc, char** argv) {
     sub->add_option("results", ctl.results, "Results file of the running experiment (.h5)")->required();
     if (sub != ctl_add) sub->add_option("trial", ctl.trial, "Trial id")->required()->check(CLI::PositiveNumber);
     if (sub != ctl_stop) {
-      sub->add_option("values", ctl.assignments, "name=value ... (e.g. lr=0.01 activation=tanh)")->required();
+      auto* values = sub->add_option("values", ctl.assignments, "name=value ... (e.g. lr=0.01 activation=tanh)");
+      if (sub == ctl_set) values->required();
       sub->add_flag("--force", ctl.force, "Accept values outside the parameters' domains");
     }
   }
+  ctl_add->add_option("--count", ctl.count, "Instead of a config: this many more trials from the search algorithm")
+      ->check(CLI::PositiveNumber);
 
   apps::SlurmCommand slurm(app);
 

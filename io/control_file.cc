@@ -40,7 +40,11 @@ std::string control_path(const std::string& results) { return results + ".contro
 std::string control_line(const search::ControlRequest& r) {
   nlohmann::json j = {{"id", r.id}, {"op", search::to_string(r.kind)}};
   if (r.kind != search::ControlRequest::Kind::Add) j["trial"] = r.trial;
-  if (r.kind != search::ControlRequest::Kind::Stop) j["config"] = to_json(r.config);
+  if (r.kind == search::ControlRequest::Kind::Add && r.count > 0) {
+    j["count"] = r.count;
+  } else if (r.kind != search::ControlRequest::Kind::Stop) {
+    j["config"] = to_json(r.config);
+  }
   if (r.force) j["force"] = true;
   return j.dump();
 }
@@ -71,7 +75,11 @@ search::ControlRequest parse_control_line(const std::string& line) {
       throw std::invalid_argument("\"" + op + "\" needs \"trial\", a trial id >= 1");
     r.trial = j["trial"];
   }
-  if (r.kind != search::ControlRequest::Kind::Stop) {
+  if (r.kind == search::ControlRequest::Kind::Add && j.contains("count")) {
+    if (!j["count"].is_number_integer() || j["count"].get<std::int64_t>() < 1 || j.contains("config"))
+      throw std::invalid_argument("\"count\" must be an integer >= 1, without a \"config\"");
+    r.count = j["count"];
+  } else if (r.kind != search::ControlRequest::Kind::Stop) {
     if (!j.contains("config") || !j["config"].is_object())
       throw std::invalid_argument("\"" + op + "\" needs \"config\", an object of parameter values");
     try {

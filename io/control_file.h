@@ -7,7 +7,7 @@
 /// request's id.
 ///
 /// One request per line: {"id": "...", "op": "stop"|"set"|"add", "trial": N,
-/// "config": {...}, "force": false}.
+/// "config": {...}, "count": N, "force": false}; "add" has a "config" or a "count".
 
 #include <cstdint>
 #include <optional>

@@ -229,14 +229,14 @@ class Driver {
       // The file is an input like any other: its values are checked here, whatever the
       // sender checked.
       std::string why;
-      if (r.kind != search::ControlRequest::Kind::Stop)
+      if (r.kind != search::ControlRequest::Kind::Stop && r.count == 0)
         why = search::check_control_config(cfg_.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);
       std::vector<search::Command> out;
       const search::ControlOutcome o =
           why.empty() ? controller_.on_control(r, t, out) : search::ControlOutcome{false, why};
       // The event is about the trial it names, when there is one.
       const auto known = static_cast<search::TrialId>(controller_.trials().size());
-      const search::TrialId trial = r.kind == search::ControlRequest::Kind::Add ? (o.applied ? known : -1)
+      const search::TrialId trial = r.kind == search::ControlRequest::Kind::Add ? (o.applied && r.count == 0 ? known : -1)
                                     : r.trial <= known                          ? r.trial
                                                                                 : -1;
       recorder_.on_event(t, trial, -1, "control", tag + (o.applied ? " applied: " : " refused: ") + o.message);

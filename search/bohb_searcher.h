@@ -77,6 +77,10 @@ class BohbSearcher final : public Searcher {
   void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   std::int64_t total() const override { return options_.num_samples; }
+  std::string extend(std::int64_t n) override {
+    options_.num_samples += n;
+    return "";
+  }
   /// Text: the suggestion and random-suggestion counts, the model budget, the trials still
   /// needed (id, results seen, complete, point) and the observations kept, per budget in
   /// arrival order (id, value as reported).

@@ -24,6 +24,7 @@ class ConcurrencyLimiter final : public Searcher {
   void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   std::int64_t total() const override { return inner_->total(); }
+  std::string extend(std::int64_t n) override { return inner_->extend(n); }
   /// Text: "concurrency_limiter 1", the live trial ids, then the inner searcher's state,
   /// length-prefixed so that it may contain any bytes.
   std::string save() const override;

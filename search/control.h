@@ -14,12 +14,14 @@ struct ControlRequest {
   enum class Kind {
     Stop,  ///< end `trial` now (TERMINATED; a checkpoint first with [checkpoint] at_end)
     Set,   ///< change some hyperparameters of `trial` (it goes on from its checkpoint)
-    Add,   ///< a new trial with `config` (every parameter of the space)
+    Add,   ///< a new trial with `config` (every parameter of the space), or `count` more
+           ///< trials from the searcher
   };
   Kind kind = Kind::Stop;
   std::string id;           ///< the requester's tag, quoted in the answer
   TrialId trial = 0;        ///< Stop, Set
   Config config;            ///< Set: the values to change; Add: the whole config
+  std::int64_t count = 0;   ///< Add without a config: this many more from the searcher
   bool force = false;       ///< accept values outside their domains (types must still match)
 };
 

@@ -441,6 +441,18 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
 ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::vector<Command>& out) {
   const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
   if (!accepting()) return refuse(std::string("the experiment is ending (") + to_string(end_reason_) + "): nothing changes now");
+  if (r.kind == ControlRequest::Kind::Add && r.count > 0) {
+    // The searcher's scheduler was told it finished (HyperBand closed its brackets): it
+    // cannot be reopened.
+    if (searcher_finished_)
+      return refuse("the search algorithm has proposed all its trials and the scheduler knows it: add trials "
+                    "with explicit configs instead");
+    if (std::string why = searcher_->extend(r.count); !why.empty()) return refuse(why);
+    extended_ += r.count;
+    dispatch(now, out);
+    return {true, "the search algorithm proposes " + std::to_string(r.count) + " more trials (" +
+                      std::to_string(expected_trials()) + " in all)"};
+  }
   if (r.kind == ControlRequest::Kind::Add) {
     const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
     Trial& t = trials_.emplace_back();
@@ -516,7 +528,9 @@ std::vector<Command> Controller::request_stop(double now) {
 
 std::string Controller::save_state() const {
   std::ostringstream out;
-  out << "controller 1\n";
+  // Version 2 adds the trials `ranktune ctl add --count` asked of the searcher, which its
+  // own state does not hold: resume re-applies them.
+  out << "controller 2\nextended " << extended_ << '\n';
   write_text(out, searcher_->save());
   out << '\n';
   write_text(out, scheduler_->save());
@@ -533,12 +547,25 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     std::istringstream in(state);
     std::string tag;
     int version = 0;
-    if (!(in >> tag >> version) || tag != "controller" || version != 1)
-      throw std::invalid_argument("resume: the stored state has no 'controller 1' header");
+    if (!(in >> tag >> version) || tag != "controller" || (version != 1 && version != 2))
+      throw std::invalid_argument("resume: the stored state has no 'controller 1' or 'controller 2' header");
+    std::int64_t extended = 0;
+    if (version == 2) {
+      std::string word;
+      if (!(in >> word >> extended) || word != "extended" || extended < 0)
+        throw std::invalid_argument("resume: the stored state has a bad 'extended' line");
+    }
     const std::string searcher = read_text(in, "searcher state");
     const std::string scheduler = read_text(in, "scheduler state");
     searcher_->restore(searcher);
     scheduler_->restore(scheduler);
+    extended_ = 0;
+    if (extended > 0) {
+      if (std::string why = searcher_->extend(extended); !why.empty())
+        throw std::invalid_argument("resume: the stored state added " + std::to_string(extended) +
+                                    " trials, which this search algorithm refuses: " + why);
+      extended_ = extended;
+    }
   } else {
     // No state was stored (the run died before its first commit, or `ranktune simulate`
     // wrote the file). The searcher is walked over the trials that exist, so that it goes on

@@ -145,7 +145,9 @@ class Controller {
   /// checkpoints) and goes on from that checkpoint with them, as after a PBT exploit of
   /// itself, which needs a trainable that can checkpoint (ControllerOptions::
   /// checkpoint_on_stop). Add appends a trial with the request's config, which the searcher
-  /// did not suggest (searchers ignore trials that are not theirs). Refused, with why: an
+  /// did not suggest (searchers ignore trials that are not theirs); or, with a count, asks
+  /// the searcher for that many trials more (Searcher::extend; kept in save_state, so a
+  /// resume keeps them), refused once the searcher has finished. Refused, with why: an
   /// unknown or ended trial, and any change once the experiment is ending. The commands it
   /// needs are appended to `out`; the caller records the outcome (the driver as a
   /// "control" event that answers the request).
@@ -227,6 +229,7 @@ class Controller {
   std::set<TrialId> interrupted_;        // paused by request_stop, checkpoint on its way
   bool searcher_finished_ = false;
   std::int64_t added_ = 0;               // trials added by on_control, beyond the searcher's
+  std::int64_t extended_ = 0;            // trials on_control asked of the searcher beyond its plan
   EndReason end_reason_ = EndReason::None;
 };
 

@@ -13,6 +13,10 @@ class RandomSearcher final : public Searcher {
 
   Suggestion suggest(TrialId id) override;
   std::int64_t total() const override { return total_; }
+  std::string extend(std::int64_t n) override {
+    total_ += n;
+    return "";
+  }
   std::string save() const override;
   void restore(const std::string& state) override;
 

@@ -67,6 +67,13 @@ void Repeater::on_trial_complete(TrialId id, const Metrics& last, bool error) {
   inner_->on_trial_complete(first, {{metric_, mean}}, all_errored);
 }
 
+std::string Repeater::extend(std::int64_t n) {
+  if (n % repeat_ != 0)
+    return "each config runs repeat = " + std::to_string(repeat_) + " times: add a multiple of " +
+           std::to_string(repeat_) + " trials";
+  return inner_->extend(n / repeat_);
+}
+
 std::int64_t Repeater::total() const {
   const std::int64_t t = inner_->total();
   return t < 0 ? -1 : t * repeat_;

@@ -39,6 +39,8 @@ class Repeater final : public Searcher {
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// inner total × repeat, or -1 when the inner total is unknown.
   std::int64_t total() const override;
+  /// Whole groups only: `n` must be a multiple of `repeat`.
+  std::string extend(std::int64_t n) override;
   /// Text: "repeater 1", repeat, the group being suggested, the open groups, then the
   /// inner searcher's state, length-prefixed.
   std::string save() const override;

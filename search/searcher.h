@@ -34,6 +34,13 @@ class Searcher {
   virtual void on_trial_complete(TrialId id, const Metrics& last, bool error) {}
   /// Total number of trials this searcher will propose, or -1 when not known in advance.
   virtual std::int64_t total() const { return -1; }
+  /// Proposes `n` (>= 1) trials more than planned (`ranktune ctl add --count`): random
+  /// and grid search go on with their enumeration (a grid starts another pass over its
+  /// points), TPE and BOHB with their models. Returns "" when it will, else why not. Not
+  /// part of save(): the caller re-applies it after a restore.
+  virtual std::string extend(std::int64_t n) {
+    return "this search algorithm cannot propose more trials than it planned";
+  }
   /// Serializes the searcher's state (for resume).
   virtual std::string save() const = 0;
   /// Restores a state that save() produced. Throws std::invalid_argument on a bad state.

@@ -46,6 +46,10 @@ class TpeSearcher final : public Searcher {
   Suggestion suggest(TrialId id) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   std::int64_t total() const override { return options_.num_samples; }
+  std::string extend(std::int64_t n) override {
+    options_.num_samples += n;
+    return "";
+  }
   /// Text: the suggestion count, the configs of trials not yet complete, and the
   /// observations in the order they completed (id, value, one number per parameter).
   std::string save() const override;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `ranktune ctl` against a real run under mpirun (1 driver + 2 workers, branin at 0.2 s a
 # step): stop a running trial, change a running trial's x1 (it checkpoints and goes on from
-# there with the new value, which the noiseless objective of its later results shows),
-# change a pending one, add a trial, and the refusals. Then the run finishes normally, the
+# there with the new value, which the noiseless objective of its later results shows), add
+# a trial with a config and two more from the searcher, and the refusals. Then the run finishes normally, the
 # file records every answer, and ctl on a finished run is refused without waiting.
 source "$(dirname "$0")/lib.sh"
 R="$RANKTUNE"
@@ -22,6 +22,8 @@ ctl 0 "applied: trial 2: x1 .* -> 1.5; paused at iteration" set "$WORK/q.h5" 2 x
 ctl 2 "refused: trial 1 already ended (TERMINATED)" stop "$WORK/q.h5" 1
 ctl 2 "refused: no trial 99" set "$WORK/q.h5" 99 x1=1
 ctl 0 "applied: added trial" add "$WORK/q.h5" x1=2.5 x2=3
+ctl 0 "applied: the search algorithm proposes 2 more trials (9 in all)" add "$WORK/q.h5" --count 2
+ctl 2 "give either a whole config" add "$WORK/q.h5" --count 2 x1=1 x2=1
 ctl 2 "outside its domain (in \[-5, 10\]); pass --force" set "$WORK/q.h5" 3 x1=11
 ctl 2 "'x2' is missing" add "$WORK/q.h5" x1=2.5
 ctl 2 "'lr' is not a parameter of the search space; valid: x1, x2" set "$WORK/q.h5" 3 lr=0.1
@@ -37,9 +39,10 @@ with h5py.File(sys.argv[1], "r") as f:
     res = f["results"][:]
     ev = f["events"][:]
 control = [e for e in ev if e["kind"] == b"control"]
-assert len(control) == 5, [e["message"] for e in control]  # the refusals caught by ctl itself never reach the run
-assert sum(e["message"].split()[1] == b"applied:" for e in control) == 3, [e["message"] for e in control]
-assert len(trials) == 7 and all(s == b"TERMINATED" for s in trials["status"]), trials["status"]
+assert len(control) == 6, [e["message"] for e in control]  # the refusals caught by ctl itself never reach the run
+assert sum(e["message"].split()[1] == b"applied:" for e in control) == 4, [e["message"] for e in control]
+# 6 from the searcher, 1 added with a config, 2 more asked of the searcher.
+assert len(trials) == 9 and all(s == b"TERMINATED" for s in trials["status"]), trials["status"]
 t1, t2 = trials[0], trials[1]
 assert t1["iterations"] < 20, t1["iterations"]  # stopped early
 assert t2["x1"] == 1.5 and t2["iterations"] == 20, (t2["x1"], t2["iterations"])
@@ -58,7 +61,7 @@ PY
 "$R" report "$WORK/q.h5" --html "$WORK/q.html" > /dev/null || fail "report --html failed"
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/q.html" --section "Live control" --section Leaderboard \
   || fail "the HTML report lacks the live control section"
-[[ $(grep -c "applied: \|refused: " "$WORK/q.html") -eq 5 ]] || fail "the HTML report does not list the 5 answers"
+[[ $(grep -c "applied: \|refused: " "$WORK/q.html") -eq 6 ]] || fail "the HTML report does not list the 6 answers"
 # On a finished run: refused at once, nothing to control.
 ctl 2 "no run is writing it" stop "$WORK/q.h5" 3
 # A malformed line in the control file is answered (refused), not fatal: see the unit

@@ -193,6 +193,69 @@ TEST(Control, AddedTrialRunsWithItsConfigAndTheSearcherGoesOn) {
   EXPECT_FALSE(c.on_control(request(ControlRequest::Kind::Add, 0, {{"x", 0.5}}), 6, out).applied);
 }
 
+// Runs every command to completion (each trial reports loss 1 per iteration); returns the
+// trials run.
+std::size_t run_all(Controller& c, std::vector<Command> pending) {
+  for (int guard = 0; !pending.empty() && guard < 10000; ++guard) {
+    const Command cmd = pending.front();
+    pending.erase(pending.begin());
+    if (cmd.kind != Command::Kind::Start && cmd.kind != Command::Kind::Continue) continue;
+    auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", 1.0}}, guard);
+    pending.insert(pending.end(), more.begin(), more.end());
+  }
+  return c.trials().size();
+}
+
+TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
+  Controller c = make(opts(1), 2, nullptr);
+  ControlRequest more = request(ControlRequest::Kind::Add, 0);
+  more.count = 3;
+  std::vector<Command> out;
+  const ControlOutcome o = c.on_control(more, 0, out);
+  ASSERT_TRUE(o.applied) << o.message;
+  EXPECT_EQ(o.message, "the search algorithm proposes 3 more trials (5 in all)");
+  EXPECT_EQ(c.expected_trials(), 5);
+  // The extension is in the saved state: a controller resumed from it plans 5 too.
+  const std::string state = c.save_state();
+  EXPECT_EQ(state.rfind("controller 2\nextended 3\n", 0), 0u) << state;
+  Controller resumed = make(opts(1), 2, nullptr);
+  resumed.resume({}, {}, state, "test", 0);
+  EXPECT_EQ(resumed.expected_trials(), 5);
+  EXPECT_EQ(run_all(resumed, resumed.on_worker_free(1, 0)), 5u);
+  EXPECT_TRUE(resumed.finished());
+  // Once the searcher has finished, its scheduler knows it: refused.
+  EXPECT_EQ(run_all(c, c.on_worker_free(1, 0)), 5u);
+  const ControlOutcome late = c.on_control(more, 10, out);
+  EXPECT_FALSE(late.applied);
+  EXPECT_CONTAINS(late.message, "add trials with explicit configs instead");
+  // A state from before version 2 still resumes.
+  Controller old = make(opts(1), 2, nullptr);
+  old.resume({}, {}, "controller 1\n" + state.substr(state.find("extended 3\n") + 11), "test", 0);
+  EXPECT_EQ(old.expected_trials(), 2);
+}
+
+TEST(Control, AddCountOnAGridGoesOnThroughItsPointsAndARepeaterTakesWholeGroups) {
+  Space grid;
+  grid.params = {{"x", Domain{DomainKind::Grid, 0, 0, 0, {1.0, 2.0}}}};
+  ControlRequest more = request(ControlRequest::Kind::Add, 0);
+  more.count = 3;
+  std::vector<Command> out;
+  Controller g(opts(1), make_searcher("grid", grid, {1, 1}), make_scheduler("fifo", {}), nullptr);
+  ASSERT_TRUE(g.on_control(more, 0, out).applied);
+  EXPECT_EQ(run_all(g, g.on_worker_free(1, 0)), 5u);
+  std::vector<double> xs;
+  for (const Trial& t : g.trials()) xs.push_back(std::get<double>(t.config.at("x")));
+  EXPECT_EQ(xs, (std::vector<double>{1, 2, 1, 2, 1}));  // the next pass over the grid
+  Controller r(opts(1), make_searcher("random", fixtures::one_param(), {1, 4}, {{"repeat", std::int64_t{2}}}),
+               make_scheduler("fifo", {}), nullptr);
+  const ControlOutcome b = r.on_control(more, 0, out);
+  EXPECT_FALSE(b.applied);
+  EXPECT_CONTAINS(b.message, "each config runs repeat = 2 times: add a multiple of 2 trials");
+  more.count = 4;
+  EXPECT_TRUE(r.on_control(more, 0, out).applied);
+  EXPECT_EQ(r.expected_trials(), 12);
+}
+
 TEST(Control, StopOfAPausedHyperBandTrialEndsIt) {
   // HyperBand pauses trials at rung ends; stopping a paused one ends it for good.
   ControllerOptions o = opts(9);
@@ -249,7 +312,12 @@ TEST(ControlFile, LinesRoundTripAndBadLinesSayWhy) {
   EXPECT_CONTAINS(why(R"({"op": "add", "config": 3})"), "needs \"config\", an object");
   EXPECT_CONTAINS(why(R"({"op": "add", "config": {"x": [1]}})"), "bad \"config\"");
   EXPECT_CONTAINS(why(R"({"op": "stop", "trial": 2, "force": "yes"})"), "\"force\" must be true or false");
+  EXPECT_CONTAINS(why(R"({"op": "add", "count": 0})"), "\"count\" must be an integer >= 1");
+  EXPECT_CONTAINS(why(R"({"op": "add", "count": 2, "config": {"x": 1}})"), "without a \"config\"");
   EXPECT_EQ(why(R"({"op": "stop", "trial": 2})"), "accepted");
+  ControlRequest more = request(ControlRequest::Kind::Add, 0);
+  more.count = 5;
+  EXPECT_EQ(io::parse_control_line(io::control_line(more)).count, 5);
 }
 
 TEST(ControlFile, InboxReadsOnlyNewCompleteLines) {
