@@ -32,8 +32,7 @@ int run_report(const ReportOptions& o) {
   const io::ResultsFile file = io::ResultsFile::read(o.results);
   if (o.schedule_trial > 0) {
     const auto schedule = report::trial_schedule(file, o.schedule_trial);
-    std::fputs(report::render_schedule(schedule, file.trials[static_cast<std::size_t>(o.schedule_trial - 1)].iterations).c_str(),
-               stdout);
+    std::fputs(report::render_schedule(schedule, file.trial(o.schedule_trial)->iterations).c_str(), stdout);
   } else {
     std::fputs(report::render_leaderboard(file, {o.top, *format}).c_str(), stdout);
     // The newest held-out evaluation under the leaderboard, for people (CSV and JSON stay

@@ -208,7 +208,9 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
     if (!file) throw StoreError("cannot open it for writing: " + h5::last_error());
     H5_CHECK(H5Fstart_swmr_write(file.get()));
+    detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
+    for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
     h5::Dataset runs{H5_CHECK(H5Dopen2(g.get(), kRuns, H5P_DEFAULT))};
     h5::Dataset metrics{H5_CHECK(H5Dopen2(g.get(), kMetrics, H5P_DEFAULT))};
     h5::Dataset latency{H5_CHECK(H5Dopen2(g.get(), kLatency, H5P_DEFAULT))};
@@ -273,7 +275,9 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
     const h5::File file = detail::open_for_reading(path, size);
     std::vector<Evaluation> out;
     if (H5_CHECK(H5Lexists(file.get(), kGroup, H5P_DEFAULT)) == 0) return out;
+    detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
+    for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
     const auto runs = read_rows<RunRec>(g.get(), kRuns, run_type().get(), size);
     const auto metrics = read_rows<MetricRec>(g.get(), kMetrics, metric_type().get(), size);
     const auto latency = read_rows<LatencyRec>(g.get(), kLatency, latency_type().get(), size);

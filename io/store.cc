@@ -782,12 +782,7 @@ ResultsFile read_file(const std::string& path) {
   // its links locate the others.
   for (const char* name : {".", "stack", "trials", "results", "events", "workers", "checkpoints", "checkpoint_data"}) {
     if (name[0] != '.' && H5_CHECK(H5Lexists(file.get(), name, H5P_DEFAULT)) == 0) continue;
-    H5O_info_t info{};
-    H5_CHECK(H5Oget_info_by_name2(file.get(), name, &info, H5O_INFO_HDR, H5P_DEFAULT));
-    if (info.hdr.version < 2)
-      throw StoreError(std::string("not a ranktune results file: ") + (name[0] == '.' ? "the file" : name) +
-                       " is in HDF5's old format, without metadata checksums, which ranktune never "
-                       "writes and does not read (another tool rewrote it? read the file ranktune wrote)");
+    require_checksummed(file.get(), name);
   }
   if (H5_CHECK(H5Aexists(file.get(), "schema_version")) == 0)
     throw StoreError("not a ranktune results file (no schema_version attribute)");
@@ -1092,6 +1087,15 @@ void ResultsWriter::Impl::drop(std::map<CheckpointKey, Stored>::iterator it) {
 
 namespace detail {
 
+void require_checksummed(hid_t loc, const char* name) {
+  H5O_info_t info{};
+  H5_CHECK(H5Oget_info_by_name2(loc, name, &info, H5O_INFO_HDR, H5P_DEFAULT));
+  if (info.hdr.version < 2)
+    throw StoreError(std::string("not a ranktune results file: ") + (name[0] == '.' ? "the file" : name) +
+                     " is in HDF5's old format, without metadata checksums, which ranktune never "
+                     "writes and does not read (another tool rewrote it? read the file ranktune wrote)");
+}
+
 std::string mend_status_flags(const std::string& path) {
   const std::string cmd = "h5clear -s --increment '" + path + "' 2>&1";
   if (path.find('\'') != std::string::npos) return "the path contains a quote";
@@ -1107,20 +1111,9 @@ std::string mend_status_flags(const std::string& path) {
 
 }  // namespace detail
 
-ExperimentConfig stored_config(const ResultsFile& file, const std::string& config_path) {
-  std::vector<std::string> overrides;
-  for (std::size_t at = 0; at < file.meta.overrides.size();) {
-    const std::size_t nl = std::min(file.meta.overrides.find('\n', at), file.meta.overrides.size());
-    if (nl > at) overrides.push_back(file.meta.overrides.substr(at, nl - at));
-    at = nl + 1;
-  }
-  std::string path = config_path;
-  if (path.empty()) {
-    // The stored text has no file of its own: relative paths in it resolve next to the
-    // results file, and messages name the results file.
-    path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":/config")).string();
-  }
-  return parse_config(file.meta.config_text, path, overrides);
+const search::Trial* ResultsFile::trial(search::TrialId id) const {
+  const auto it = std::find_if(trials.begin(), trials.end(), [&](const search::Trial& t) { return t.id == id; });
+  return it == trials.end() ? nullptr : &*it;
 }
 
 bool marked_open_for_writing(const std::string& path) {

@@ -316,6 +316,9 @@ struct ResultsFile {
   std::vector<CheckpointRow> checkpoints;  ///< every row of /checkpoints, dropped ones too
 
   static ResultsFile read(const std::string& path);
+  /// The trial with id `id`, or nullptr. By id, not by position: rows of trials a live run
+  /// has not written yet are skipped, so `trials` can have gaps.
+  const search::Trial* trial(search::TrialId id) const;
 };
 
 /// The experiment config stored in `file` (its text and --set overrides), parsed as if it

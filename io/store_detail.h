@@ -43,6 +43,12 @@ std::optional<unsigned> superblock_flags(const std::string& path);
 /// the data the writer flushed, which a bare flag reset would cut off. Returns why not, or "".
 /// Only for a file whose WriterLock the caller holds: never clear a live writer's flags.
 std::string mend_status_flags(const std::string& path);
+/// Throws StoreError unless the object `name` (relative to `loc`; "." for `loc` itself) has
+/// a version 2 object header. HDF5 1.10.8 reads past buffers and crashes on damaged
+/// metadata in the old format (version 1, no checksums); ranktune writes version 2 only,
+/// whose checksums stop damage before HDF5 decodes it, so every object a reader opens is
+/// checked first.
+void require_checksummed(hid_t loc, const char* name);
 /// Opens a results file read-only (SWMR_READ first, so a running writer does not stop it),
 /// with few metadata retries. Throws StoreError with a one-line reason.
 h5::File open_for_reading(const std::string& path, std::uintmax_t file_size);

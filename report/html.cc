@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include "report/evaluations.h"
 #include "report/grid.h"
@@ -15,6 +16,17 @@ namespace {
 std::string inline_svg(const std::string& svg) {
   const std::size_t at = svg.find("<svg");
   return at == std::string::npos ? std::string() : svg.substr(at);
+}
+
+// A chart, or why it cannot be drawn: a file another tool wrote (no column for the metric,
+// an exploit event without lineage) still gets the rest of its page.
+template <class Svg>
+std::string chart(Svg svg) {
+  try {
+    return inline_svg(svg()) + "\n";
+  } catch (const std::invalid_argument& e) {
+    return "<p>This chart cannot be drawn: " + html_escape(e.what()) + "</p>\n";
+  }
 }
 
 std::string section(const std::string& title, const std::string& body) {
@@ -66,13 +78,13 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   out += section("Leaderboard", render_html_table(leaderboard_grid(file, top, 6)));
   const std::size_t curves = std::min<std::size_t>(top == 0 ? 10 : top, 10);
   out += section("Learning curves of the best " + std::to_string(curves),
-                 inline_svg(learning_curves_svg(file, curves)) + "\n");
+                 chart([&] { return learning_curves_svg(file, curves); }));
   const bool pbt =
       std::any_of(file.events.begin(), file.events.end(), [](const io::EventRow& e) { return e.kind == "exploit"; });
   const auto order = best_first(file);
   if (pbt && !order.empty())
     out += section("PBT schedule of trial " + std::to_string(order.front()->id),
-                   inline_svg(schedule_svg(file, order.front()->id)) + "\n");
+                   chart([&] { return schedule_svg(file, order.front()->id); }));
   if (!evaluations.empty()) {
     std::string body;
     for (auto it = evaluations.rbegin(); it != evaluations.rend(); ++it) {

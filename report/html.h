@@ -4,7 +4,8 @@
 /// learning curves and a PBT schedule as inline SVG, the held-out evaluations, the live
 /// control requests and errors from the event log, the workers and the stack. No script,
 /// no external file: it opens from a cluster's file system in any browser, and mails well.
-/// Pure: results file in, text out.
+/// A chart the file cannot give (a file another tool wrote) is replaced by a line saying
+/// why. Pure: results file in, text out.
 
 #include <cstddef>
 #include <string>

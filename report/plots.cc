@@ -47,7 +47,7 @@ std::string learning_curves_svg(const io::ResultsFile& file, std::size_t top) {
 
 std::string schedule_svg(const io::ResultsFile& file, search::TrialId trial) {
   const std::vector<ScheduleSegment> schedule = trial_schedule(file, trial);
-  const search::Trial& t = file.trials[static_cast<std::size_t>(trial - 1)];
+  const search::Trial& t = *file.trial(trial);  // trial_schedule found it
   std::set<std::string> numeric;
   for (const ScheduleSegment& s : schedule)
     for (const auto& [name, value] : s.config)

@@ -10,7 +10,8 @@
 namespace ranktune::report {
 
 std::vector<ScheduleSegment> trial_schedule(const io::ResultsFile& file, search::TrialId trial) {
-  if (trial < 1 || static_cast<std::size_t>(trial) > file.trials.size())
+  const search::Trial* found = file.trial(trial);
+  if (found == nullptr)
     throw std::invalid_argument("no trial " + std::to_string(trial) + " in " + file.path + " (it has " +
                                 std::to_string(file.trials.size()) + " trials)");
   std::vector<ScheduleSegment> schedule;
@@ -31,9 +32,12 @@ std::vector<ScheduleSegment> trial_schedule(const io::ResultsFile& file, search:
       throw std::invalid_argument(file.path + ": exploit event of trial " + std::to_string(trial) + " at time " +
                                   std::to_string(e.time) + " holds no lineage JSON (" + x.what() +
                                   "): was the file written by ranktune?");
+    } catch (const std::invalid_argument& x) {  // a config in it that is not one (io::config_from_json)
+      throw std::invalid_argument(file.path + ": exploit event of trial " + std::to_string(trial) + " at time " +
+                                  std::to_string(e.time) + ": " + x.what() + ": was the file written by ranktune?");
     }
   }
-  if (schedule.empty()) schedule.push_back({0, file.trials[static_cast<std::size_t>(trial - 1)].config, 0, 0});
+  if (schedule.empty()) schedule.push_back({0, found->config, 0, 0});
   return schedule;
 }
 

@@ -53,6 +53,7 @@ const char* to_string(Decision d) {
     case Decision::Continue: return "continue";
     case Decision::Pause: return "pause";
     case Decision::Stop: return "stop";
+    case Decision::Exploit: return "exploit";
   }
   return "?";
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "io/store.h"
+#include "report/html.h"
 #include "report/plots.h"
 #include "report/schedule.h"
 #include "report/svg_chart.h"
@@ -94,6 +95,33 @@ TEST(Schedule, BadInputGivesClearErrors) {
   } catch (const std::invalid_argument& e) {
     EXPECT_CONTAINS(std::string(e.what()), "exploit event of trial 2 at time 5");
   }
+}
+
+TEST(Schedule, TrialsAreFoundByIdNotByPosition) {
+  // A live run's /trials can have rows it has not written yet, which the reader skips: the
+  // second trial in the list is then not trial 2.
+  io::ResultsFile f = pbt_file();
+  f.trials.erase(f.trials.begin());  // trial 1's row not written yet
+  const auto s = trial_schedule(f, 3);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_DOUBLE_EQ(std::get<double>(s[0].config.at("lr")), 0.3);  // trial 3's, not whatever sits at [2]
+  EXPECT_THROW(trial_schedule(f, 1), std::invalid_argument);
+}
+
+// The fuzzer's findings (tests/fault/README.md): a file another tool wrote gets its page,
+// with a line instead of each chart it cannot give, rather than an exception.
+TEST(Html, ChartsThatCannotBeDrawnSayWhyAndThePageGoesOn) {
+  io::ResultsFile bad_lineage = pbt_file();
+  bad_lineage.events.push_back({5.0, 2, 1, "exploit", "donor 1"});
+  const std::string a = render_html(bad_lineage, {}, 0);
+  EXPECT_CONTAINS(a, "This chart cannot be drawn: pbt.h5: exploit event of trial 2 at time 5");
+  EXPECT_CONTAINS(a, "<h2>Hardware and software stack</h2>");
+  EXPECT_EQ(count(a, "<svg"), 1u);  // the learning curves are still there
+
+  io::ResultsFile no_column = pbt_file();
+  no_column.meta.metric = "accuracy";
+  const std::string b = render_html(no_column, {}, 0);
+  EXPECT_CONTAINS(b, "This chart cannot be drawn: pbt.h5: /results has no column for the metric 'accuracy'");
 }
 
 TEST(SvgChart, DrawsOneLinePerSeriesWithDataAndEscapesText) {
