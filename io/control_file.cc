@@ -114,8 +114,12 @@ ControlInbox::ControlInbox(std::string results) : path_(control_path(results)) {
 
 std::vector<ControlLine> ControlInbox::poll() {
   std::vector<ControlLine> out;
+  // open(2), then fstat, rather than stat(2): on NFS an open revalidates the file's
+  // attributes (close-to-open consistency), where a bare stat may answer from a cache that
+  // lags the login node's append by up to a minute.
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0) {
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
     offset_ = 0;  // removed: a new file is read from its start
     partial_.clear();
     return out;
@@ -126,8 +130,6 @@ std::vector<ControlLine> ControlInbox::poll() {
     partial_.clear();
   }
   if (size == offset_) return out;
-  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return out;
   std::string chunk(static_cast<std::size_t>(std::min<std::uint64_t>(size - offset_, 1 << 20)), '\0');
   const ssize_t n = ::pread(fd.get(), chunk.data(), chunk.size(), static_cast<off_t>(offset_));
   if (n <= 0) return out;

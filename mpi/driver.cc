@@ -177,8 +177,8 @@ class Driver {
                      g_signal.load(), cfg_.results.c_str());
         carry_out(controller_.request_stop(t));
       }
-      // Four looks a second at the control file: a stat(2) each, and an answer within a
-      // fraction of a second for the operator.
+      // Four looks a second at the control file: an open and fstat each, and an answer
+      // within a fraction of a second for the operator.
       if (t - last_control >= 0.25) {
         last_control = t;
         handle_control(t);
