@@ -15,6 +15,7 @@
 #include "io/control_file.h"
 #include "io/store.h"
 #include "mpi/driver.h"
+#include "mpi/launch.h"
 #include "search/control.h"
 
 namespace ranktune::apps {
@@ -51,6 +52,10 @@ std::string new_id() {
 }  // namespace
 
 int run_ctl(const CtlOptions& o) {
+  if (const int n = mpi::launcher_world_size(); n > 1)
+    throw std::invalid_argument("ranktune ctl runs as one process, and this is one of " + std::to_string(n) +
+                                " that a launcher started (each would send the request again): run it without "
+                                "mpirun or srun");
   const io::ResultsFile file = io::ResultsFile::read(o.results);  // a results file, or a clear error
   search::ControlRequest r;
   r.kind = o.op == "stop" ? search::ControlRequest::Kind::Stop

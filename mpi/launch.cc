@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,19 @@ bool under_mpi_launcher() {
     if (std::getenv(v) != nullptr) return true;
   }
   return false;
+}
+
+int launcher_world_size() {
+  int size = 1;
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    if (const char* s = std::getenv(v); s != nullptr) size = std::max(size, std::atoi(s));
+  }
+  // An srun step's tasks; the batch shell of an sbatch job has no SLURM_STEP_ID, so a
+  // command in the job script itself is one process whatever the allocation holds.
+  if (std::getenv("SLURM_STEP_ID") != nullptr) {
+    if (const char* s = std::getenv("SLURM_STEP_NUM_TASKS"); s != nullptr) size = std::max(size, std::atoi(s));
+  }
+  return size;
 }
 
 int default_worker_count() {

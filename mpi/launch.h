@@ -11,6 +11,13 @@ namespace ranktune::mpi {
 /// PMI/PMIx launcher such as `srun --mpi=pmix`.
 bool under_mpi_launcher();
 
+/// The number of processes the launcher started, from its environment
+/// (OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_STEP_NUM_TASKS of an srun step, which has a
+/// SLURM_STEP_ID where the batch shell has none); 1 when none
+/// says more. The single-process commands (eval, ctl) refuse more than one: each process
+/// would do the whole work again.
+int launcher_world_size();
+
 /// One worker per visible GPU, else one per core; at least 2.
 int default_worker_count();
 

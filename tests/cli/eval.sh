@@ -129,6 +129,7 @@ expect_error 2 "no trial 99" "$R" eval "$WORK/m.h5" --trial 99 --no-record
 expect_error 2 "not a choice; valid: best, latest" "$R" eval "$WORK/m.h5" --checkpoint first --no-record
 expect_error 2 "not a device; valid: auto, cpu, cuda:N" "$R" eval "$WORK/m.h5" --device gpu --no-record
 expect_error 5 "no such file" "$R" eval "$WORK/none.h5"
+expect_error 2 "ranktune eval runs as one process, and this is one of 2" env OMPI_COMM_WORLD_SIZE=2 "$R" eval "$WORK/m.h5"
 printf 'not hdf5' > "$WORK/foreign.h5"
 expect_error 5 "not an HDF5 file" "$R" eval "$WORK/foreign.h5"
 if ! nvidia-smi -L > /dev/null 2>&1; then
