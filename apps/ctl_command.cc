@@ -52,10 +52,7 @@ std::string new_id() {
 }  // namespace
 
 int run_ctl(const CtlOptions& o) {
-  if (const int n = mpi::launcher_world_size(); n > 1)
-    throw std::invalid_argument("ranktune ctl runs as one process, and this is one of " + std::to_string(n) +
-                                " that a launcher started (each would send the request again): run it without "
-                                "mpirun or srun");
+  mpi::require_one_process("ranktune ctl", "send the request again");
   const io::ResultsFile file = io::ResultsFile::read(o.results);  // a results file, or a clear error
   search::ControlRequest r;
   r.kind = o.op == "stop" ? search::ControlRequest::Kind::Stop

@@ -61,10 +61,7 @@ io::Evaluation to_record(const std::vector<eval::LeaderEvaluation>& evals, const
 }  // namespace
 
 int run_eval(const EvalOptions& o) {
-  if (const int n = mpi::launcher_world_size(); n > 1)
-    throw std::invalid_argument("ranktune eval runs as one process, and this is one of " + std::to_string(n) +
-                                " that a launcher started (each would evaluate and record everything again): run "
-                                "it without mpirun or srun, or with one task");
+  mpi::require_one_process("ranktune eval", "evaluate and record everything again");
   if (o.format != "table" && o.format != "json")
     throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, json");
   const io::ResultsFile file = io::ResultsFile::read(o.results);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -37,6 +38,13 @@ int launcher_world_size() {
     if (const char* s = std::getenv("SLURM_STEP_NUM_TASKS"); s != nullptr) size = std::max(size, std::atoi(s));
   }
   return size;
+}
+
+void require_one_process(const std::string& command, const std::string& repeat) {
+  if (const int n = launcher_world_size(); n > 1)
+    throw std::invalid_argument(command + " runs as one process, and this is one of " + std::to_string(n) +
+                                " that a launcher started (each would " + repeat +
+                                "): run it without mpirun or srun, or with one task");
 }
 
 int default_worker_count() {

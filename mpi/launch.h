@@ -18,6 +18,11 @@ bool under_mpi_launcher();
 /// would do the whole work again.
 int launcher_world_size();
 
+/// Throws std::invalid_argument when launcher_world_size() > 1: `command` (e.g. "ranktune
+/// eval") runs as one process, and each of the launcher's tasks would `repeat` (e.g. "send
+/// the request again").
+void require_one_process(const std::string& command, const std::string& repeat);
+
 /// One worker per visible GPU, else one per core; at least 2.
 int default_worker_count();
 
