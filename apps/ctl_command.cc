@@ -89,7 +89,7 @@ int run_ctl(const CtlOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     io::ResultsFile now;
     try {
-      now = io::ResultsFile::read(o.results);
+      now = io::ResultsFile::read(o.results, /*results=*/false);  // the answer is an event
     } catch (const io::StoreError&) {
       continue;  // caught mid-flush by a reader of a live file: look again
     }

@@ -164,21 +164,12 @@ std::string get(const char (&field)[N]) {
   return std::string(field, strnlen(field, N));
 }
 
-template <class F>
-auto about(const std::string& path, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const StoreError& e) {
-    throw StoreError(path + ": evaluations: " + e.what());
-  }
-}
-
 }  // namespace
 
 std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
   h5::quiet();
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
-  return about(path, [&] {
+  return detail::with_context(path + ": evaluations: ", [&] {
     // The writer's lock: a run cannot be writing the file, nor start on it, until we are done.
     const detail::WriterLock lock(path);
     if (const auto flags = detail::superblock_flags(path); flags && *flags != 0) {
@@ -263,12 +254,12 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
 void check_recordable(const std::string& path) {
   h5::quiet();
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
-  about(path, [&] { const detail::WriterLock lock(path); });
+  detail::with_context(path + ": evaluations: ", [&] { const detail::WriterLock lock(path); });
 }
 
 std::vector<Evaluation> read_evaluations(const std::string& path) {
   h5::quiet();
-  return about(path, [&] {
+  return detail::with_context(path + ": evaluations: ", [&] {
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);
     if (ec) throw StoreError("cannot stat it: " + ec.message());

@@ -30,18 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs `f`, prefixing any StoreError with `context` and keeping its type.
-template <class F>
-auto with_context(const std::string& context, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const h5::CallError& e) {
-    throw h5::CallError(context + e.what());
-  } catch (const StoreError& e) {
-    throw StoreError(context + e.what());
-  }
-}
-
 // ------------------------------------------------------------------------ row layouts
 
 enum class Kind { F64, I64, I32, Str };
@@ -759,7 +747,7 @@ h5::File open_for_reading(const std::string& path, std::uintmax_t file_size) {
 
 namespace {
 
-ResultsFile read_file(const std::string& path) {
+ResultsFile read_file(const std::string& path, bool with_results) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (!fs::exists(st)) throw StoreError("no such file");
@@ -800,7 +788,7 @@ ResultsFile read_file(const std::string& path) {
   out.path = path;
   out.meta = read_meta(file.get());
   out.trials = read_trials(read_table(file.get(), kTrials, file_size), out.schema);
-  out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
+  if (with_results) out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
   out.events = read_events(read_table(file.get(), kEvents, file_size));
   out.workers = read_workers(read_table(file.get(), kWorkersTable, file_size));
   if (H5_CHECK(H5Lexists(file.get(), kCheckpoints.name, H5P_DEFAULT)) > 0)
@@ -924,10 +912,10 @@ StoreSchema StoreSchema::from(const search::Space& space, std::vector<std::strin
   return schema;
 }
 
-ResultsFile ResultsFile::read(const std::string& path) {
+ResultsFile ResultsFile::read(const std::string& path, bool results) {
   h5::quiet();
   try {
-    return read_file(path);
+    return read_file(path, results);
   } catch (const h5::CallError& e) {
     throw StoreError(path + ": corrupted or unreadable (restore it from a copy): " + e.what());
   } catch (const std::exception& e) {  // bad_alloc and filesystem errors too: one line

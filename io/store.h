@@ -315,7 +315,9 @@ struct ResultsFile {
   std::vector<WorkerInfo> workers;
   std::vector<CheckpointRow> checkpoints;  ///< every row of /checkpoints, dropped ones too
 
-  static ResultsFile read(const std::string& path);
+  /// With `results` false, /results (the largest table by far) is not read: `results` and
+  /// `schema.metrics` stay empty. For a reader that polls a live file for other rows.
+  static ResultsFile read(const std::string& path, bool results = true);
   /// The trial with id `id`, or nullptr. By id, not by position: rows of trials a live run
   /// has not written yet are skipped, so `trials` can have gaps.
   const search::Trial* trial(search::TrialId id) const;

@@ -18,6 +18,18 @@
 
 namespace ranktune::io::detail {
 
+/// Runs `f`, prefixing any StoreError it throws with `context` and keeping its type.
+template <class F>
+auto with_context(const std::string& context, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const h5::CallError& e) {
+    throw h5::CallError(context + e.what());
+  } catch (const StoreError& e) {
+    throw StoreError(context + e.what());
+  }
+}
+
 /// Now, as ISO-8601 UTC ("2026-11-29T17:20:41Z").
 std::string iso8601_utc_now();
 

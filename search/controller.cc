@@ -81,12 +81,7 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
         scheduler_->on_searcher_finished();
         choice = scheduler_->choose_trial_to_run(trials_);
       } else if (s.kind == Suggestion::Kind::Config) {
-        Trial& t = trials_.emplace_back();
-        ++counts_[static_cast<std::size_t>(TrialStatus::Pending)];
-        t.id = id;
-        t.config = std::move(s.config);
-        scheduler_->on_trial_add(t);
-        changed(t);
+        append_trial(std::move(s.config));
         choice = scheduler_->choose_trial_to_run(trials_);
       }
     }
@@ -97,6 +92,16 @@ void Controller::dispatch(double now, std::vector<Command>& out) {
     start_trial(t, std::move(gang), now, out);
   }
   end_abandoned(now);
+}
+
+Trial& Controller::append_trial(Config config) {
+  Trial& t = trials_.emplace_back();
+  ++counts_[static_cast<std::size_t>(TrialStatus::Pending)];
+  t.id = static_cast<TrialId>(trials_.size());
+  t.config = std::move(config);
+  scheduler_->on_trial_add(t);
+  changed(t);
+  return t;
 }
 
 void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
@@ -454,14 +459,8 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
                       std::to_string(expected_trials()) + " in all)"};
   }
   if (r.kind == ControlRequest::Kind::Add) {
-    const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
-    Trial& t = trials_.emplace_back();
-    ++counts_[static_cast<std::size_t>(TrialStatus::Pending)];
+    const TrialId id = append_trial(r.config).id;
     ++added_;
-    t.id = id;
-    t.config = r.config;
-    scheduler_->on_trial_add(t);
-    changed(t);
     dispatch(now, out);
     return {true, "added trial " + std::to_string(id)};
   }

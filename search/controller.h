@@ -214,6 +214,8 @@ class Controller {
   void end_abandoned(double now);
   /// Marks `t` Running on `workers` (leader first) and appends a Start for each of them.
   void start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out);
+  /// A new PENDING trial with the next id, told to the scheduler and the observer.
+  Trial& append_trial(Config config);
   void changed(const Trial& t);
   void event(double now, const Trial* t, const std::string& kind, const std::string& msg);
   bool accepting() const { return end_reason_ == EndReason::None; }
