@@ -29,29 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "sys/fd.h"
 #include "train/trainable.h"
 
 namespace ranktune::train {
 
-/// Owns one file descriptor; closes it on destruction. -1 means none.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() { int f = fd_; fd_ = -1; return f; }
-  void reset(int fd = -1) noexcept;
-
- private:
-  int fd_ = -1;
-};
+using sys::UniqueFd;
 
 /// What ChildProcess::spawn starts.
 struct SpawnRequest {

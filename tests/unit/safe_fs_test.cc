@@ -1,0 +1,138 @@
+// sys/safe_fs: the rules for files beside a results file (links, FIFOs, foreign folders).
+#include "sys/safe_fs.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "expect_text.h"
+
+namespace fs = std::filesystem;
+using namespace ranktune::sys;
+
+namespace {
+
+class SafeFs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = (fs::temp_directory_path() / "safe_fs_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    dir_ = t;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& n) const { return (dir_ / n).string(); }
+  fs::path dir_;
+};
+
+std::string contents(const std::string& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+OpenOptions append_create() {
+  OpenOptions o;
+  o.access = O_WRONLY;
+  o.append = true;
+  o.create = Create::IfMissing;
+  return o;
+}
+
+}  // namespace
+
+TEST_F(SafeFs, CreatesAndReopensARegularFile) {
+  {
+    UniqueFd fd = open_file(path("a.log"), append_create());
+    ASSERT_EQ(::write(fd.get(), "one\n", 4), 4);
+  }
+  UniqueFd fd = open_file(path("a.log"), append_create());
+  ASSERT_EQ(::write(fd.get(), "two\n", 4), 4);
+  EXPECT_EQ(contents(path("a.log")), "one\ntwo\n");
+}
+
+TEST_F(SafeFs, RefusesASymlinkAndLeavesItsTargetAlone) {
+  std::ofstream(path("victim")) << "precious";
+  fs::create_symlink(path("victim"), path("a.log"));
+  OpenOptions o = append_create();
+  o.truncate = true;
+  try {
+    open_file(path("a.log"), o);
+    FAIL() << "a link was opened";
+  } catch (const FsError& e) {
+    EXPECT_CONTAINS(e.what(), "symbolic link");
+  }
+  EXPECT_EQ(contents(path("victim")), "precious");
+}
+
+TEST_F(SafeFs, RefusesAFifoWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(path("control").c_str(), 0600), 0);
+  OpenOptions o;
+  o.access = O_RDONLY;
+  try {
+    open_file(path("control"), o);
+    FAIL() << "a FIFO was opened";
+  } catch (const FsError& e) {
+    EXPECT_CONTAINS(e.what(), "a FIFO");
+  }
+}
+
+TEST_F(SafeFs, RefusesAHardLinkAndAnOpenModeWhenAsked) {
+  std::ofstream(path("victim")) << "precious";
+  ASSERT_EQ(::link(path("victim").c_str(), path("a.log").c_str()), 0);
+  try {
+    open_file(path("a.log"), append_create());
+    FAIL() << "a hard link was opened";
+  } catch (const FsError& e) {
+    EXPECT_CONTAINS(e.what(), "hard links");
+  }
+  std::ofstream(path("shared")) << "x";
+  fs::permissions(path("shared"), fs::perms(0666));
+  OpenOptions o = append_create();
+  o.forbidden_bits = 077;
+  try {
+    open_file(path("shared"), o);
+    FAIL() << "a file others may write was opened";
+  } catch (const FsError& e) {
+    EXPECT_CONTAINS(e.what(), "other users");
+  }
+}
+
+TEST_F(SafeFs, ExclusiveRefusesAnExistingFile) {
+  std::ofstream(path("x")) << "";
+  OpenOptions o = append_create();
+  o.create = Create::Exclusive;
+  EXPECT_THROW(open_file(path("x"), o), FsError);
+}
+
+TEST_F(SafeFs, PrivateDirectoryRefusesLinksAndOpenFolders) {
+  UniqueFd made = make_private_directory(path("logs"));
+  EXPECT_TRUE(made);
+  EXPECT_TRUE(make_private_directory(path("logs")));  // ours: accepted again
+  fs::create_directory(path("elsewhere"));
+  fs::create_directory_symlink(path("elsewhere"), path("linked"));
+  try {
+    make_private_directory(path("linked"));
+    FAIL() << "a linked folder was accepted";
+  } catch (const FsError& e) {
+    EXPECT_CONTAINS(e.what(), "symbolic link");
+  }
+  fs::create_directory(path("open"));
+  fs::permissions(path("open"), fs::perms(0777));
+  try {
+    make_private_directory(path("open"));
+    FAIL() << "a world-writable folder was accepted";
+  } catch (const FsError& e) {
+    EXPECT_CONTAINS(e.what(), "writable by other users");
+  }
+}
+
+TEST(SplitPath, FolderAndName) {
+  EXPECT_EQ(split_path("a.log"), std::make_pair(std::string("."), std::string("a.log")));
+  EXPECT_EQ(split_path("/x/y/a.log"), std::make_pair(std::string("/x/y"), std::string("a.log")));
+  EXPECT_EQ(split_path("/a"), std::make_pair(std::string("/"), std::string("a")));
+}
