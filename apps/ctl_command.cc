@@ -97,7 +97,8 @@ int run_ctl(const CtlOptions& o) {
       if (it->kind != "control" || it->message.rfind(tag, 0) != 0) continue;
       const std::string answer = it->message.substr(tag.size());
       std::printf("ranktune ctl: %s\n", answer.c_str());
-      return answer.rfind("applied", 0) == 0 ? mpi::kExitOk : mpi::kExitUsage;
+      const bool accepted = answer.rfind("applied", 0) == 0 || answer.rfind("pending", 0) == 0;
+      return accepted ? mpi::kExitOk : mpi::kExitUsage;
     }
   }
   std::fprintf(stderr,

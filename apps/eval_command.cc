@@ -74,6 +74,7 @@ int run_eval(const EvalOptions& o) {
     }
   }
   const io::ExperimentConfig cfg = io::stored_config(file, o.config);
+  eval::require_evaluable(file, cfg);  // before choosing leaders: nothing to pass over for nothing
   const eval::LeaderChoice choice =
       eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
   for (const auto& why : choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());

@@ -59,7 +59,20 @@ LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64
   return summarize_latency(batch, std::move(times));
 }
 
+void require_evaluable(const io::ResultsFile& file, const train::Trainable& t, const std::string& kind) {
+  if (!t.can_evaluate() || !t.can_checkpoint())
+    throw std::invalid_argument(
+        file.path + ": the '" + kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
+        "trainable, and any C++ trainable that implements evaluate_held_out()); export a checkpoint with `ranktune " +
+        "export-checkpoint` and evaluate it with your own program");
+}
+
 }  // namespace
+
+void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& cfg) {
+  // Building a trainable only reads its spec: a command is not started before setup().
+  require_evaluable(file, *train::make_trainable(cfg.trainable), cfg.trainable.kind);
+}
 
 LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& o) {
@@ -86,11 +99,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
   }
 
   std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
-  if (!t->can_evaluate() || !t->can_checkpoint())
-    throw std::invalid_argument(
-        file.path + ": the '" + spec.kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
-        "trainable, and any C++ trainable that implements evaluate_held_out()); export a checkpoint with `ranktune " +
-        "export-checkpoint` and evaluate it with your own program");
+  require_evaluable(file, *t, spec.kind);
   const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
   try {
     t->setup(leader.trial->config, ctx);

@@ -42,6 +42,11 @@ struct LeaderEvaluation {
   nlohmann::json manifest;  ///< what, on what and how: see evaluate_leader()
 };
 
+/// Throws std::invalid_argument, naming the file and the trainable's kind, when the
+/// experiment's trainable has no held-out evaluation (a command or synthetic trainable):
+/// `ranktune eval` asks this before it chooses any leader.
+void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& cfg);
+
 /// Evaluates one leader. The manifest holds the results file and experiment, the trial and
 /// its hyperparameters, the checkpoint (iteration, attempt, size, CRC-32C, score), the
 /// trainable spec, the held-out data files (path, size, CRC-32C), the device, path and

@@ -76,6 +76,11 @@ LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const 
   for (std::size_t i = 0; i < order.size() && out.leaders.size() < top; ++i) {
     const search::Trial* t = order[i];
     if (!std::isfinite(t->best)) break;  // best_first puts these last
+    // A trial that ended in an error is no leader, whatever it reported before it failed.
+    if (t->status == search::TrialStatus::Error) {
+      out.skipped.push_back("trial " + std::to_string(t->id) + " (rank " + std::to_string(i + 1) + "): it ended in ERROR");
+      continue;
+    }
     const auto& rows = by_trial[t->id];
     if (const io::CheckpointRow* c = pick(rows, choice, file.meta.mode)) {
       out.leaders.push_back({t, c, i + 1});

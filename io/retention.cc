@@ -36,7 +36,12 @@ std::vector<std::int64_t> checkpoints_to_drop(std::span<const CheckpointScore> l
 std::set<CheckpointKey> pinned_checkpoints(const std::vector<search::Trial>& trials) {
   std::set<CheckpointKey> pinned;
   for (const search::Trial& t : trials)
-    if (!t.finished() && t.restore_trial != 0) pinned.insert({t.restore_trial, t.restore_checkpoint});
+  {
+    if (t.finished()) continue;
+    if (t.restore_trial != 0) pinned.insert({t.restore_trial, t.restore_checkpoint});
+    // Where it goes back to if its new hyperparameters do not load (Trial::revert).
+    if (t.revert && t.revert->restore_trial != 0) pinned.insert({t.revert->restore_trial, t.revert->restore_checkpoint});
+  }
   return pinned;
 }
 

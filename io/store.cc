@@ -499,6 +499,7 @@ StoreMeta read_meta(hid_t file) {
   meta.overrides = text("overrides");
   meta.command_line = text("command_line");
   meta.created = text("created");
+  if (H5_CHECK(H5Aexists(file, "created_unix")) > 0) meta.created_unix = read_int_attr(file, "created_unix");
   if (H5_CHECK(H5Lexists(file, "stack", H5P_DEFAULT)) > 0) {
     h5::Group stack{H5_CHECK(H5Gopen2(file, "stack", H5P_DEFAULT))};
     for (const std::string& name : attribute_names(stack.get()))
@@ -995,6 +996,18 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   write_text(root, "command_line", meta.command_line);
   write_string_attr(root, "created", meta.created.empty() ? iso8601_utc_now() : meta.created);
   {
+    // The same instant as a number (Unix epoch seconds): times in the file count from it,
+    // across resumed runs. Files from before it have only "created" and still read.
+    std::int64_t unix_seconds = meta.created_unix;
+    std::tm tm{};
+    if (unix_seconds == 0 && !meta.created.empty() && strptime(meta.created.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) != nullptr)
+      unix_seconds = timegm(&tm);
+    if (unix_seconds == 0) unix_seconds = std::time(nullptr);  // within the second "created" was read
+    h5::Dataspace scalar{H5_CHECK(H5Screate(H5S_SCALAR))};
+    h5::Attribute attr{H5_CHECK(H5Acreate2(root, "created_unix", H5T_STD_I64LE, scalar.get(), H5P_DEFAULT, H5P_DEFAULT))};
+    H5_CHECK(H5Awrite(attr.get(), H5T_NATIVE_INT64, &unix_seconds));
+  }
+  {
     h5::Group stack{H5_CHECK(H5Gcreate2(root, "stack", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))};
     for (const auto& [key, value] : meta.stack)
       write_string_attr(stack.get(), key.c_str(),
@@ -1194,7 +1207,8 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   put_f64(row, L[kLast], t.last);
   put_f64(row, L[kStart], t.start_time);
   put_f64(row, L[kEnd], t.end_time);
-  put_str(row, L[kWorkers], join_ranks(t.workers, L[kWorkers].size));
+  // The ranks running it, or once it stopped, those that ran its last attempt.
+  put_str(row, L[kWorkers], join_ranks(t.workers.empty() ? t.ran_on : t.workers, L[kWorkers].size));
   put_str(row, L[kError], t.error);
   put_str(row, L[kLogTail], t.log_tail);
   for (std::size_t c = kTrialFixed; c < L.size(); ++c) {

@@ -4,7 +4,7 @@
 /// Layout (every dataset and attribute is created before SWMR writing starts, and every
 /// string is fixed-length, so h5py `swmr=True` readers see a consistent file):
 ///   /            attrs: schema_version, ranktune_version, experiment, metric, mode,
-///                       config (TOML text), overrides, command_line, created
+///                       config (TOML text), overrides, command_line, created, created_unix
 ///   /stack       attrs: one string per stack entry (hosts, cpu_model, mpi_library, ...)
 ///   /trials      one row per trial, updated in place: trial_id, status, attempt,
 ///                iterations, best, best_iteration, last, start_time, end_time, workers,
@@ -23,7 +23,9 @@
 ///                as much as arrives; `ranktune compact` rewrites it without free bytes.
 /// Schema v1 (ranktune before retention) had no score and dropped columns: it is read as
 /// "nothing dropped", and resumed without retention (compact upgrades it to v2).
-/// Times are seconds since the experiment started; `created` is ISO-8601 UTC.
+/// Times are seconds since the experiment was created, over every run of it (a resumed run
+/// goes on from the largest time recorded); `created` is ISO-8601 UTC, `created_unix` the
+/// same instant in Unix epoch seconds (missing in older files).
 /// A root text (config, overrides, command_line) longer than kMaxTextAttribute bytes is
 /// stored as a scalar fixed-string dataset of the same name (/config) instead of an
 /// attribute; the reader accepts both. /trials rows never written (ids skipped so far)
@@ -80,6 +82,9 @@ struct StoreMeta {
   std::string overrides;     ///< the --set strings, one per line
   std::string command_line;
   std::string created;       ///< ISO-8601 UTC; filled by create() when empty
+  /// The same instant in Unix epoch seconds (attribute created_unix); create() fills it
+  /// when 0, and files written before it read as 0.
+  std::int64_t created_unix = 0;
   std::map<std::string, std::string> stack;
   std::string ranktune_version;  ///< filled by the reader; the writer uses RANKTUNE_VERSION
   int schema_version = kSchemaVersion;  ///< filled by the reader

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <deque>
@@ -131,6 +132,17 @@ class Driver {
 
   /// Rebuilds the controller from the file it is about to go on writing.
   void resume(const io::ResultsFile& previous, const std::string& cause) {
+    // Times count from the experiment's creation over all its runs: this run goes on from
+    // the largest time the file holds, so a trial's rows stay in time order across a resume.
+    // (The time it spent stopped is not counted; `created_unix` gives the wall clock.)
+    double spent = 0;
+    for (const auto& r : previous.results) spent = std::max(spent, r.time);
+    for (const auto& e : previous.events) spent = std::max(spent, e.time);
+    for (const auto& c : previous.checkpoints) spent = std::max(spent, c.time);
+    for (const auto& t : previous.trials)
+      for (const double x : {t.start_time, t.end_time})
+        if (std::isfinite(x)) spent = std::max(spent, x);
+    offset_ = spent;
     std::vector<search::Trial> trials = previous.trials;
     for (const auto& e : previous.events) {
       // Failures are not a column of /trials; the event log has one "error" per failure.
@@ -239,9 +251,10 @@ class Driver {
       const search::TrialId trial = r.kind == search::ControlRequest::Kind::Add ? (o.applied && r.count == 0 ? known : -1)
                                     : r.trial <= known                          ? r.trial
                                                                                 : -1;
-      recorder_.on_event(t, trial, -1, "control", tag + (o.applied ? " applied: " : " refused: ") + o.message);
-      std::fprintf(stderr, "ranktune: control %s %s: %s\n", tag.c_str(), o.applied ? "applied" : "refused",
-                   o.message.c_str());
+      // "pending": accepted, in effect later (a second "control" event says when).
+      const char* word = !o.applied ? "refused" : o.pending ? "pending" : "applied";
+      recorder_.on_event(t, trial, -1, "control", tag + " " + word + ": " + o.message);
+      std::fprintf(stderr, "ranktune: control %s %s: %s\n", tag.c_str(), word, o.message.c_str());
       carry_out(out);
     }
   }
@@ -284,7 +297,8 @@ class Driver {
   }
 
  private:
-  double now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  /// Seconds since the experiment was created, counted over its runs (see resume()).
+  double now() const { return offset_ + std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   void handle(const Incoming& in, double t) {
     switch (in.tag) {
@@ -455,6 +469,7 @@ class Driver {
   StatusBoard board_;
   io::ControlInbox control_;
   Clock::time_point start_ = Clock::now();
+  double offset_ = 0;  ///< the time the runs before this one spent (resume)
   bool shut_down_ = false;
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 

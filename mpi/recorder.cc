@@ -1,5 +1,6 @@
 #include "mpi/recorder.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "io/json.h"
@@ -38,12 +39,17 @@ void Recorder::flush(const std::vector<search::Trial>& trials) {
 void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double time,
                          const search::Metrics& metrics) {
   if (writer_.append_result(t.id, t.attempt, iteration, time, metrics) == metrics.size()) return;
-  for (const auto& [name, value] : metrics) {
-    if (declared_.count(name) == 0 && warned_.insert(name).second) {
-      on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning",
-               "metric '" + name + "' is not declared in [trainable] metrics, so it is not recorded");
-    }
-  }
+  // Once per trial (and name): on rank 0's stderr, where the user looks, and as a "warning"
+  // event, which the report lists.
+  std::set<std::string>& warned = warned_[t.id];
+  std::string names;
+  for (const auto& [name, value] : metrics)
+    if (declared_.count(name) == 0 && warned.insert(name).second) names += (names.empty() ? "" : ", ") + name;
+  if (names.empty()) return;
+  const std::string message = "trial " + std::to_string(t.id) + " reported metrics that are not in [trainable] metrics, " +
+                              "so they are dropped: " + names + " (add them to metrics = [...] to record them)";
+  std::fprintf(stderr, "ranktune: warning: %s\n", message.c_str());
+  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning", message);
 }
 
 void Recorder::on_event(double time, search::TrialId trial, int worker, const std::string& kind,

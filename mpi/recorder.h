@@ -1,7 +1,8 @@
 #pragma once
 /// The controller observer that records an experiment into the results file: every trial
-/// change, result and event, plus a one-time warning per undeclared metric.
+/// change, result and event, plus a warning per trial that reports undeclared metrics.
 
+#include <map>
 #include <set>
 #include <utility>
 #include <string>
@@ -38,7 +39,7 @@ class Recorder final : public search::ControllerObserver {
  private:
   io::ResultsWriter& writer_;
   std::set<std::string> declared_;
-  std::set<std::string> warned_;
+  std::map<search::TrialId, std::set<std::string>> warned_;  ///< undeclared metrics told of, by trial
   /// Last recorded (status, attempt) per trial id - 1, to tell lifecycle from progress.
   std::vector<std::pair<search::TrialStatus, int>> seen_;
   std::vector<search::TrialId> dirty_;  ///< trials with unwritten progress, each once

@@ -179,6 +179,32 @@ Grid grid(const io::ResultsFile& file, const std::vector<Ranked>& rows, int digi
   return g;
 }
 
+// The warnings to show under the leaderboard: a `ctl set` never applied, metrics dropped,
+// a trial sent back to its old values, a missing end checkpoint. The last kMaxWarnings.
+constexpr std::size_t kMaxWarnings = 20;
+
+std::vector<const io::EventRow*> warning_events(const io::ResultsFile& file) {
+  std::vector<const io::EventRow*> out;
+  for (const io::EventRow& e : file.events)
+    if (e.kind == "warning" || e.kind == "revert") out.push_back(&e);
+  return out;
+}
+
+std::string warnings_text(const io::ResultsFile& file, bool markdown) {
+  const auto all = warning_events(file);
+  if (all.empty()) return "";
+  std::string out = markdown ? "\n### Warnings\n\n" : "\nwarnings    " + std::to_string(all.size());
+  if (!markdown && all.size() > kMaxWarnings) out += " (the last " + std::to_string(kMaxWarnings) + "; every one is in /events)";
+  if (!markdown) out += "\n";
+  for (std::size_t i = all.size() > kMaxWarnings ? all.size() - kMaxWarnings : 0; i < all.size(); ++i) {
+    const io::EventRow& e = *all[i];
+    const std::string line = (e.trial > 0 ? "trial " + std::to_string(e.trial) + ", " : std::string()) + e.kind + ": " +
+                             one_line(e.message);
+    out += markdown ? "- " + markdown_escape(line) + "\n" : "  " + line + "\n";
+  }
+  return out;
+}
+
 std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json trials = nlohmann::json::array();
@@ -198,6 +224,11 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
                         {"mode", search::to_string(file.meta.mode)},
                         {"counts", count_by_status(file)},
                         {"trials", std::move(trials)}};
+  if (const auto warnings = warning_events(file); !warnings.empty()) {
+    doc["warnings"] = nlohmann::json::array();
+    for (const io::EventRow* e : warnings)
+      doc["warnings"].push_back({{"time", e->time}, {"trial_id", e->trial}, {"kind", e->kind}, {"message", e->message}});
+  }
   // Strings come from the file and may not be valid UTF-8; replace rather than throw.
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -233,7 +264,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
              "- metric: " + markdown_escape(metric) + "\n" +
              "- trials: " + trials_line(file, rows) + "\n" +
              "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" +
-             render_markdown_table(grid(file, rows, 6));
+             render_markdown_table(grid(file, rows, 6)) + warnings_text(file, true);
     case Format::Table:
       break;
   }
@@ -241,7 +272,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
          "metric      " + one_line(metric) + "\n" +
          "trials      " + trials_line(file, rows) + "\n" +
          "stack       " + one_line(stack_summary(file)) + "\n\n" +
-         render_table(grid(file, rows, 6));
+         render_table(grid(file, rows, 6)) + warnings_text(file, false);
 }
 
 }  // namespace ranktune::report

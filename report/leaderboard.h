@@ -41,7 +41,10 @@ std::string counts_line(const io::ResultsFile& file);
 /// Table and Markdown start with a header (experiment, metric and mode, counts by status,
 /// a one-line stack summary); CSV is a header row plus data rows (RFC 4180 quoting); JSON
 /// is one object {experiment, metric, mode, counts, trials: [...]} with non-finite
-/// numbers as null. The text ends with a newline.
+/// numbers as null. The text ends with a newline. When the run recorded warnings ("warning"
+/// and "revert" events: a `ctl set` never applied, undeclared metrics dropped, a trial sent
+/// back to its old values), Table and Markdown end with them (the last 20) and JSON has a
+/// "warnings" array of them all.
 std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOptions& opt);
 
 }  // namespace ranktune::report

@@ -31,7 +31,10 @@ const char* to_string(ControlRequest::Kind k);
 /// What the controller did with a request.
 struct ControlOutcome {
   bool applied = false;
-  std::string message;  ///< one line: what changed, or why not
+  std::string message;  ///< one line: what changed (or will), or why not
+  /// Accepted, but it takes effect later (a `set` on a trial that ran: at its next start
+  /// from its checkpoint); a second "control" event says when it did.
+  bool pending = false;
 };
 
 /// Checks `config` against `space`, converting an integer given for a float parameter to a

@@ -9,6 +9,25 @@
 
 namespace ranktune::search {
 
+namespace {
+
+// "lr 0.001 -> 0.05, layers 2 -> 3": the values of `to` against those of `from`; with
+// `only_changed`, the keys whose value differs.
+std::string change_text(const Config& from, const Config& to, bool only_changed = false) {
+  std::string s;
+  for (const auto& [key, value] : to) {
+    const auto old = from.find(key);
+    if (only_changed && old != from.end() && old->second == value) continue;
+    s += (s.empty() ? "" : ", ") + key + " " + (old == from.end() ? "unset" : to_string(old->second)) + " -> " +
+         to_string(value);
+  }
+  return s;
+}
+
+std::string control_tag(const std::string& id) { return "#" + (id.empty() ? std::string("?") : id); }
+
+}  // namespace
+
 Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> searcher,
                        std::unique_ptr<Scheduler> scheduler, ControllerObserver* observer)
     : options_(std::move(options)),
@@ -108,9 +127,24 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
   if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
   t.workers = std::move(workers);
+  t.ran_on = t.workers;
   t.iterations = t.restore_trial != 0 ? t.restore_iterations : 0;
   t.reported = false;
   if (std::isnan(t.start_time)) t.start_time = now;
+  if (!t.pending.empty()) {
+    // A `ctl set` takes effect here, and only here: the values it trains with from now on.
+    const std::string change = change_text(t.config, t.pending);
+    if (t.restore_trial != 0)
+      t.revert = Trial::Revert{"ctl set " + change, t.config, t.restore_trial, t.restore_checkpoint,
+                               t.restore_iterations, t.checkpoint_iteration};
+    for (const auto& [key, value] : t.pending) t.config[key] = value;
+    event(now, &t, "control",
+          t.pending_ids + " applied: trial " + std::to_string(t.id) + " goes on from iteration " +
+              std::to_string(t.iterations) + (t.restore_trial != 0 ? " (its checkpoint)" : " (from the start)") +
+              " with " + change);
+    t.pending.clear();
+    t.pending_ids.clear();
+  }
   changed(t);
   event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
   t.lease_until = lease(t);
@@ -167,6 +201,8 @@ void Controller::release(Trial& t) {
 void Controller::finish(Trial& t, TrialStatus s, double now) {
   set_status(t, s);
   t.end_time = now;
+  not_applied(t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +
+                     " before it started again", now);
   if (s == TrialStatus::Error) {
     scheduler_->on_trial_error(t);
   } else {
@@ -194,7 +230,44 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, double now,
   changed(t);
 }
 
+void Controller::not_applied(Trial& t, const std::string& why, double now) {
+  if (t.pending.empty()) return;
+  event(now, &t, "warning",
+        "ctl set " + t.pending_ids + " not applied: " + why + ", so trial " + std::to_string(t.id) +
+            " never trained with " + change_text(t.config, t.pending));
+  t.pending.clear();
+  t.pending_ids.clear();
+}
+
+void Controller::revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now) {
+  Trial::Revert r = std::move(*t.revert);
+  t.revert.reset();
+  t.error = reason + " (after " + r.change + ")";
+  t.log_tail = log_tail;
+  const std::string back = r.restore_trial == 0 ? std::string("the start")
+                           : r.restore_trial == t.id
+                               ? "its own checkpoint at iteration " + std::to_string(r.restore_checkpoint)
+                               : "trial " + std::to_string(r.restore_trial) + "'s checkpoint at iteration " +
+                                     std::to_string(r.restore_checkpoint);
+  event(now, &t, "revert",
+        "failed before its first result after " + r.change + ": " + reason + "; it goes back to " + back +
+            " with its old values");
+  release(t);
+  // Rows past the point it goes back to are in the file (an exploit keeps the trial's own
+  // count): a new attempt then, so no (trial, attempt, iteration) repeats. Not a failure.
+  if (r.restore_iterations < t.iterations) ++t.attempt;
+  t.config = std::move(r.config);
+  t.restore_trial = r.restore_trial;
+  t.restore_checkpoint = r.restore_checkpoint;
+  t.restore_iterations = r.restore_iterations;
+  t.checkpoint_iteration = r.checkpoint_iteration;
+  set_status(t, TrialStatus::Pending);
+  scheduler_->on_trial_requeued(t);
+  changed(t);
+}
+
 void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
+  t.revert.reset();
   t.error = reason;
   event(now, &t, "error", reason);
   release(t);
@@ -230,6 +303,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   }
   Trial& t = *tp;
   ++t.iterations;
+  t.revert.reset();  // it restored and ran: its new values load
   // Copied into the storage the trial's previous result used: no allocation per result.
   t.last_metrics = metrics_in;
   const Metrics& metrics = t.last_metrics;
@@ -331,6 +405,11 @@ bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Comm
   // the new one, so they stay busy and no other trial can take them in between.
   std::vector<int> workers = t.workers;
   for (const int w : workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+  t.revert = Trial::Revert{"exploit of trial " + std::to_string(donor->id) + " (iteration " +
+                               std::to_string(donor->checkpoint_iteration) + "): " +
+                               change_text(t.config, e.config, true),
+                           t.config, t.restore_trial, t.restore_checkpoint, t.restore_iterations,
+                           t.checkpoint_iteration};
   Config before = std::move(t.config);
   t.config = std::move(e.config);
   t.restore_trial = donor->id;
@@ -376,6 +455,16 @@ void Controller::on_checkpoint_lost(TrialId id, std::int64_t iteration, std::int
   // Rare (a damaged file), so a scan of the trial table is fine.
   for (Trial& t : trials_) {
     if (t.id == id && t.checkpoint_iteration == iteration) t.checkpoint_iteration = fallback;
+    if (t.revert && t.revert->restore_trial == id && t.revert->restore_checkpoint == iteration) {
+      Trial::Revert& r = *t.revert;
+      if (r.checkpoint_iteration == iteration) r.checkpoint_iteration = fallback;
+      if (fallback == 0) {
+        r.restore_trial = r.restore_checkpoint = r.restore_iterations = 0;
+      } else {
+        r.restore_checkpoint = fallback;
+        if (t.id == id) r.restore_iterations = fallback;
+      }
+    }
     if (t.restore_trial != id || t.restore_checkpoint != iteration) continue;
     if (fallback == 0) {
       t.restore_trial = t.restore_checkpoint = t.restore_iterations = 0;
@@ -420,6 +509,13 @@ std::vector<Command> Controller::on_trial_failed(TrialId id, int attempt,
     }
     if (t->status != TrialStatus::Paused) return out;
   }
+  if (t->status == TrialStatus::Running && t->revert) {
+    // It failed before its first result after a start that changed its hyperparameters on
+    // top of a checkpoint: most likely the checkpoint does not fit them (a layer's shape).
+    revert_attempt(*t, reason, log_tail, now);
+    dispatch(now, out);
+    return out;
+  }
   t->log_tail = log_tail;
   fail_attempt(*t, reason, now);
   dispatch(now, out);
@@ -440,6 +536,12 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
     }
     else stop_trial(t, final_status, now, out);
   }
+  // Nothing starts again in this run: a change still waiting is lost with it (a resume
+  // does not carry it over; the warning says to send it again).
+  for (auto& t : trials_)
+    if (!t.finished())
+      not_applied(t, std::string("the run ended (") + to_string(why) + ") before the trial started again; send it " +
+                         "again to the resumed run", now);
   return out;
 }
 
@@ -485,31 +587,46 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
     dispatch(now, out);
     return {true, what};
   }
-  // Set.
-  std::string change;
-  for (const auto& [key, value] : r.config) {
-    const auto old = t->config.find(key);
-    change += (change.empty() ? "" : ", ") + key + " " + (old == t->config.end() ? "unset" : to_string(old->second)) +
-              " -> " + to_string(value);
-  }
+  // Set. The values are compared with what the trial will have, earlier requests included.
+  Config will = t->config;
+  for (const auto& [key, value] : t->pending) will[key] = value;
+  const std::string change = change_text(will, r.config);
   const bool running = t->status == TrialStatus::Running;
   if (running && !options_.checkpoint_on_stop)
     return refuse(name + " is running and its trainable cannot checkpoint, so it cannot take new hyperparameters "
                   "without starting over: stop it, and add a trial with them");
-  for (const auto& [key, value] : r.config) t->config[key] = value;
-  std::string what = name + ": " + change;
+  if (t->status == TrialStatus::Pending && std::isnan(t->start_time)) {
+    // It never ran: nothing trained with the old values, so they are replaced now.
+    for (const auto& [key, value] : r.config) t->config[key] = value;
+    changed(*t);
+    dispatch(now, out);
+    return {true, name + ": " + change + "; it starts with them"};
+  }
+  // It ran: the values take effect when it next starts, from its checkpoint; until then
+  // `config` (and /trials) keeps what it trains with. start_trial applies them and records
+  // a second "control" event; a trial that ends first gets a "warning" that they were not.
+  for (const auto& [key, value] : r.config) t->pending[key] = value;
+  t->pending_ids += (t->pending_ids.empty() ? "" : " ") + control_tag(r.id);
+  std::string when;
   if (running) {
     // As a graceful stop does: it checkpoints, becomes PENDING when the checkpoint is
-    // stored, and restarts from it with the new values.
-    what += "; paused at iteration " + std::to_string(t->iterations) + " to go on from its checkpoint";
+    // stored, and restarts from it. The worker may run on to the end of its lease before it
+    // sees the Pause, so the checkpoint (and the change) can come a few iterations later.
+    when = "when it resumes from its next checkpoint (pausing it at iteration " + std::to_string(t->iterations) +
+           "; it may run on a few iterations first)";
     pause_trial(*t, now, out);
     interrupted_.insert(t->id);
+  } else if (t->saving) {
+    when = "when it resumes from the checkpoint it is saving";
+  } else if (t->restore_trial != 0) {
+    when = "when it " + std::string(t->status == TrialStatus::Paused ? "resumes" : "starts again") +
+           " from its checkpoint at iteration " + std::to_string(t->restore_iterations);
   } else {
-    what += std::string("; it ") + (t->status == TrialStatus::Paused ? "resumes" : "starts") + " with them";
+    when = "when it starts again (from the start: it has no checkpoint)";
   }
   changed(*t);
   dispatch(now, out);
-  return {true, what};
+  return {true, name + " takes " + change + " " + when, true};
 }
 
 std::vector<Command> Controller::on_tick(double now) {
@@ -591,6 +708,8 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
   const std::int64_t total = searcher_->total();
   added_ = total < 0 ? 0 : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials_.size()) - total);
   for (Trial& t : trials_) {
+    // /trials.workers names the ranks of its last attempt (of the run before): kept as such.
+    if (t.ran_on.empty()) t.ran_on = std::move(t.workers);
     t.workers.clear();
     t.saving = false;
     const auto it = latest_checkpoint.find(t.id);

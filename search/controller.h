@@ -141,10 +141,11 @@ class Controller {
   void on_checkpoint_lost(TrialId trial, std::int64_t iteration, std::int64_t fallback);
   /// A live control request (`ranktune ctl`) whose config passed check_control_config.
   /// Stop ends a pending, paused or running trial (TERMINATED). Set changes a trial's
-  /// hyperparameters: a pending or paused one starts with them; a running one is paused (it
-  /// checkpoints) and goes on from that checkpoint with them, as after a PBT exploit of
-  /// itself, which needs a trainable that can checkpoint (ControllerOptions::
-  /// checkpoint_on_stop). Add appends a trial with the request's config, which the searcher
+  /// hyperparameters: one that never ran starts with them; any other keeps them in
+  /// Trial::pending (outcome `pending`) until its next start, from its checkpoint, where a
+  /// "control" event records that they took effect (a "warning" if it ends first). A
+  /// running one is paused for that (it checkpoints), as for a PBT exploit of itself, which
+  /// needs a trainable that can checkpoint (ControllerOptions::checkpoint_on_stop). Add appends a trial with the request's config, which the searcher
   /// did not suggest (searchers ignore trials that are not theirs); or, with a count, asks
   /// the searcher for that many trials more (Searcher::extend; kept in save_state, so a
   /// resume keeps them), refused once the searcher has finished. Refused, with why: an
@@ -201,6 +202,12 @@ class Controller {
   void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Command> end_experiment(EndReason why, TrialStatus final_status, double now);
+  /// A failure before the first result of a start that changed `t`'s hyperparameters on
+  /// top of a checkpoint (Trial::revert): it goes back to its own previous state and old
+  /// values, PENDING, without counting a failure.
+  void revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now);
+  /// A "warning" that `t`'s pending `ctl set` values were never applied (`why`), and drops them.
+  void not_applied(Trial& t, const std::string& why, double now);
   /// Records an attempt's failure; retries it or ends it as Error.
   void fail_attempt(Trial& t, const std::string& reason, double now);
   void finish(Trial& t, TrialStatus s, double now);

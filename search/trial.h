@@ -32,6 +32,8 @@ struct Trial {
   std::int64_t best_iteration = 0;  ///< iteration at which `best` was reported
   Metrics last_metrics;       ///< every metric of the last result
   std::vector<int> workers;   ///< ranks running it (empty unless Running)
+  /// Ranks that ran its latest attempt, leader first: kept after it ends (/trials.workers).
+  std::vector<int> ran_on;
   double start_time = NAN;    ///< first start
   double end_time = NAN;      ///< when it reached Terminated or Error
   std::string error;          ///< reason of the last failure, empty if none
@@ -46,6 +48,22 @@ struct Trial {
   std::int64_t restore_checkpoint = 0;  ///< ... the one taken at this iteration of restore_trial
   std::int64_t restore_iterations = 0;  ///< ... and goes on counting from here
   bool saving = false;  ///< paused, its checkpoint not stored yet: it cannot resume before
+  /// `ranktune ctl set` values it has not trained with yet: they replace those of `config`
+  /// at its next start (from its checkpoint). `config` is always what it trains with.
+  Config pending;
+  std::string pending_ids;  ///< the requests behind `pending`, as "#id" (space-separated)
+  /// How the trial was before its current start replaced its hyperparameters on top of a
+  /// checkpoint (an exploit, a `ctl set`). Kept until that attempt's first result: a failure
+  /// before it (the checkpoint does not load with the new values) goes back to this, once.
+  struct Revert {
+    std::string change;  ///< what changed, for the event and the error ("ctl set: channels 8 -> 4")
+    Config config;
+    TrialId restore_trial = 0;
+    std::int64_t restore_checkpoint = 0;
+    std::int64_t restore_iterations = 0;
+    std::int64_t checkpoint_iteration = 0;
+  };
+  std::optional<Revert> revert;
   /// The running attempt's lease: the iteration up to which its worker goes on without
   /// waiting for a decision (Command::until of its last Start or Continue). Not recorded.
   std::int64_t lease_until = 0;

@@ -59,6 +59,12 @@ struct Events : ControllerObserver {
   void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
     lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
   }
+  /// The newest line that starts with `prefix` ("kind:trial:"), or "".
+  std::string last(const std::string& prefix) const {
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+      if (it->rfind(prefix, 0) == 0) return *it;
+    return "";
+  }
 };
 
 Controller make(ControllerOptions o, std::int64_t n, Events* rec, const std::string& scheduler = "fifo") {
@@ -121,13 +127,20 @@ TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNew
   c.on_result(1, 0, {{"loss", 1.0}}, 1);
   c.on_result(1, 0, {{"loss", 0.9}}, 2);
   std::vector<Command> out;
-  const ControlOutcome r = c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out);
+  const double old_x = std::get<double>(c.find(1)->config.at("x"));
+  ControlRequest set = request(ControlRequest::Kind::Set, 1, {{"x", 0.25}});
+  set.id = "r1";
+  const ControlOutcome r = c.on_control(set, 3, out);
   ASSERT_TRUE(r.applied) << r.message;
-  EXPECT_CONTAINS(r.message, "trial 1: x ");
-  EXPECT_CONTAINS(r.message, "-> 0.25; paused at iteration 2 to go on from its checkpoint");
+  // Not in effect yet (issue 12 item 1): it says when it will be.
+  EXPECT_TRUE(r.pending);
+  EXPECT_CONTAINS(r.message, "trial 1 takes x ");
+  EXPECT_CONTAINS(r.message, "-> 0.25 when it resumes from its next checkpoint (pausing it at iteration 2");
   EXPECT_EQ(count(out, Command::Kind::Pause, 1), 1u);
   EXPECT_EQ(c.find(1)->status, TrialStatus::Paused);
-  EXPECT_EQ(std::get<double>(c.find(1)->config.at("x")), 0.25);
+  // The config (what /trials shows) is what it trained with; the request waits.
+  EXPECT_EQ(std::get<double>(c.find(1)->config.at("x")), old_x);
+  EXPECT_EQ(std::get<double>(c.find(1)->pending.at("x")), 0.25);
   // Its checkpoint lands: it starts again on the free worker, from iteration 2, with x = 0.25.
   const auto starts = c.on_checkpoint(1, 0, 2, 4);
   ASSERT_EQ(count(starts, Command::Kind::Start, 1), 1u);
@@ -137,10 +150,112 @@ TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNew
   EXPECT_EQ(s.iterations, 2);
   EXPECT_EQ(std::get<double>(s.config.at("x")), 0.25);
   EXPECT_EQ(s.attempt, 0);  // not a failure
+  EXPECT_EQ(std::get<double>(c.find(1)->config.at("x")), 0.25);
+  EXPECT_TRUE(c.find(1)->pending.empty());
+  // A second answer records when it took effect.
+  const std::string applied = ev.last("control:1:");
+  EXPECT_CONTAINS(applied, "control:1:#r1 applied: trial 1 goes on from iteration 2 (its checkpoint) with x ");
+  EXPECT_CONTAINS(applied, "-> 0.25");
   // It runs to max_t as usual.
   for (int i = 3; i <= 10; ++i) c.on_result(1, 0, {{"loss", 0.5}}, 4 + i);
   EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
   EXPECT_EQ(c.find(1)->iterations, 10);
+}
+
+// Issue 12 item 1, FIFO: the worker ran on in its lease after the Pause, so the checkpoint
+// (and the change) came at iteration 4, not at 2 where it was asked.
+TEST(Control, SetTakesEffectAtTheCheckpointItResumesFromNotWhereItWasAsked) {
+  ControllerOptions o = opts(10);
+  o.checkpoint_on_stop = true;
+  Events ev;
+  Controller c = make(o, 1, &ev);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  c.on_result(1, 0, {{"loss", 0.9}}, 2);
+  std::vector<Command> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out).pending);
+  c.on_result(1, 0, {{"loss", 0.8}}, 3);  // results of its lease, sent before it saw the Pause
+  c.on_result(1, 0, {{"loss", 0.7}}, 4);
+  EXPECT_NE(std::get<double>(c.find(1)->config.at("x")), 0.25);  // iterations 3-4 ran with the old x
+  const auto starts = c.on_checkpoint(1, 0, 4, 5);
+  ASSERT_EQ(count(starts, Command::Kind::Start, 1), 1u);
+  EXPECT_EQ(starts.front().iterations, 4);
+  EXPECT_EQ(std::get<double>(starts.front().config.at("x")), 0.25);
+  EXPECT_CONTAINS(ev.last("control:1:"), "applied: trial 1 goes on from iteration 4 (its checkpoint)");
+}
+
+// Issue 12 item 1, ASHA: the trial ended (its lease reached a stop) before it took the new
+// value. It never trained with it: /trials keeps the old value and a warning says so.
+TEST(Control, SetOnATrialThatEndsBeforeItResumesIsReportedNotApplied) {
+  ControllerOptions o = opts(3);
+  o.checkpoint_on_stop = true;
+  Events ev;
+  Controller c = make(o, 1, &ev);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  std::vector<Command> out;
+  ControlRequest set = request(ControlRequest::Kind::Set, 1, {{"x", 0.25}});
+  set.id = "r2";
+  ASSERT_TRUE(c.on_control(set, 2, out).pending);
+  const double old_x = std::get<double>(c.find(1)->config.at("x"));
+  c.on_result(1, 0, {{"loss", 0.9}}, 3);
+  c.on_result(1, 0, {{"loss", 0.8}}, 4);  // max_t, in the lease it was pausing from: it ends
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_EQ(std::get<double>(c.find(1)->config.at("x")), old_x);
+  EXPECT_TRUE(c.find(1)->pending.empty());
+  const auto warning = std::find_if(ev.lines.begin(), ev.lines.end(),
+                                    [](const std::string& l) { return l.rfind("warning:1:", 0) == 0; });
+  ASSERT_NE(warning, ev.lines.end());
+  EXPECT_CONTAINS(*warning, "ctl set #r2 not applied: the trial ended (TERMINATED) at iteration 3");
+  EXPECT_CONTAINS(*warning, "never trained with x ");
+  c.on_checkpoint(1, 0, 3, 5);  // its checkpoint still lands; nothing restarts
+  EXPECT_TRUE(c.finished());
+}
+
+// Issue 12 item 12: `ctl set channels=4` on a trial whose checkpoint cannot load with it.
+TEST(Control, ASetWhoseCheckpointDoesNotLoadGoesBackToTheOldValuesOnce) {
+  ControllerOptions o = opts(10);
+  o.checkpoint_on_stop = true;
+  Events ev;
+  Controller c = make(o, 1, &ev);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  c.on_result(1, 0, {{"loss", 0.9}}, 2);
+  const Config before = c.find(1)->config;
+  std::vector<Command> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out).pending);
+  ASSERT_EQ(count(c.on_checkpoint(1, 0, 2, 4), Command::Kind::Start, 1), 1u);
+  // The restarted attempt fails before its first result.
+  const auto again = c.on_trial_failed(1, 0, "exited with code 1", "RuntimeError: size mismatch", 5);
+  const Trial& t = *c.find(1);
+  EXPECT_EQ(t.status, TrialStatus::Running);  // restarted at once on the freed worker
+  EXPECT_EQ(t.config, before);
+  EXPECT_EQ(t.attempt, 0);  // nothing past its checkpoint was recorded
+  EXPECT_EQ(t.failures, 0);
+  EXPECT_CONTAINS(t.error, "exited with code 1 (after ctl set x ");
+  ASSERT_EQ(count(again, Command::Kind::Start, 1), 1u);
+  EXPECT_EQ(again.front().restore_trial, 1);
+  EXPECT_EQ(again.front().restore_checkpoint, 2);
+  EXPECT_EQ(again.front().config, before);
+  const auto revert = std::find_if(ev.lines.begin(), ev.lines.end(),
+                                   [](const std::string& l) { return l.rfind("revert:1:", 0) == 0; });
+  ASSERT_NE(revert, ev.lines.end());
+  EXPECT_CONTAINS(*revert, "failed before its first result after ctl set x ");
+  EXPECT_CONTAINS(*revert, "it goes back to its own checkpoint at iteration 2 with its old values");
+  // Once it reported with the old values, a later failure is an ordinary one.
+  c.on_result(1, 0, {{"loss", 0.8}}, 6);
+  c.on_trial_failed(1, 0, "exited with code 1", "", 7);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Error);
+}
+
+// Issue 12 item 4: /trials.workers keeps the ranks of the last attempt after it ends.
+TEST(Control, AnEndedTrialKeepsTheRanksThatRanItsLastAttempt) {
+  Controller c = make(opts(1), 2, nullptr);
+  c.on_worker_free(3, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_TRUE(c.find(1)->workers.empty());  // it runs nowhere
+  EXPECT_EQ(c.find(1)->ran_on, std::vector<int>{3});
 }
 
 TEST(Control, SetIsRefusedForARunningTrialThatCannotCheckpoint) {

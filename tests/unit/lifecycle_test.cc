@@ -240,6 +240,60 @@ TEST(Pbt, BottomQuantileExploitsATopTrialWithAPerturbedConfig) {
       << donor_x << " -> " << after;
 }
 
+// Issue 12 item 12: a donor's checkpoint that does not load with the perturbed values (a
+// shape-changing parameter) fails the attempt before its first result. The trial goes back to
+// its own checkpoint with its old values, and the event and error name the exploit's change.
+TEST(Pbt, ARestoreThatFailsAfterAnExploitGoesBackToTheTrialsOwnCheckpointOnce) {
+  struct Events : ControllerObserver {
+    std::vector<std::string> lines;
+    void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
+      lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
+    }
+  } ev;
+  const Space space = one_param();
+  Controller c(opts(100), make_searcher("random", space, {7, 4}),
+               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
+                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
+                               {"resample_probability", 0.0}}),
+               &ev);
+  for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
+  for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
+  c.on_checkpoint(4, 0, 1, 1);  // trial 4's own state at iteration 1
+  for (int k = 1; k <= 3; ++k) {
+    c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 2);
+    c.on_checkpoint(k, 0, 2, 2);
+  }
+  const Config before = c.find(4)->config;
+  const auto out = c.on_result(4, 0, {{"loss", 4.0}}, 2);
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out[1].restore_trial, 1);  // exploited trial 1's checkpoint
+  ASSERT_NE(c.find(4)->config, before);
+  // The new attempt fails before it reports anything.
+  const auto back = c.on_trial_failed(4, 0, "exited with code 1", "size mismatch for c1.weight", 3);
+  const Trial& t = *c.find(4);
+  EXPECT_EQ(t.config, before);  // its old values
+  EXPECT_EQ(t.failures, 0);      // not counted as a failure
+  EXPECT_EQ(t.attempt, 1);       // iteration 2 is recorded: going back to 1 is a new attempt
+  EXPECT_NE(t.status, TrialStatus::Error);
+  EXPECT_NE(t.error.find("exploit of trial 1 (iteration 2): x "), std::string::npos) << t.error;
+  EXPECT_EQ(t.log_tail, "size mismatch for c1.weight");
+  const auto revert = std::find_if(ev.lines.begin(), ev.lines.end(), [](const std::string& l) { return l.rfind("revert:4:", 0) == 0; });
+  ASSERT_NE(revert, ev.lines.end());
+  EXPECT_NE(revert->find("after exploit of trial 1 (iteration 2): x "), std::string::npos) << *revert;
+  EXPECT_NE(revert->find("it goes back to its own checkpoint at iteration 1 with its old values"), std::string::npos) << *revert;
+  // Its worker is free again, and it restarts there from its own checkpoint.
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].kind, Kind::Start);
+  EXPECT_EQ(back[0].trial, 4);
+  EXPECT_EQ(back[0].restore_trial, 4);
+  EXPECT_EQ(back[0].restore_checkpoint, 1);
+  EXPECT_EQ(back[0].iterations, 1);
+  EXPECT_EQ(back[0].config, before);
+  // Once: if that fails too, it fails as usual (max_failures = 0: ERROR).
+  c.on_trial_failed(4, 1, "exited with code 1", "", 4);
+  EXPECT_EQ(c.find(4)->status, TrialStatus::Error);
+}
+
 TEST(Pbt, ExploreStaysInBoundsAndMovesListedValuesByOne) {
   Space space = one_param();
   Domain choice;
