@@ -18,7 +18,8 @@ ctl() {  # EXPECTED_RC TEXT ARGS...
   [[ $rc -eq $want ]] && grep -q -- "$text" "$WORK/ctl.txt" || { cat "$WORK/ctl.txt"; kill "$launcher"; fail "ctl $*: expected exit $want and '$text', got $rc"; }
 }
 ctl 0 "applied: trial 1 stopped at iteration" stop "$WORK/q.h5" 1
-ctl 0 "applied: trial 2: x1 .* -> 1.5; paused at iteration" set "$WORK/q.h5" 2 x1=1.5
+# Not applied yet (issue 12 item 1): it says when it will be.
+ctl 0 "pending: trial 2 takes x1 .* -> 1.5 when it resumes from its next checkpoint (pausing it at iteration" set "$WORK/q.h5" 2 x1=1.5
 ctl 2 "refused: trial 1 already ended (TERMINATED)" stop "$WORK/q.h5" 1
 ctl 2 "refused: no trial 99" set "$WORK/q.h5" 99 x1=1
 ctl 0 "applied: added trial" add "$WORK/q.h5" x1=2.5 x2=3
@@ -39,8 +40,11 @@ with h5py.File(sys.argv[1], "r") as f:
     res = f["results"][:]
     ev = f["events"][:]
 control = [e for e in ev if e["kind"] == b"control"]
-assert len(control) == 6, [e["message"] for e in control]  # the refusals caught by ctl itself never reach the run
-assert sum(e["message"].split()[1] == b"applied:" for e in control) == 4, [e["message"] for e in control]
+# The refusals caught by ctl itself never reach the run; the set is answered twice: pending,
+# then applied when it took effect.
+assert len(control) == 7, [e["message"] for e in control]
+words = [e["message"].split()[1] for e in control]
+assert words.count(b"applied:") == 4 and words.count(b"pending:") == 1, [e["message"] for e in control]
 # 6 from the searcher, 1 added with a config, 2 more asked of the searcher.
 assert len(trials) == 9 and all(s == b"TERMINATED" for s in trials["status"]), trials["status"]
 t1, t2 = trials[0], trials[1]
@@ -54,6 +58,11 @@ new = branin(1.5, t2["x2"])
 changed = [abs(o - new) < 1e-9 for o in r2[r2["iteration"].argsort()]["objective"]]
 k = changed.index(True)
 assert k >= 1 and all(changed[k:]) and not any(changed[:k]), changed
+# The second answer names the iteration it went on from: the last one with the old value.
+took = [e["message"].decode() for e in control if e["trial_id"] == 2 and b" applied: " in e["message"]]
+assert len(took) == 1 and f"goes on from iteration {k} (its checkpoint)" in took[0], (took, k)
+# /trials.workers keeps the ranks that ran each trial's last attempt (issue 12 item 4).
+assert all(w.decode() in ("1", "2") for w in trials["workers"]), trials["workers"]
 added = [t for t in trials if t["x1"] == 2.5 and t["x2"] == 3.0]
 assert len(added) == 1 and added[0]["iterations"] == 20, trials
 print(f"ok: trial 2 ran iterations 1-{k} at the old x1 and {k + 1}-20 at 1.5; trial {added[0]['trial_id']} was added")
@@ -61,9 +70,49 @@ PY
 "$R" report "$WORK/q.h5" --html "$WORK/q.html" > /dev/null || fail "report --html failed"
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/q.html" --section "Live control" --section Leaderboard \
   || fail "the HTML report lacks the live control section"
-[[ $(grep -c "applied: \|refused: " "$WORK/q.html") -eq 6 ]] || fail "the HTML report does not list the 6 answers"
+[[ $(grep -c "applied: \|refused: \|pending: " "$WORK/q.html") -eq 7 ]] || fail "the HTML report does not list the 7 answers"
 # On a finished run: refused at once, nothing to control.
 ctl 2 "no run is writing it" stop "$WORK/q.h5" 3
 # A malformed line in the control file is answered (refused), not fatal: see the unit
 # tests for the parser; here, ctl without waiting just appends.
+
+# A shape-changing parameter (issue 12 item 12): tests/data/shape_check.py refuses to load a
+# checkpoint saved with other channels, as torch's load_state_dict does. `ctl set 1
+# channels=4` then fails the restarted attempt before its first result: the trial goes back
+# to its own checkpoint with channels = 8 and finishes, and the file names the change. The
+# script also reports `extra`, which the config does not declare (item 6).
+mpirun -np 3 --bind-to none "$R" run "$SRC/tests/data/shape_check.toml" --results "$WORK/s.h5" \
+  > "$WORK/s_out.txt" 2> "$WORK/s_err.txt" &
+launcher=$!
+wait_for_rank0 "$WORK/s.h5" "$launcher" > /dev/null
+sleep 1
+ctl 0 "pending: trial 1 takes channels 8 -> 4 when it resumes from its next checkpoint" set "$WORK/s.h5" 1 channels=4 --force
+wait "$launcher" || { cat "$WORK/s_out.txt" "$WORK/s_err.txt"; fail "the shape_check run exited $?"; }
+"$PY" - "$WORK/s.h5" <<'PY' || { cat "$WORK/s_err.txt"; fail "the file does not show the reverted change"; }
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    trials = f["trials"][:]
+    res = f["results"][:]
+    ev = [(int(e["trial_id"]), e["kind"].decode(), e["message"].decode()) for e in f["events"][:]]
+t1 = trials[trials["trial_id"] == 1][0]
+assert t1["status"] == b"TERMINATED" and t1["channels"] == 8 and t1["iterations"] == 12, t1
+assert b"(after ctl set channels 8 -> 4)" in t1["error"], t1["error"]
+assert b"size mismatch" in t1["log_tail"], t1["log_tail"]
+reverts = [m for t, k, m in ev if k == "revert"]
+assert len(reverts) == 1 and "after ctl set channels 8 -> 4" in reverts[0] and "own checkpoint" in reverts[0], ev
+r1 = res[res["trial_id"] == 1]
+assert sorted(r1["iteration"]) == list(range(1, 13)) and set(r1["attempt"]) == {0}, r1[["iteration", "attempt"]]
+print("ok: trial 1 went back to channels 8 after the set failed to load, and finished")
+PY
+# Undeclared metrics: once per trial on rank 0's stderr, with the names, and in the report.
+[[ $(grep -c "ranktune: warning: trial [12] reported metrics .* dropped: extra" "$WORK/s_err.txt") -eq 2 ]] \
+  || { cat "$WORK/s_err.txt"; fail "rank 0 did not say once per trial that 'extra' was dropped"; }
+"$R" report "$WORK/s.h5" > "$WORK/s_report.txt" || fail "report failed"
+grep -q "^warnings " "$WORK/s_report.txt" && grep -q "dropped: extra" "$WORK/s_report.txt" \
+  || { cat "$WORK/s_report.txt"; fail "the report lacks the warnings"; }
+# eval on a command experiment (issue 12 item 8) refuses before it looks at any leader.
+rc=0; "$R" eval "$WORK/s.h5" --no-record > "$WORK/eval.txt" 2>&1 || rc=$?
+[[ $rc -ne 0 ]] && grep -q "the 'command' trainable has no held-out evaluation" "$WORK/eval.txt" \
+  && ! grep -q "passed over\|checkpoint at iteration" "$WORK/eval.txt" \
+  || { cat "$WORK/eval.txt"; fail "eval of a command experiment did not refuse first (exit $rc)"; }
 echo "ok: ranktune ctl"

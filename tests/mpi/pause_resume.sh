@@ -101,3 +101,41 @@ assert unpaused, "no trial was promoted"
 print(f"asha promotion: {len(unpaused)} trials promoted at least once; ends at "
       f"{sorted(set(int(n) for n in t['iterations']))}")
 PY
+
+# Times over the experiment's life (issue 12 item 3): a run stopped by a signal and resumed
+# goes on from the largest time in the file, so a trial that spans the stop has its rows in
+# time order, and the file has its creation time as ISO 8601 and as epoch seconds.
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/t.h5" \
+  --set experiment.num_samples=6 --set trainable.seconds_per_step=0.05 > "$WORK/t1.txt" 2>&1 &
+launcher=$!
+rank0=$(wait_for_rank0 "$WORK/t.h5" "$launcher")
+sleep 1.5
+kill -TERM "$rank0"
+rc=0; wait "$launcher" || rc=$?
+[[ $rc -eq 4 ]] || { cat "$WORK/t1.txt"; fail "expected exit 4 after SIGTERM, got $rc"; }
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/t.h5" --resume \
+  --set experiment.num_samples=6 --set trainable.seconds_per_step=0.05 > "$WORK/t2.txt" 2>&1 \
+  || { cat "$WORK/t2.txt"; fail "the resumed run exited $?"; }
+"$PY" - "$WORK/t.h5" <<'PY'
+import calendar, sys, time, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    r = f["results"][:]
+    ev = f["events"][:]
+    created = f.attrs["created"].decode()
+    unix = f.attrs.get("created_unix")
+resume = [i for i, e in enumerate(ev) if e["kind"] == b"resume"]
+assert len(resume) == 1, [e["kind"] for e in ev]
+before = max(e["time"] for e in ev[:resume[0]])
+assert ev[resume[0]]["time"] >= before, (ev[resume[0]]["time"], before)
+spanning = 0
+for trial in set(r["trial_id"]):
+    rows = sorted((int(x["attempt"]), int(x["iteration"]), float(x["time"])) for x in r[r["trial_id"] == trial])
+    times = [t for _, _, t in rows]
+    assert times == sorted(times), (trial, rows)
+    spanning += min(times) < ev[resume[0]]["time"] < max(times)
+assert spanning >= 1, "no trial ran both before and after the resume"
+assert unix is not None, "no created_unix attribute"
+assert int(unix) == calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ")), (created, unix)
+assert abs(time.time() - int(unix)) < 600, unix
+print(f"times: monotonic across the resume for every trial ({spanning} spanned it); created_unix {unix}")
+PY

@@ -115,6 +115,17 @@ TEST(Leaders, TopTrialsWithACheckpointInLeaderboardOrder) {
   EXPECT_EQ(choose_leaders(f, 1, {}, CheckpointChoice::Latest).leaders[0].checkpoint->iteration, 4);
 }
 
+// Issue 12 item 8: a trial that ended in ERROR is never a leader, whatever it reported.
+TEST(Leaders, ATrialThatEndedInErrorIsPassedOver) {
+  io::ResultsFile f = board();
+  f.trials[2].status = search::TrialStatus::Error;  // trial 3, the best
+  const LeaderChoice c = choose_leaders(f, 1, {}, CheckpointChoice::Best);
+  ASSERT_EQ(c.leaders.size(), 1u);
+  EXPECT_EQ(c.leaders[0].trial->id, 1);  // 3 ended in ERROR, 5 has no live checkpoint
+  ASSERT_EQ(c.skipped.size(), 2u);
+  EXPECT_CONTAINS(c.skipped[0], "trial 3 (rank 1): it ended in ERROR");
+}
+
 TEST(Leaders, MinModeRanksAscending) {
   io::ResultsFile f = board();
   f.meta.mode = search::Mode::Min;

@@ -203,6 +203,30 @@ TEST(Leaderboard, TableHasHeaderAndAlignedRows) {
   EXPECT_EQ(lines[2].rfind("   1", 0), 0u) << lines[2];
 }
 
+// Issue 12 items 1 and 6: the run's warnings (a ctl set not applied, dropped metrics, a
+// revert) end the report; JSON lists them all.
+TEST(Leaderboard, WarningsEndTheReport) {
+  io::ResultsFile f = make_file(search::Mode::Max);
+  f.events = {{1.0, 2, 1, "warning", "trial 2 reported metrics that are not in [trainable] metrics, so they are dropped: f1"},
+              {2.0, 3, 2, "start", ""},
+              {3.0, 3, -1, "warning", "ctl set #ab not applied: the trial ended (TERMINATED) at iteration 3"},
+              {4.0, 4, 1, "revert", "failed before its first result after ctl set channels 8 -> 4: exited with code 1"}};
+  const std::string text = render(f, Format::Table);
+  const std::size_t at = text.find("\nwarnings    3\n");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_NE(text.find("  trial 2, warning: trial 2 reported metrics", at), std::string::npos) << text;
+  EXPECT_NE(text.find("  trial 3, warning: ctl set #ab not applied", at), std::string::npos) << text;
+  EXPECT_NE(text.find("  trial 4, revert: failed before its first result after ctl set channels 8 -> 4", at),
+            std::string::npos) << text;
+  EXPECT_NE(render(f, Format::Markdown).find("### Warnings\n\n- trial 2, warning:"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(render(f, Format::Json));
+  ASSERT_EQ(j.at("warnings").size(), 3u);
+  EXPECT_EQ(j["warnings"][1]["message"], "ctl set #ab not applied: the trial ended (TERMINATED) at iteration 3");
+  // None recorded: no section (the tables above end the report as before).
+  f.events.clear();
+  EXPECT_EQ(render(f, Format::Table).find("warnings"), std::string::npos);
+}
+
 TEST(Leaderboard, MarkdownTable) {
   const io::ResultsFile f = make_file(search::Mode::Max);
   const std::string text = render(f, Format::Markdown);

@@ -181,6 +181,7 @@ TEST_F(StoreTest, RoundTripsEveryTable) {
   EXPECT_EQ(f.meta.overrides, m.overrides);
   EXPECT_EQ(f.meta.command_line, m.command_line);
   EXPECT_EQ(f.meta.created, m.created);
+  EXPECT_EQ(f.meta.created_unix, 1704164645);  // the same instant, in epoch seconds (issue 12 item 3)
   EXPECT_EQ(f.meta.stack, m.stack);
   EXPECT_EQ(f.meta.schema_version, kSchemaVersion);
   EXPECT_FALSE(f.meta.ranktune_version.empty());
