@@ -96,7 +96,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   }
   const Grid control = event_grid(file, {"control"}, 200);
   if (!control.body.empty()) out += section("Live control (ranktune ctl)", render_html_table(control));
-  const Grid errors = event_grid(file, {"error", "retry", "warning"}, 200);
+  const Grid errors = event_grid(file, {"error", "retry", "warning", "revert"}, 200);
   if (!errors.body.empty()) out += section("Errors and warnings (the last 200)", render_html_table(errors));
 
   Grid workers{{"rank", "host", "local_index", "device", "device_name"}, {}, {true, false, true, false, false}};

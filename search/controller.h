@@ -94,7 +94,9 @@ class ControllerObserver {
  public:
   virtual ~ControllerObserver() = default;
   virtual void on_trial_changed(const Trial& trial) {}
-  /// `iteration` counts from 1 within `trial.attempt`.
+  /// `iteration` is the trial's own count: 1 for the first result of a fresh attempt, the
+  /// checkpoint's iteration + 1 for one restored from a checkpoint (an exploit keeps the
+  /// trial's count), so (trial, attempt, iteration) is unique.
   virtual void on_result(const Trial& trial, std::int64_t iteration, double time,
                          const Metrics& metrics) {}
   /// PBT's exploit: `trial` (its config already replaced) restarts from `donor`'s

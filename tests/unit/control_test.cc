@@ -212,6 +212,29 @@ TEST(Control, SetOnATrialThatEndsBeforeItResumesIsReportedNotApplied) {
   EXPECT_TRUE(c.finished());
 }
 
+// The issue's ASHA case: set at iteration 1, the worker reports iteration 2 (a rung) before
+// it sees the Pause, and ASHA stops the trial there. It never trained with the new value.
+TEST(Control, SetOnATrialThatAshaStopsWhilePausingIsNotApplied) {
+  ControllerOptions o = opts(8);
+  o.checkpoint_on_stop = true;
+  Events ev;
+  Controller c(o, make_searcher("random", fixtures::one_param(), {1, 2}),
+               make_scheduler("asha", {o.metric, o.mode, o.max_t}, {{"reduction_factor", 2.0}}), &ev);
+  c.on_worker_free(1, 0);
+  for (int i = 1; i <= 8; ++i) c.on_result(1, 0, {{"loss", 1.0}}, i);  // trial 1 sets every rung at loss 1
+  ASSERT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  ASSERT_EQ(c.find(2)->status, TrialStatus::Running);
+  c.on_result(2, 0, {{"loss", 1.0}}, 9);  // rung 1: a tie goes on
+  std::vector<Command> out;
+  const double old_x = std::get<double>(c.find(2)->config.at("x"));
+  const ControlOutcome r = c.on_control(request(ControlRequest::Kind::Set, 2, {{"x", 0.5}}), 10, out);
+  ASSERT_TRUE(r.pending) << r.message;
+  c.on_result(2, 0, {{"loss", 5.0}}, 11);  // rung 2, sent before the Pause arrived: stopped
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Terminated);
+  EXPECT_EQ(std::get<double>(c.find(2)->config.at("x")), old_x);  // /trials: what it trained with
+  EXPECT_CONTAINS(ev.last("warning:2:"), "not applied: the trial ended (TERMINATED) at iteration 2");
+}
+
 // Issue 12 item 12: `ctl set channels=4` on a trial whose checkpoint cannot load with it.
 TEST(Control, ASetWhoseCheckpointDoesNotLoadGoesBackToTheOldValuesOnce) {
   ControllerOptions o = opts(10);
