@@ -78,6 +78,9 @@ TEST(Retention, PinnedAreTheRestorePointsOfUnfinishedTrials) {
   trials[2].id = 3, trials[2].restore_trial = 3, trials[2].restore_checkpoint = 4;
   trials[2].status = search::TrialStatus::Terminated;
   EXPECT_EQ(io::pinned_checkpoints(trials), (std::set<io::CheckpointKey>{{2, 8}, {2, 12}}));
+  // Where a trial goes back to if its new hyperparameters do not load (Trial::revert).
+  trials[0].revert = search::Trial::Revert{"exploit", {}, 1, 6, 6, 6};
+  EXPECT_EQ(io::pinned_checkpoints(trials), (std::set<io::CheckpointKey>{{1, 6}, {2, 8}, {2, 12}}));
 }
 
 TEST(FreeSpace, CoalescesAndAllocatesFirstFit) {
