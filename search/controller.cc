@@ -405,9 +405,10 @@ bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Comm
   // the new one, so they stay busy and no other trial can take them in between.
   std::vector<int> workers = t.workers;
   for (const int w : workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+  const std::string change = change_text(t.config, e.config, true);
   t.revert = Trial::Revert{"exploit of trial " + std::to_string(donor->id) + " (iteration " +
-                               std::to_string(donor->checkpoint_iteration) + "): " +
-                               change_text(t.config, e.config, true),
+                               std::to_string(donor->checkpoint_iteration) +
+                               "): " + (change.empty() ? std::string("the same values") : change),
                            t.config, t.restore_trial, t.restore_checkpoint, t.restore_iterations,
                            t.checkpoint_iteration};
   Config before = std::move(t.config);
