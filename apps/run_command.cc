@@ -24,17 +24,13 @@ void refuse_existing_results(const io::ExperimentConfig& cfg) {
 namespace {
 
 // An existing results file is resumed. Checked here too, before mpirun starts, so that a
-// file of another experiment costs no launch; a file that does not read (its writer died)
-// is left to rank 0, which mends it.
+// damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
+// checks again before it writes; it alone can mend a file whose writer died before it
+// started SWMR writing, which no reader can open (read_for_resume gives nullopt).
 void check_resumable(const io::ExperimentConfig& cfg, bool force) {
   if (!std::filesystem::exists(cfg.results)) return;
-  std::optional<io::ResultsFile> previous;
-  try {
-    previous = io::ResultsFile::read(cfg.results);
-  } catch (const io::StoreError&) {
-    return;
-  }
-  mpi::check_same_experiment(cfg, previous->meta, force);
+  const std::optional<io::ResultsFile> previous = io::read_for_resume(cfg.results);
+  if (previous) mpi::check_same_experiment(cfg, previous->meta, force);
 }
 
 std::string joined(const std::vector<std::string>& argv) {

@@ -24,7 +24,9 @@ auto with_context(const std::string& context, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const h5::CallError& e) {
-    throw h5::CallError(context + e.what());
+    throw h5::CallError(context + e.what(), e.sys_errno());
+  } catch (const DiskFullError& e) {
+    throw DiskFullError(context + e.what());
   } catch (const StoreError& e) {
     throw StoreError(context + e.what());
   }
