@@ -18,6 +18,7 @@
 #include <variant>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -34,15 +35,35 @@ namespace fs = std::filesystem;
 
 // What a full disk means for the run, in its own words: no write of `path` can succeed
 // until space is freed, and nothing is wrong with the file (see ResultsWriter::flush).
-std::string disk_full_message(const std::string& path) {
+// `needed`: the bytes a reservation asked for (0: unknown).
+std::string disk_full_message(const std::string& path, std::uint64_t needed = 0) {
   const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
   struct statvfs st {};
-  const std::string free = ::statvfs(dir.c_str(), &st) == 0
-                               ? std::to_string(static_cast<unsigned long long>(st.f_bavail) * st.f_frsize) + " bytes free"
-                               : "free space unknown";
-  return "the file system of " + path + " is full (" + free + "): what was committed before is in the file; "
+  std::string free = ::statvfs(dir.c_str(), &st) == 0
+                         ? std::to_string(static_cast<unsigned long long>(st.f_bavail) * st.f_frsize) + " bytes free"
+                         : "free space unknown";
+  if (needed > 0) free += ", fewer than the " + std::to_string(needed) + " its next writes need";
+  return "the file system of " + path + " is full (" + free + "): every row committed before is in the file; "
          "free space there, then resume with `ranktune run CONFIG --resume`";
 }
+
+// Disk space that the writer holds ahead of HDF5's writes (see ResultsWriter::Impl::reserve),
+// given back when the file is closed.
+struct SpaceReserve {
+  int fd = -1;             ///< the WriterLock's descriptor of the file
+  std::uint64_t end = 0;   ///< reserved up to this offset (past the file's size)
+  bool enabled = true;     ///< false where the file system has no fallocate(2)
+  SpaceReserve() = default;
+  SpaceReserve(const SpaceReserve&) = delete;
+  SpaceReserve& operator=(const SpaceReserve&) = delete;
+  ~SpaceReserve() {
+    // Blocks reserved past the end of a closed file would stay allocated on ext4 and xfs.
+    struct stat st {};
+    if (fd >= 0 && end > 0 && ::fstat(fd, &st) == 0 && end > static_cast<std::uint64_t>(st.st_size))
+      (void)::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+                        static_cast<off_t>(end - static_cast<std::uint64_t>(st.st_size)));
+  }
+};
 
 // Runs a write of the results file `path`, turning HDF5's failure from ENOSPC or EDQUOT
 // (a failed write(2) or ftruncate(2) under it) into DiskFullError.
@@ -843,10 +864,12 @@ struct Table {
   std::vector<std::byte> buffer;
   std::size_t used = 0;  ///< bytes of `buffer` that hold rows not yet written
   hsize_t rows = 0;  // rows in the file
+  hsize_t chunk_rows = 0;
 
   void create(hid_t file, const TableSpec& spec, Layout row_layout) {
     layout = std::move(row_layout);
     type = layout.type();
+    chunk_rows = spec.chunk_rows;
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = spec.chunk_rows;
     h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
     h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
@@ -858,6 +881,7 @@ struct Table {
   // Opens an existing table to append to it; the layout is the file's.
   void open(hid_t file, const TableSpec& spec) {
     ds = h5::Dataset{H5_CHECK(H5Dopen2(file, spec.name, H5P_DEFAULT))};
+    chunk_rows = spec.chunk_rows;
     h5::Datatype file_type{H5_CHECK(H5Dget_type(ds.get()))};
     layout = layout_from_file(file_type.get(), spec);
     type = layout.type();
@@ -876,6 +900,10 @@ struct Table {
     return row;
   }
   std::size_t pending() const { return used / layout.row_size(); }
+  // At most what appending `rows` rows can make HDF5 allocate: the chunks they fill.
+  std::uint64_t bytes_for(std::size_t new_rows) const {
+    return static_cast<std::uint64_t>(new_rows + chunk_rows) * layout.row_size();
+  }
 
   void extend(hsize_t extent) {
     H5_CHECK(H5Dset_extent(ds.get(), &extent));
@@ -1055,6 +1083,7 @@ struct ResultsWriter::Impl {
   std::string path;
   StoreSchema schema;
   WriterLock lock;  // released after the file is closed
+  SpaceReserve space;  // given back after the file is closed, before the lock's fd closes
   h5::File file;  // declared first: closed after every dataset
   Table trials, results, events, workers;
   std::map<hsize_t, std::vector<std::byte>> dirty_trials;  // row (id - 1) -> packed row
@@ -1084,6 +1113,7 @@ struct ResultsWriter::Impl {
 
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
   void open_existing(ResumeInfo& info);
+  void reserve(std::uint64_t more);
   void create_checkpoint_tables(hid_t root);
   void drop(std::map<CheckpointKey, Stored>::iterator it);
   void index_metrics();
@@ -1110,6 +1140,8 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   file = h5::File{H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
   created = true;
   lock = WriterLock(path);
+  space.fd = lock.fd();
+  reserve(0);
   metric = meta.metric;
 
   const hid_t root = file.get();
@@ -1247,6 +1279,7 @@ bool is_hdf5_file(const std::string& path) {
 void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   if (!is_hdf5_file(path)) throw StoreError("not an HDF5 file: nothing to resume");
   lock = WriterLock(path);  // before mending: never clear the flags of a live writer
+  space.fd = lock.fd();
   h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
@@ -1309,6 +1342,30 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
     if (key.first == 0) info.state_sequence = std::max(info.state_sequence, key.second);
   }
   H5_CHECK(H5Fstart_swmr_write(root));
+  reserve(0);  // a resume onto a full disk stops here, before its first row
+}
+
+// Holds disk space for what HDF5 will write next: fallocate(2) (FALLOC_FL_KEEP_SIZE) from the
+// end of the file's data to `more` bytes (and kSpareBytes) past HDF5's end of allocation.
+// HDF5 goes on flushing metadata after a data write fails (H5Fflush), so on a full disk it
+// committed table extents over rows that never reached the file (zero rows, a /trials row
+// "never written"): a write that a reservation covers cannot fail, and a reservation that
+// fails throws DiskFullError before HDF5 writes anything, leaving the file as the last
+// commit left it. Where the file system has no fallocate, HDF5's own errors are all there is.
+void ResultsWriter::Impl::reserve(std::uint64_t more) {
+  constexpr std::uint64_t kSpareBytes = 512 << 10;  // metadata (object headers, chunk indexes)
+  if (!space.enabled || space.fd < 0 || !file) return;
+  haddr_t eoa = 0;
+  struct stat st {};
+  if (H5Fget_eoa(file.get(), &eoa) < 0 || ::fstat(space.fd, &st) != 0) return;
+  const std::uint64_t from = std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), eoa);
+  const std::uint64_t to = eoa + more + kSpareBytes;
+  if (::fallocate(space.fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(to - from)) == 0) {
+    space.end = std::max(space.end, to);
+    return;
+  }
+  if (errno == ENOSPC || errno == EDQUOT) throw DiskFullError(disk_full_message(path, to - from));
+  space.enabled = false;  // EOPNOTSUPP (some network file systems), or EINTR: not worth retrying
 }
 
 void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) const {
@@ -1455,6 +1512,15 @@ ResultsWriter::CheckpointSink ResultsWriter::begin_checkpoint(search::TrialId tr
     if (size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
       throw StoreError("a size of " + std::to_string(size) + " bytes is out of range");
     const hsize_t offset = size == 0 ? 0 : m.free_space.allocate(size, m.checkpoint_bytes);
+    // Its bytes may all land in chunks not allocated yet (HDF5 allocates chunks whole).
+    if (size > 0) {
+      try {
+        m.reserve(((offset + size - 1) / kCheckpointChunk - offset / kCheckpointChunk + 1) * kCheckpointChunk);
+      } catch (...) {
+        m.free_space.release(offset, size);
+        throw;
+      }
+    }
     // The dataset grows to hold the whole range now, so that the next checkpoint to begin,
     // while this one is still arriving, is placed after it.
     if (const hsize_t extent = offset + size; extent > m.checkpoint_bytes) {
@@ -1674,6 +1740,9 @@ void ResultsWriter::flush() {
     // disk) throws before a new /checkpoints row is even handed to HDF5, and a row is
     // never committed over bytes that are not in the file. The rows stay buffered: the
     // next flush that gets through commits them.
+    Impl& m = *impl_;
+    m.reserve(m.results.bytes_for(m.results.pending()) + m.events.bytes_for(m.events.pending()) +
+              m.checkpoints.bytes_for(m.checkpoints.pending()) + m.trials.bytes_for(m.dirty_trials.size()));
     if (impl_->data_unflushed) {
       H5_CHECK(H5Dflush(impl_->checkpoint_data.get()));
       impl_->data_unflushed = false;

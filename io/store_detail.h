@@ -97,6 +97,9 @@ class WriterLock {
   }
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
+  /// The locked file, open for writing (-1 when not locked): ResultsWriter reserves disk
+  /// space through it.
+  int fd() const noexcept { return fd_; }
   ~WriterLock() {
     if (fd_ >= 0) ::close(fd_);
   }
