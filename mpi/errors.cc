@@ -36,6 +36,8 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
 ErrorReport describe_error(const std::exception& e) {
   if (dynamic_cast<const io::ConfigError*>(&e) != nullptr)
     return {kExitUsage, std::string("ranktune: config error: ") + e.what()};
+  // Nothing is wrong with a file on a full disk: an environment failure, as for HDF5.
+  if (dynamic_cast<const io::DiskFullError*>(&e) != nullptr) return {kExitInternal, std::string("ranktune: ") + e.what()};
   if (dynamic_cast<const io::StoreError*>(&e) != nullptr) return {kExitBadFile, std::string("ranktune: ") + e.what()};
   if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) return {kExitUsage, std::string("ranktune: ") + e.what()};
   return {kExitInternal, std::string("ranktune: error: ") + e.what()};

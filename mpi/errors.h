@@ -22,7 +22,7 @@ class MpiError : public std::runtime_error {
 const std::string& host_name();
 
 /// How main() answers an error that ends a command: the documented exit code (ConfigError
-/// and invalid_argument 2, StoreError 5, anything else 1) and the line it prints
+/// and invalid_argument 2, StoreError 5 but DiskFullError 1, anything else 1) and the line it prints
 /// ("ranktune: config error: ...", "ranktune: ...", "ranktune: error: ...").
 struct ErrorReport {
   int code = 1;
