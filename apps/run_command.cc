@@ -83,15 +83,14 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     mpi::abort_setup(world);
     throw;
   }
+  // run_driver throws only before the workers have the Setup (they exit quietly then); any
+  // later error it prints itself and ends the job with (mpi::abort_job).
   try {
     const int code = mpi::run_driver(world, cfg, {joined(o.argv), o.force});
     mpi::report_exit_code(code);
     return code;
-  } catch (const io::ConfigError&) {  // a results file of another experiment
+  } catch (const io::ConfigError&) {  // too few workers for a gang
     mpi::report_exit_code(mpi::kExitUsage);
-    throw;
-  } catch (const io::StoreError&) {  // a results file that cannot be resumed
-    mpi::report_exit_code(mpi::kExitBadFile);
     throw;
   } catch (...) {
     mpi::report_exit_code(mpi::kExitInternal);
