@@ -24,17 +24,13 @@ void refuse_existing_results(const io::ExperimentConfig& cfg) {
 namespace {
 
 // An existing results file is resumed. Checked here too, before mpirun starts, so that a
-// file of another experiment costs no launch; a file that does not read (its writer died)
-// is left to rank 0, which mends it.
+// damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
+// checks again before it writes; it alone can mend a file whose writer died before it
+// started SWMR writing, which no reader can open (read_for_resume gives nullopt).
 void check_resumable(const io::ExperimentConfig& cfg, bool force) {
   if (!std::filesystem::exists(cfg.results)) return;
-  std::optional<io::ResultsFile> previous;
-  try {
-    previous = io::ResultsFile::read(cfg.results);
-  } catch (const io::StoreError&) {
-    return;
-  }
-  mpi::check_same_experiment(cfg, previous->meta, force);
+  const std::optional<io::ResultsFile> previous = io::read_for_resume(cfg.results);
+  if (previous) mpi::check_same_experiment(cfg, previous->meta, force);
 }
 
 std::string joined(const std::vector<std::string>& argv) {
@@ -87,15 +83,14 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     mpi::abort_setup(world);
     throw;
   }
+  // run_driver throws only before the workers have the Setup (they exit quietly then); any
+  // later error it prints itself and ends the job with (mpi::abort_job).
   try {
     const int code = mpi::run_driver(world, cfg, {joined(o.argv), o.force});
     mpi::report_exit_code(code);
     return code;
-  } catch (const io::ConfigError&) {  // a results file of another experiment
+  } catch (const io::ConfigError&) {  // too few workers for a gang
     mpi::report_exit_code(mpi::kExitUsage);
-    throw;
-  } catch (const io::StoreError&) {  // a results file that cannot be resumed
-    mpi::report_exit_code(mpi::kExitBadFile);
     throw;
   } catch (...) {
     mpi::report_exit_code(mpi::kExitInternal);

@@ -19,6 +19,25 @@ std::string last_error() {
   return message;
 }
 
+int last_errno() {
+  // HDF5's sec2 driver words a failed write(2), ftruncate(2) or read(2) as "..., errno = 28,
+  // error message = 'No space left on device'"; the errno is in no other form on the stack.
+  int found = 0;
+  auto scan = [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+    if (e->desc == nullptr) return 0;
+    const std::string_view desc(e->desc);
+    if (const auto at = desc.find("errno = "); at != std::string_view::npos) {
+      int value = 0;
+      for (std::size_t i = at + 8; i < desc.size() && desc[i] >= '0' && desc[i] <= '9'; ++i)
+        value = value * 10 + (desc[i] - '0');
+      if (value > 0) *static_cast<int*>(data) = value;
+    }
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, scan, &found);
+  return found;
+}
+
 [[noreturn]] void fail(const char* expr, const char* file, int line) {
   std::string_view call(expr);
   call = call.substr(0, call.find('('));
@@ -27,7 +46,7 @@ std::string last_error() {
   std::string message = std::string(where) + ":" + std::to_string(line) + ": " +
                         std::string(call) + " failed";
   if (std::string detail = last_error(); !detail.empty()) message += ": " + detail;
-  throw CallError(message);
+  throw CallError(message, last_errno());
 }
 
 Datatype string_type(std::size_t size) {

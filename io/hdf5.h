@@ -16,7 +16,13 @@ namespace ranktune::io::h5 {
 /// rather than of the wrong kind: the reader says so.
 class CallError : public StoreError {
  public:
-  using StoreError::StoreError;
+  explicit CallError(const std::string& what, int sys_errno = 0) : StoreError(what), sys_errno_(sys_errno) {}
+  /// The errno of the failed system call below HDF5 (its low-level I/O frames say
+  /// "errno = N"), 0 when none failed: ENOSPC tells a full disk from a damaged file.
+  int sys_errno() const noexcept { return sys_errno_; }
+
+ private:
+  int sys_errno_ = 0;
 };
 
 /// Owns one HDF5 identifier and closes it with `Close`. Move-only; the destructor never
@@ -65,6 +71,10 @@ void quiet() noexcept;
 
 /// The most specific message on the calling thread's HDF5 error stack, "" when empty.
 std::string last_error();
+
+/// The errno that a failed system call reported on the calling thread's HDF5 error stack
+/// ("errno = N" in a low-level I/O frame), 0 when there is none.
+int last_errno();
 
 /// Throws CallError "FILE:LINE: FUNCTION failed: <HDF5's most specific message>".
 /// `expr` is the failed call's source text; only the function name is kept.

@@ -13,10 +13,13 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <variant>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "io/crc32c.h"
@@ -29,6 +32,50 @@ using namespace detail;
 namespace {
 
 namespace fs = std::filesystem;
+
+// What a full disk means for the run, in its own words: no write of `path` can succeed
+// until space is freed, and nothing is wrong with the file (see ResultsWriter::flush).
+// `needed`: the bytes a reservation asked for (0: unknown).
+std::string disk_full_message(const std::string& path, std::uint64_t needed = 0) {
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  struct statvfs st {};
+  std::string free = ::statvfs(dir.c_str(), &st) == 0
+                         ? std::to_string(static_cast<unsigned long long>(st.f_bavail) * st.f_frsize) + " bytes free"
+                         : "free space unknown";
+  if (needed > 0) free += ", fewer than the " + std::to_string(needed) + " its next writes need";
+  return "the file system of " + path + " is full (" + free + "): every row committed before is in the file; "
+         "free space there, then resume with `ranktune run CONFIG --resume`";
+}
+
+// Disk space that the writer holds ahead of HDF5's writes (see ResultsWriter::Impl::reserve),
+// given back when the file is closed.
+struct SpaceReserve {
+  int fd = -1;             ///< the WriterLock's descriptor of the file
+  std::uint64_t end = 0;   ///< reserved up to this offset (past the file's size)
+  bool enabled = true;     ///< false where the file system has no fallocate(2)
+  SpaceReserve() = default;
+  SpaceReserve(const SpaceReserve&) = delete;
+  SpaceReserve& operator=(const SpaceReserve&) = delete;
+  ~SpaceReserve() {
+    // Blocks reserved past the end of a closed file would stay allocated on ext4 and xfs.
+    struct stat st {};
+    if (fd >= 0 && end > 0 && ::fstat(fd, &st) == 0 && end > static_cast<std::uint64_t>(st.st_size))
+      (void)::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+                        static_cast<off_t>(end - static_cast<std::uint64_t>(st.st_size)));
+  }
+};
+
+// Runs a write of the results file `path`, turning HDF5's failure from ENOSPC or EDQUOT
+// (a failed write(2) or ftruncate(2) under it) into DiskFullError.
+template <class F>
+auto writing(const std::string& path, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const h5::CallError& e) {
+    if (e.sys_errno() == ENOSPC || e.sys_errno() == EDQUOT) throw DiskFullError(disk_full_message(path));
+    throw;
+  }
+}
 
 // ------------------------------------------------------------------------ row layouts
 
@@ -524,6 +571,13 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
     if (trial.id == 0) continue;  // a row below the highest id that was never written
     auto where = [&] { return "/trials row " + std::to_string(i) + ": "; };
     if (trial.id < 0) throw StoreError(where() + "negative trial_id");
+    // The writer puts trial N in row N - 1 and nowhere else, so any other id there is
+    // damage (a flipped bit, a copied row): read on, it would show a trial twice or
+    // under another trial's results.
+    if (trial.id != static_cast<search::TrialId>(i + 1))
+      throw StoreError(where() + "holds trial_id " + std::to_string(trial.id) + ", but row " + std::to_string(i) +
+                       " is trial " + std::to_string(i + 1) + "'s (rows are by id): the file is damaged; "
+                       "restore it from a copy");
     std::string status = get_str(row, L[kStatus]);
     auto parsed = search::parse_trial_status(status);
     if (!parsed) throw StoreError(where() + "unknown status '" + status + "'");
@@ -788,7 +842,11 @@ ResultsFile read_file(const std::string& path, bool with_results) {
   ResultsFile out;
   out.path = path;
   out.meta = read_meta(file.get());
-  out.trials = read_trials(read_table(file.get(), kTrials, file_size), out.schema);
+  {
+    const RawTable trials = read_table(file.get(), kTrials, file_size);
+    out.trial_rows = trials.rows;
+    out.trials = read_trials(trials, out.schema);
+  }
   if (with_results) out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
   out.events = read_events(read_table(file.get(), kEvents, file_size));
   out.workers = read_workers(read_table(file.get(), kWorkersTable, file_size));
@@ -807,10 +865,12 @@ struct Table {
   std::vector<std::byte> buffer;
   std::size_t used = 0;  ///< bytes of `buffer` that hold rows not yet written
   hsize_t rows = 0;  // rows in the file
+  hsize_t chunk_rows = 0;
 
   void create(hid_t file, const TableSpec& spec, Layout row_layout) {
     layout = std::move(row_layout);
     type = layout.type();
+    chunk_rows = spec.chunk_rows;
     hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = spec.chunk_rows;
     h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
     h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
@@ -822,6 +882,7 @@ struct Table {
   // Opens an existing table to append to it; the layout is the file's.
   void open(hid_t file, const TableSpec& spec) {
     ds = h5::Dataset{H5_CHECK(H5Dopen2(file, spec.name, H5P_DEFAULT))};
+    chunk_rows = spec.chunk_rows;
     h5::Datatype file_type{H5_CHECK(H5Dget_type(ds.get()))};
     layout = layout_from_file(file_type.get(), spec);
     type = layout.type();
@@ -840,6 +901,10 @@ struct Table {
     return row;
   }
   std::size_t pending() const { return used / layout.row_size(); }
+  // At most what appending `rows` rows can make HDF5 allocate: the chunks they fill.
+  std::uint64_t bytes_for(std::size_t new_rows) const {
+    return static_cast<std::uint64_t>(new_rows + chunk_rows) * layout.row_size();
+  }
 
   void extend(hsize_t extent) {
     H5_CHECK(H5Dset_extent(ds.get(), &extent));
@@ -924,11 +989,102 @@ ResultsFile ResultsFile::read(const std::string& path, bool results) {
   }
 }
 
+namespace {
+
+// Status flags of a version 2/3 superblock (HDF5's H5F_SUPER_*).
+constexpr unsigned kSuperWriteAccess = 0x1, kSuperSwmrWriteAccess = 0x4;
+
+// What a resumed writer builds on, and every file ranktune leaves at rest holds (see
+// read_for_resume). Cheap: one pass over each table, and a sort of the result keys.
+void check_at_rest(const ResultsFile& f) {
+  const auto n = static_cast<search::TrialId>(f.trials.size());
+  if (f.trials.size() != f.trial_rows) {
+    std::size_t row = 0;
+    while (row < f.trials.size() && f.trials[row].id == static_cast<search::TrialId>(row + 1)) ++row;
+    throw StoreError("/trials row " + std::to_string(row) + " was never written (its trial_id is 0), though /trials has " +
+                     std::to_string(f.trial_rows) + " rows: a run writes every trial's row when it creates the trial, "
+                     "so its ids are 1.." + std::to_string(f.trial_rows) + "; the file is damaged");
+  }
+  struct Key {
+    search::TrialId trial;
+    int attempt;
+    std::int64_t iteration;
+    std::size_t row;
+  };
+  std::vector<Key> keys;
+  keys.reserve(f.results.size());
+  for (std::size_t i = 0; i < f.results.size(); ++i) {
+    const ResultRow& r = f.results[i];
+    const std::string where = "/results row " + std::to_string(i) + " ";
+    if (r.trial < 1 || r.trial > n)
+      throw StoreError(where + "is about trial " + std::to_string(r.trial) + ", which /trials does not hold (it has trials 1.." +
+                       std::to_string(n) + ")" +
+                       (r.trial == 0 && r.iteration == 0 ? ": a row of zeros, as a file cut short and filled up again has" : "") +
+                       "; the file is damaged");
+    if (r.attempt < 0 || r.iteration < 1)
+      throw StoreError(where + "(trial " + std::to_string(r.trial) + ") has attempt " + std::to_string(r.attempt) +
+                       " and iteration " + std::to_string(r.iteration) +
+                       " (attempts count from 0, iterations from 1); the file is damaged");
+    keys.push_back({r.trial, r.attempt, r.iteration, i});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.trial, a.attempt, a.iteration, a.row) < std::tie(b.trial, b.attempt, b.iteration, b.row);
+  });
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    const Key &a = keys[i - 1], &b = keys[i];
+    if (a.trial == b.trial && a.attempt == b.attempt && a.iteration == b.iteration)
+      throw StoreError("/results rows " + std::to_string(a.row) + " and " + std::to_string(b.row) + " both record trial " +
+                       std::to_string(a.trial) + ", attempt " + std::to_string(a.attempt) + ", iteration " +
+                       std::to_string(a.iteration) + " (a run records each once); the file is damaged");
+  }
+  for (std::size_t i = 0; i < f.checkpoints.size(); ++i) {
+    const CheckpointRow& c = f.checkpoints[i];
+    if (!c.dropped && (c.trial < 0 || c.trial > n))
+      throw StoreError("/checkpoints row " + std::to_string(i) + " is a checkpoint of trial " + std::to_string(c.trial) +
+                       ", which /trials does not hold (it has trials 1.." + std::to_string(n) + "); the file is damaged");
+  }
+}
+
+}  // namespace
+
+std::optional<ResultsFile> read_for_resume(const std::string& path) {
+  h5::quiet();
+  std::error_code ec;
+  if (fs::exists(path, ec) && fs::is_regular_file(path, ec)) {
+    // First, so that a live run's file is refused for what it is, not for a row in flight.
+    try {
+      const WriterLock probe(path);
+    } catch (const StoreError& e) {
+      throw StoreError(path + ": cannot resume: " + e.what());
+    }
+    if (const auto flags = superblock_flags(path);
+        flags && (*flags & kSuperWriteAccess) != 0 && (*flags & kSuperSwmrWriteAccess) == 0) {
+      // Its writer died between opening it and starting SWMR writing, when it had written
+      // nothing yet (ResultsWriter allocates no space before H5Fstart_swmr_write): so its
+      // end-of-file mark is exact, and a shorter file was cut short.
+      const std::uint64_t size = fs::file_size(path, ec), expected = superblock_eof(path);
+      if (expected > size)
+        throw StoreError(path + ": cannot resume: truncated: the file has " + std::to_string(size) + " bytes of the " +
+                         std::to_string(expected) + " its header records (a copy cut short, or a full disk); copy it "
+                         "again from the original");
+      return std::nullopt;
+    }
+  }
+  ResultsFile file = ResultsFile::read(path);
+  try {
+    check_at_rest(file);
+  } catch (const StoreError& e) {
+    throw StoreError(path + ": cannot resume: " + e.what() + "; restore it from a copy, or start afresh with --results NEW");
+  }
+  return file;
+}
+
 
 struct ResultsWriter::Impl {
   std::string path;
   StoreSchema schema;
   WriterLock lock;  // released after the file is closed
+  SpaceReserve space;  // given back after the file is closed, before the lock's fd closes
   h5::File file;  // declared first: closed after every dataset
   Table trials, results, events, workers;
   std::map<hsize_t, std::vector<std::byte>> dirty_trials;  // row (id - 1) -> packed row
@@ -944,6 +1100,7 @@ struct ResultsWriter::Impl {
   std::map<hsize_t, std::vector<std::byte>> dirty_checkpoints;  // flushed rows now dropped
   // Schema v1 tables cannot flag a row dropped, so such a file never frees bytes.
   bool can_drop = true;
+  bool data_unflushed = false;  ///< checkpoint bytes written since the last flush()
   FreeSpace free_space;
   std::vector<std::pair<hsize_t, hsize_t>> freed_unflushed;  // free after the next flush
   // (offset, size) of the checkpoints a CheckpointSource is reading: a dropped range among
@@ -957,6 +1114,7 @@ struct ResultsWriter::Impl {
 
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
   void open_existing(ResumeInfo& info);
+  void reserve(std::uint64_t more);
   void create_checkpoint_tables(hid_t root);
   void drop(std::map<CheckpointKey, Stored>::iterator it);
   void index_metrics();
@@ -983,6 +1141,8 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   file = h5::File{H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
   created = true;
   lock = WriterLock(path);
+  space.fd = lock.fd();
+  reserve(0);
   metric = meta.metric;
 
   const hid_t root = file.get();
@@ -1132,6 +1292,7 @@ bool is_hdf5_file(const std::string& path) {
 void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   if (!is_hdf5_file(path)) throw StoreError("not an HDF5 file: nothing to resume");
   lock = WriterLock(path);  // before mending: never clear the flags of a live writer
+  space.fd = lock.fd();
   h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
@@ -1194,6 +1355,30 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
     if (key.first == 0) info.state_sequence = std::max(info.state_sequence, key.second);
   }
   H5_CHECK(H5Fstart_swmr_write(root));
+  reserve(0);  // a resume onto a full disk stops here, before its first row
+}
+
+// Holds disk space for what HDF5 will write next: fallocate(2) (FALLOC_FL_KEEP_SIZE) from the
+// end of the file's data to `more` bytes (and kSpareBytes) past HDF5's end of allocation.
+// HDF5 goes on flushing metadata after a data write fails (H5Fflush), so on a full disk it
+// committed table extents over rows that never reached the file (zero rows, a /trials row
+// "never written"): a write that a reservation covers cannot fail, and a reservation that
+// fails throws DiskFullError before HDF5 writes anything, leaving the file as the last
+// commit left it. Where the file system has no fallocate, HDF5's own errors are all there is.
+void ResultsWriter::Impl::reserve(std::uint64_t more) {
+  constexpr std::uint64_t kSpareBytes = 512 << 10;  // metadata (object headers, chunk indexes)
+  if (!space.enabled || space.fd < 0 || !file) return;
+  haddr_t eoa = 0;
+  struct stat st {};
+  if (H5Fget_eoa(file.get(), &eoa) < 0 || ::fstat(space.fd, &st) != 0) return;
+  const std::uint64_t from = std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), eoa);
+  const std::uint64_t to = eoa + more + kSpareBytes;
+  if (::fallocate(space.fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(to - from)) == 0) {
+    space.end = std::max(space.end, to);
+    return;
+  }
+  if (errno == ENOSPC || errno == EDQUOT) throw DiskFullError(disk_full_message(path, to - from));
+  space.enabled = false;  // EOPNOTSUPP (some network file systems), or EINTR: not worth retrying
 }
 
 void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) const {
@@ -1226,11 +1411,12 @@ ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
   impl_->schema = schema;
   bool created = false;
   try {
-    impl_->create(meta, workers, created);
+    writing(path, [&] { impl_->create(meta, workers, created); });
   } catch (const std::exception& e) {
     impl_.reset();  // closes every handle before the half-made file is removed
     std::error_code ec;
     if (created) fs::remove(path, ec);
+    if (dynamic_cast<const DiskFullError*>(&e) != nullptr) throw DiskFullError(path + ": " + e.what());
     throw StoreError(path + ": " + e.what());
   }
 }
@@ -1239,7 +1425,9 @@ ResultsWriter::ResultsWriter(const std::string& path, ResumeInfo& info) : impl_(
   h5::quiet();
   impl_->path = path;
   try {
-    impl_->open_existing(info);
+    writing(path, [&] { impl_->open_existing(info); });
+  } catch (const DiskFullError& e) {
+    throw DiskFullError(path + ": cannot resume: " + e.what());
   } catch (const h5::CallError& e) {
     throw StoreError(path + ": cannot resume: " + e.what());
   } catch (const std::exception& e) {
@@ -1333,11 +1521,20 @@ void ResultsWriter::append_event(const EventRow& event) {
 ResultsWriter::CheckpointSink ResultsWriter::begin_checkpoint(search::TrialId trial, int attempt,
                                                               std::int64_t iteration, std::uint64_t size) {
   h5::quiet();
-  return with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
+  return writing(impl_->path, [&] { return with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
     Impl& m = *impl_;
     if (size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
       throw StoreError("a size of " + std::to_string(size) + " bytes is out of range");
     const hsize_t offset = size == 0 ? 0 : m.free_space.allocate(size, m.checkpoint_bytes);
+    // Its bytes may all land in chunks not allocated yet (HDF5 allocates chunks whole).
+    if (size > 0) {
+      try {
+        m.reserve(((offset + size - 1) / kCheckpointChunk - offset / kCheckpointChunk + 1) * kCheckpointChunk);
+      } catch (...) {
+        m.free_space.release(offset, size);
+        throw;
+      }
+    }
     // The dataset grows to hold the whole range now, so that the next checkpoint to begin,
     // while this one is still arriving, is placed after it.
     if (const hsize_t extent = offset + size; extent > m.checkpoint_bytes) {
@@ -1351,7 +1548,7 @@ ResultsWriter::CheckpointSink ResultsWriter::begin_checkpoint(search::TrialId tr
     }
     CheckpointRow row{trial, attempt, iteration, 0.0, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(size)};
     return CheckpointSink(impl_.get(), row);
-  });
+  }); });
 }
 
 void ResultsWriter::append_checkpoint(search::TrialId trial, int attempt, std::int64_t iteration, double time,
@@ -1397,9 +1594,10 @@ void ResultsWriter::CheckpointSink::write(std::uint64_t at, std::string_view byt
                      " does not follow the " + std::to_string(written_) + " of " + std::to_string(size_) +
                      " bytes stored so far (pieces must come in order and fit the announced size)");
   h5::quiet();
-  with_context(what + ": ", [&] {
+  impl_->data_unflushed = true;
+  writing(impl_->path, [&] { with_context(what + ": ", [&] {
     write_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + at, bytes, impl_->checkpoint_bytes);
-  });
+  }); });
   crc_ = io::crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())), crc_);
   written_ += bytes.size();
 }
@@ -1550,7 +1748,19 @@ CheckpointSpace ResultsWriter::checkpoint_space() const {
 
 void ResultsWriter::flush() {
   h5::quiet();
-  with_context(impl_->path + ": ", [&] {
+  writing(impl_->path, [&] { with_context(impl_->path + ": ", [&] {
+    // Checkpoint bytes reach the file before any row that points at them: H5Dflush writes
+    // the dataset's cached chunks and their index, so a write that fails here (a full
+    // disk) throws before a new /checkpoints row is even handed to HDF5, and a row is
+    // never committed over bytes that are not in the file. The rows stay buffered: the
+    // next flush that gets through commits them.
+    Impl& m = *impl_;
+    m.reserve(m.results.bytes_for(m.results.pending()) + m.events.bytes_for(m.events.pending()) +
+              m.checkpoints.bytes_for(m.checkpoints.pending()) + m.trials.bytes_for(m.dirty_trials.size()));
+    if (impl_->data_unflushed) {
+      H5_CHECK(H5Dflush(impl_->checkpoint_data.get()));
+      impl_->data_unflushed = false;
+    }
     impl_->results.append();
     impl_->events.append();
     impl_->checkpoints.append();
@@ -1576,7 +1786,7 @@ void ResultsWriter::flush() {
     const auto kept = std::stable_partition(freed.begin(), freed.end(), being_read);
     for (auto it = kept; it != freed.end(); ++it) impl_->free_space.release(it->first, it->second);
     freed.erase(kept, freed.end());
-  });
+  }); });
 }
 
 std::size_t ResultsWriter::pending() const {

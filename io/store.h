@@ -60,6 +60,14 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The file system of a results file ran out of space (ENOSPC) or quota (EDQUOT) while it
+/// was written. what(): "PATH: the file system of PATH is full (N bytes free)", then what
+/// was kept.
+class DiskFullError : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 /// Fixed-length string widths of the schema, in bytes (longer strings are truncated).
 inline constexpr std::size_t kStatusLen = 12;
 inline constexpr std::size_t kWorkersLen = 64;
@@ -319,6 +327,7 @@ struct ResultsFile {
   std::vector<EventRow> events;
   std::vector<WorkerInfo> workers;
   std::vector<CheckpointRow> checkpoints;  ///< every row of /checkpoints, dropped ones too
+  std::size_t trial_rows = 0;  ///< rows of /trials, unwritten ones (trial_id 0) included
 
   /// With `results` false, /results (the largest table by far) is not read: `results` and
   /// `schema.metrics` stay empty. For a reader that polls a live file for other rows.
@@ -327,6 +336,19 @@ struct ResultsFile {
   /// has not written yet are skipped, so `trials` can have gaps.
   const search::Trial* trial(search::TrialId id) const;
 };
+
+/// Checks, without writing a byte, that the results file `path` can be resumed, and returns
+/// it as read. Refuses (StoreError naming the file and what is wrong) what ResultsFile::read
+/// refuses, a file another process is writing, and what a file at rest never holds, since a
+/// resumed writer would build on it: a /trials row never written (ids must be 1..N), a
+/// /results row whose trial is not in /trials or whose attempt or iteration is out of range
+/// (a zero-filled row: the file was cut short and filled again), a (trial, attempt,
+/// iteration) recorded twice, a live /checkpoints row of an unknown trial. The file of a
+/// writer that died is checked as a live reader sees it (SWMR): nothing a crash leaves is
+/// refused (tests/fault/kill_loop.sh). nullopt only for a file whose writer died before it
+/// started SWMR writing: no reader can open it until it is mended (ResultsWriter's resume
+/// does that), so it is checked for truncation only, and must be checked again after.
+std::optional<ResultsFile> read_for_resume(const std::string& path);
 
 /// The experiment config stored in `file` (its text and --set overrides), parsed as if it
 /// lay at `config_path` (relative paths in it resolve there; "" = next to the results

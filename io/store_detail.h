@@ -24,7 +24,9 @@ auto with_context(const std::string& context, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const h5::CallError& e) {
-    throw h5::CallError(context + e.what());
+    throw h5::CallError(context + e.what(), e.sys_errno());
+  } catch (const DiskFullError& e) {
+    throw DiskFullError(context + e.what());
   } catch (const StoreError& e) {
     throw StoreError(context + e.what());
   }
@@ -95,6 +97,9 @@ class WriterLock {
   }
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
+  /// The locked file, open for writing (-1 when not locked): ResultsWriter reserves disk
+  /// space through it.
+  int fd() const noexcept { return fd_; }
   ~WriterLock() {
     if (fd_ >= 0) ::close(fd_);
   }

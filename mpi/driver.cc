@@ -260,7 +260,9 @@ class Driver {
     }
   }
 
-  /// Tells every worker to stop; used on the way out, including after an error.
+  /// Tells every worker to stop; used on the way out of a run that ended. (After an error
+  /// rank 0 ends the job instead: a worker in a trial takes a Shutdown for a protocol
+  /// error, and its message would hide rank 0's.)
   void shutdown_workers() {
     if (shut_down_) return;
     shut_down_ = true;
@@ -504,18 +506,37 @@ void abort_setup(const boost::mpi::communicator& world) {
   boost::mpi::broadcast(world, empty, 0);
 }
 
-int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
-               const DriverOptions& options) {
-  if (const int workers = world.size() - 1; workers < cfg.ranks_per_trial) {
-    abort_setup(world);
-    cfg.fail("resources.ranks_per_trial",
-             "a gang of " + std::to_string(cfg.ranks_per_trial) + " ranks needs at least that many workers, and this job has " +
-                 std::to_string(workers) + " (MPI ranks minus the driver). Start at least " +
-                 std::to_string(cfg.ranks_per_trial + 1) + " ranks (--np " + std::to_string(cfg.ranks_per_trial) +
-                 "), or lower ranks_per_trial");
+namespace {
+
+// The run's error path: a full disk stops the run (the error is printed first), and what
+// can still be committed is. Carries the exit code out to abort_job.
+struct RunStopped {
+  int code;
+};
+
+// Opens the results file to go on writing it, after read_for_resume found nothing wrong
+// with it; a file whose writer died is mended by opening it, then read and checked again.
+std::unique_ptr<io::ResultsWriter> open_to_resume(const io::ExperimentConfig& cfg, const DriverOptions& options,
+                                                  std::optional<io::ResultsFile>& previous, io::ResumeInfo& resumed) {
+  previous = io::read_for_resume(cfg.results);
+  if (previous) check_same_experiment(cfg, previous->meta, options.force);
+  auto writer = std::make_unique<io::ResultsWriter>(cfg.results, resumed);
+  if (!previous) {
+    writer.reset();
+    previous = io::read_for_resume(cfg.results);
+    if (!previous)
+      throw io::StoreError(cfg.results + ": cannot resume: its HDF5 header still says a writer holds it after mending");
+    check_same_experiment(cfg, previous->meta, options.force);
+    io::ResumeInfo again;
+    writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
+    resumed.mended = resumed.mended || again.mended;  // a killed writer's file often reads without mending
   }
-  Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
-  boost::mpi::broadcast(world, setup, 0);
+  return writer;
+}
+
+// Everything of run_driver after the workers have the Setup. Throws on any error: the
+// caller ends the job, since returning would leave the workers waiting.
+int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg, const DriverOptions& options) {
   place(world);
   const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it
   const auto workers = gather_hellos(world);
@@ -532,48 +553,73 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   std::unique_ptr<io::ResultsWriter> writer;
   std::optional<io::ResultsFile> previous;
   io::ResumeInfo resumed;
-  try {
-    if (std::filesystem::exists(cfg.results)) {
-      // Resume. A file whose writer died does not read until it is mended, which opening it
-      // for writing does; only an HDF5 file is given that chance, so that nothing is ever
-      // written into a file that is not ours.
-      try {
-        previous = io::ResultsFile::read(cfg.results);
-      } catch (const io::StoreError&) {
-        if (!io::is_hdf5_file(cfg.results)) throw;
-        writer = std::make_unique<io::ResultsWriter>(cfg.results, resumed);
-        writer.reset();
-        previous = io::ResultsFile::read(cfg.results);
-      }
-      check_same_experiment(cfg, previous->meta, options.force);
-      io::ResumeInfo again;
-      writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
-      resumed.mended = resumed.mended || again.mended;  // a killed writer's file often reads without mending
-      std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
-    } else {
-      writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
-                                                   io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
-    }
-    writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
-  } catch (...) {
-    // The workers are waiting for work: release them before reporting the error.
-    for (int w = 1; w < world.size(); ++w) send(world, w, kTagShutdown, Empty{});
-    throw;
+  if (std::filesystem::exists(cfg.results)) {
+    // Resume. Nothing is written into the file before read_for_resume has checked it: a
+    // damaged file must stay as it is (and refused), never be mended into a healthy-looking one.
+    writer = open_to_resume(cfg, options, previous, resumed);
+    std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
+  } else {
+    writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
+                                                 io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
   }
+  writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
   int code = kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
     Driver driver(world, cfg, *writer, workers);
-    if (previous) driver.resume(*previous, resume_cause(resumed));
+    if (previous) {
+      try {
+        driver.resume(*previous, resume_cause(resumed));
+      } catch (const std::invalid_argument& e) {  // the controller refuses what the file holds
+        throw io::StoreError(cfg.results + ": cannot resume: " + e.what());
+      }
+    }
     try {
       code = driver.run();
-    } catch (...) {
-      driver.shutdown_workers();
-      throw;
+    } catch (const io::DiskFullError& e) {
+      // Said first, so that nothing a worker prints as the job ends hides it.
+      std::fprintf(stderr, "ranktune: %s\n", e.what());
+      std::fflush(stderr);
+      code = kExitInterrupted;  // the run stopped with its rows committed, as after a signal
+      try {
+        writer->flush();  // commits what is buffered; a checkpoint row only once its bytes are in
+      } catch (const std::exception&) {
+        code = kExitInternal;  // rows since the last commit are lost: the disk is still full
+      }
+      throw RunStopped{code};
     }
   }
   writer.reset();
   std::printf("ranktune: results: %s\n", cfg.results.c_str());
   return code;
+}
+
+}  // namespace
+
+int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+               const DriverOptions& options) {
+  if (const int workers = world.size() - 1; workers < cfg.ranks_per_trial) {
+    abort_setup(world);
+    cfg.fail("resources.ranks_per_trial",
+             "a gang of " + std::to_string(cfg.ranks_per_trial) + " ranks needs at least that many workers, and this job has " +
+                 std::to_string(workers) + " (MPI ranks minus the driver). Start at least " +
+                 std::to_string(cfg.ranks_per_trial + 1) + " ranks (--np " + std::to_string(cfg.ranks_per_trial) +
+                 "), or lower ranks_per_trial");
+  }
+  Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
+  boost::mpi::broadcast(world, setup, 0);
+  // From here the workers wait on rank 0, in collectives and for messages: an error here
+  // must end the job (after the results file is closed, which unwinding drive() does), or
+  // rank 0 would wait in MPI_Finalize for workers that wait for it.
+  try {
+    return drive(world, cfg, options);
+  } catch (const RunStopped& stopped) {
+    abort_job(stopped.code, "");
+  } catch (const std::exception& e) {
+    const ErrorReport report = describe_error(e);
+    abort_job(report.code, report.line);
+  } catch (...) {
+    abort_job(kExitInternal, "ranktune: error: an unknown exception on rank 0");
+  }
 }
 
 }  // namespace ranktune::mpi

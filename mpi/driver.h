@@ -38,6 +38,9 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg,
 void abort_setup(const boost::mpi::communicator& world);
 
 /// Runs the experiment to its end. Workers must be in run_worker. Returns an ExitCode.
+/// Throws (io::ConfigError) only before the workers are given the Setup; an error after it
+/// is printed and ends the whole job (abort_job: MPI_Abort with the error's exit code), and
+/// a full disk during the run stops it with exit 4 (rows committed) or 1.
 int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
                const DriverOptions& options);
 

@@ -2,6 +2,14 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "io/config.h"
+#include "io/store.h"
+#include "mpi/driver.h"
+#include "mpi/launch.h"
+
 namespace ranktune::mpi {
 
 const std::string& host_name() {
@@ -23,6 +31,25 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   throw MpiError(std::string(call) + " failed on rank " + std::to_string(rank) + " (" +
                  host_name() + ") at " + file + ":" + std::to_string(line) + ": " + text);
+}
+
+ErrorReport describe_error(const std::exception& e) {
+  if (dynamic_cast<const io::ConfigError*>(&e) != nullptr)
+    return {kExitUsage, std::string("ranktune: config error: ") + e.what()};
+  // Nothing is wrong with a file on a full disk: an environment failure, as for HDF5.
+  if (dynamic_cast<const io::DiskFullError*>(&e) != nullptr) return {kExitInternal, std::string("ranktune: ") + e.what()};
+  if (dynamic_cast<const io::StoreError*>(&e) != nullptr) return {kExitBadFile, std::string("ranktune: ") + e.what()};
+  if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) return {kExitUsage, std::string("ranktune: ") + e.what()};
+  return {kExitInternal, std::string("ranktune: error: ") + e.what()};
+}
+
+void abort_job(int code, const std::string& line) {
+  if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  std::fflush(stdout);
+  report_exit_code(code);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // not reached: MPI_Abort does not return
 }
 
 }  // namespace ranktune::mpi

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,22 @@ class MpiError : public std::runtime_error {
 
 /// This process's host name (cached).
 const std::string& host_name();
+
+/// How main() answers an error that ends a command: the documented exit code (ConfigError
+/// and invalid_argument 2, StoreError 5 but DiskFullError 1, anything else 1) and the line it prints
+/// ("ranktune: config error: ...", "ranktune: ...", "ranktune: error: ...").
+struct ErrorReport {
+  int code = 1;
+  std::string line;
+};
+ErrorReport describe_error(const std::exception& e);
+
+/// Rank 0 once the workers wait on it (they have the Setup): prints `line` to stderr
+/// (unless it is empty: already printed) and flushes it, leaves `code` for a self-launcher,
+/// and ends the whole job with MPI_Abort(code). Returning instead would leave rank 0 in
+/// MPI_Finalize and the workers waiting for it, forever, with the error unprinted (the
+/// exception reaches main() only after MPI_Finalize). Close the results file first.
+[[noreturn]] void abort_job(int code, const std::string& line);
 
 }  // namespace ranktune::mpi
 
