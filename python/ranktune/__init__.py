@@ -31,11 +31,13 @@ import math
 import os
 import sys
 
-__all__ = ["config", "trial_id", "attempt", "report", "checkpoint_dir", "restored", "on_save", "under_ranktune"]
+__all__ = ["config", "trial_id", "attempt", "iteration", "report", "checkpoint_dir", "restored", "on_save",
+           "under_ranktune"]
 
 _report_file = None
 _control_file = None
 _save = None
+_reported = 0  # reports made by this process: iteration() counts from RANKTUNE_ITERATION
 
 
 def under_ranktune():
@@ -69,6 +71,18 @@ def attempt():
     """Which attempt of the trial this is (0 for the first), or None outside ranktune."""
     value = os.environ.get("RANKTUNE_ATTEMPT")
     return int(value) if value is not None else None
+
+
+def iteration():
+    """The iteration that this process's next :func:`report` will be, as ranktune counts:
+    1 for a fresh start, the checkpoint's iteration + 1 after a resume, and the trial's own
+    count + 1 after a PBT exploit (the state came from a donor, the count did not). Each
+    :func:`report` adds one. None outside ranktune.
+
+    Count your steps with it rather than with a step stored in the checkpoint: after an
+    exploit the donor's stored step belongs to another trial's history."""
+    value = os.environ.get("RANKTUNE_ITERATION")
+    return int(value) + _reported if value is not None else None
 
 
 def checkpoint_dir():
@@ -149,5 +163,7 @@ def report(**metrics):
     out = _output()
     out.write(line + "\n")
     out.flush()
+    global _reported
+    _reported += 1
     if "RANKTUNE_CONTROL_FD" in os.environ:
         _wait_for_ranktune(out)
