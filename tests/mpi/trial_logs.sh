@@ -114,4 +114,32 @@ grep -q "link.h5.logs is a symbolic link" "$WORK/link.txt" || { cat "$WORK/link.
 echo "linked logs folder: refused with exit 2 before any trial"
 }
 
-for part in ${@:-1 2 3 4 5}; do "part$part"; done
+# 6. The same attack by a second user in a world-writable results folder (as /scratch often
+# is): the logs folder is theirs, so the run refuses it before any trial starts.
+part6() {
+if (( EUID != 0 )) || ! command -v setpriv > /dev/null; then
+  echo "second user: skipped (needs root and setpriv to act as another uid)"
+  return 0
+fi
+local other=54321 shared rc=0
+shared=$(mktemp -d /tmp/ranktune-shared.XXXXXX)
+chmod 1777 "$shared"
+echo "root only" > "$WORK/victim2"
+chmod 600 "$WORK/victim2"
+setpriv --reuid=$other --regid=$other --clear-groups sh -c \
+  "mkdir '$shared/exp.h5.logs' && ln -s '$WORK/victim2' '$shared/exp.h5.logs/trial_1_attempt_0.log'" \
+  || { rm -rf "$shared"; fail "cannot act as uid $other"; }
+mpirun -np 2 --bind-to none "$RANKTUNE" run "$WORK/trial_log_faults.toml" --results "$shared/exp.h5" \
+  > "$WORK/other.txt" 2>&1 || rc=$?
+local victim results=no
+victim=$(cat "$WORK/victim2")
+[[ -e "$shared/exp.h5" ]] && results=yes
+rm -rf "$shared"
+[[ $victim == "root only" ]] || fail "the run wrote through the other user's link: $(head -c 200 <<< "$victim")"
+(( rc == 2 )) || { cat "$WORK/other.txt"; fail "another user's logs folder: exit $rc, expected 2"; }
+grep -q "belongs to uid $other" "$WORK/other.txt" || { cat "$WORK/other.txt"; fail "no clear error"; }
+[[ $results == no ]] || fail "the run started (it made exp.h5)"
+echo "second user: their logs folder was refused with exit 2, the root-only file untouched"
+}
+
+for part in ${@:-1 2 3 4 5 6}; do "part$part"; done
