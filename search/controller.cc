@@ -249,8 +249,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       std::ostringstream why;
       why << "metric '" << options_.metric << "' is " << v << " at iteration " << t.iterations
           << " (non_finite = \"error\")";
-      for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
-      for (auto c = out.end() - static_cast<std::ptrdiff_t>(t.workers.size()); c != out.end(); ++c) c->failed = true;
+      for (int w : t.workers) out.emplace_back(Command{Command::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
       t.log_tail.clear();  // an earlier failure's; this one's comes from the worker (on_log_tail)
       fail_attempt(t, why.str(), now);
       dispatch(now, out);

@@ -351,7 +351,7 @@ std::string read_tail(const std::string& path, int max_lines, std::size_t max_by
 std::string last_meaningful_line(const std::string& tail, std::size_t max_chars) {
   std::size_t end = tail.size();
   while (end > 0) {
-    const auto nl = end > 0 ? tail.rfind('\n', end - 1) : std::string::npos;
+    const auto nl = tail.rfind('\n', end - 1);
     const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
     std::string line = tail.substr(begin, end - begin);
     end = nl == std::string::npos ? 0 : nl;

@@ -6,7 +6,13 @@ hyperparameters with :func:`config` and reports one JSON object per iteration wi
 time (SIGTERM, then SIGKILL after a grace period). Exiting with status 0 ends the trial.
 
 Run outside ranktune, :func:`report` prints its JSON lines to stdout, so the same script
-runs standalone; :func:`config` then needs ``RANKTUNE_CONFIG`` set by hand.
+runs standalone; :func:`config` then needs ``RANKTUNE_CONFIG`` set by hand, and
+``import ranktune`` needs this package's folder on ``PYTHONPATH``
+(``/usr/local/share/ranktune/python`` when installed, ``python/`` in a checkout); ranktune
+adds it for the commands it starts.
+
+:func:`iteration` is the iteration the next report will be, as ranktune counts (after a
+resume or a PBT exploit it is not the step a checkpoint may hold).
 
 Example::
 
