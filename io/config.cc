@@ -634,7 +634,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   static const std::vector<std::string> kinds = {"synthetic", "command", "mlp"};
   static const std::vector<std::string> synthetic = {"function", "seconds_per_step", "noise"};
   static const std::vector<std::string> command = {"command", "workdir", "env", "step_timeout_s",
-                                                   "metrics", "checkpoint"};
+                                                   "max_log_mb", "metrics", "checkpoint"};
   static const std::vector<std::string> mlp = {"data_dir",           "val_fraction", "batches_per_step",
                                                "threads_per_worker", "device",       "train_samples",
                                                "val_samples"};
@@ -701,6 +701,12 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   tr.workdir = wd.string();
   read(t, "env", tr.env);
   read_min(t, "step_timeout_s", tr.step_timeout_s, 0.0);
+  // A log is cut into a head and a tail of whole KiB; a million MiB (1 TiB) is past any
+  // sane log and keeps the byte count far from overflow.
+  read_min(t, "max_log_mb", tr.max_log_mb, 0.0);
+  if (tr.max_log_mb != 0 && !(tr.max_log_mb >= 0.01 && tr.max_log_mb <= 1e6))
+    fail(find(t, "max_log_mb"), t.key("max_log_mb"),
+         "must be 0 (no cap) or between 0.01 and 1000000 MiB (got " + human(tr.max_log_mb) + "). Use e.g. 100");
   read(t, "checkpoint", tr.checkpoint);
   std::vector<std::string> listed;
   read(t, "metrics", listed);
@@ -907,6 +913,7 @@ std::string render_config(const ExperimentConfig& c) {
       env += (env.empty() ? " " : ", ") + toml_key(k) + " = " + str(v);
     kv("env", "{" + env + (env.empty() ? "}" : " }"));
     kv("step_timeout_s", toml_float(t.step_timeout_s));
+    kv("max_log_mb", toml_float(t.max_log_mb));
     kv("checkpoint", t.checkpoint ? "true" : "false");
     kv("metrics", strings(t.metrics));
   } else if (t.kind == "mlp") {

@@ -42,6 +42,9 @@ struct TrainableSpec {
   std::string workdir;                        ///< absolute after loading ("" = config dir)
   std::map<std::string, std::string> env;     ///< extra environment variables
   double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
+  /// Each trial log (`<results>.logs/trial_T_attempt_A.log`) is kept under about this many
+  /// MiB: its head and its tail, with a line saying where and how much was cut. 0: no cap.
+  double max_log_mb = 100.0;
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
   /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
   bool checkpoint = false;

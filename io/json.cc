@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace ranktune::io {
@@ -33,6 +34,31 @@ search::Config config_from_json(const nlohmann::json& j) {
   return c;
 }
 
+namespace {
+
+// The spellings of non-finite numbers that reports may use as strings.
+std::optional<double> non_finite(const std::string& s) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (s == "nan" || s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (s == "inf" || s == "Infinity") return inf;
+  if (s == "-inf" || s == "-Infinity") return -inf;
+  return std::nullopt;
+}
+
+// "a string (\"0.5\")", "a boolean (true)", "an object", "an array": what a value is.
+std::string json_type(const nlohmann::json& v) {
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    return "a string (\"" + (s.size() > 40 ? s.substr(0, 40) + "..." : s) + "\")";
+  }
+  if (v.is_boolean()) return std::string("a boolean (") + (v.get<bool>() ? "true" : "false") + ")";
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  return std::string("a JSON ") + v.type_name();
+}
+
+}  // namespace
+
 search::Metrics metrics_from_json_line(const std::string& line) {
   // JSON has no NaN or Infinity; Python's json.dumps writes them bare, so accept those
   // spellings too rather than fail a trial over a common idiom.
@@ -50,17 +76,16 @@ search::Metrics metrics_from_json_line(const std::string& line) {
   }
   if (!j.is_object()) throw std::invalid_argument("a JSON line must be an object of metrics");
   search::Metrics m;
-  constexpr double inf = std::numeric_limits<double>::infinity();
   for (const auto& [k, v] : j.items()) {
     if (v.is_number()) {
       m[k] = v.get<double>();
     } else if (v.is_null()) {
       m[k] = std::numeric_limits<double>::quiet_NaN();
-    } else if (v.is_string()) {
-      const auto s = v.get<std::string>();
-      if (s == "nan" || s == "NaN") m[k] = std::numeric_limits<double>::quiet_NaN();
-      else if (s == "inf" || s == "Infinity") m[k] = inf;
-      else if (s == "-inf" || s == "-Infinity") m[k] = -inf;
+    } else if (v.is_string() && non_finite(v.get_ref<const std::string&>())) {
+      m[k] = *non_finite(v.get_ref<const std::string&>());
+    } else {
+      throw std::invalid_argument("'" + (k.size() > 60 ? k.substr(0, 60) + "..." : k) + "' is " + json_type(v) + ", not a number (report numbers; NaN and "
+                                  "infinities as null, \"nan\", \"inf\" or \"-inf\")");
     }
   }
   return m;

@@ -18,9 +18,10 @@ nlohmann::json to_json(const search::Config& config);
 search::Config config_from_json(const nlohmann::json& j);
 
 /// Parses one reported JSON line into metrics. Accepts an object whose values are numbers
-/// (or null / "nan" / "inf" / "-inf", which become non-finite doubles); other keys'
-/// values (strings, bools, nested objects) are ignored. Throws std::invalid_argument with
-/// a short reason when the line is not a JSON object.
+/// (or null / "nan" / "inf" / "-inf", which become non-finite doubles). Throws
+/// std::invalid_argument with a short reason when the line is not a JSON object, or when a
+/// value is anything else (a string such as "0.5", a boolean, an object, an array): read as
+/// NaN it would pass for an iteration with a missing metric, even with non_finite = "error".
 search::Metrics metrics_from_json_line(const std::string& line);
 
 }  // namespace ranktune::io

@@ -27,6 +27,7 @@
 #include "mpi/status_board.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
+#include "sys/safe_fs.h"
 
 namespace ranktune::mpi {
 
@@ -344,7 +345,15 @@ class Driver {
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
         carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
-                           : controller_.on_trial_done(e.trial, e.attempt, t));
+                           : controller_.on_trial_done(e.trial, e.attempt, t, e.log_tail));
+        // An attempt the driver failed on a result (a NaN) that ended by itself before the
+        // Stop arrived: its Ended carries the tail, not a LogTail.
+        controller_.on_log_tail(e.trial, e.attempt, e.log_tail);
+        break;
+      }
+      case kTagLogTail: {
+        const auto l = unpack<LogTail>(world_, in);
+        controller_.on_log_tail(l.trial, l.attempt, l.log_tail);
         break;
       }
       default:
@@ -428,6 +437,7 @@ class Driver {
         case search::Command::Kind::Start: {
           Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
           start.gang = c.gang;
+          start.cause = c.cause;
           if (c.restore_trial == 0) {
             send(world_, c.worker, kTagStart, start);
             break;
@@ -454,7 +464,7 @@ class Driver {
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save});
           break;
         case search::Command::Kind::Stop:
-          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop});
+          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop, 0, false, c.failed});
           break;
         case search::Command::Kind::Pause:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Pause});
@@ -606,6 +616,17 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
                  "), or lower ranks_per_trial");
   }
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
+  if (cfg.trainable.kind == "command") {
+    // The trial logs' folder sits beside the results file, often in a world-writable folder:
+    // one that another user made, or planted as a link, would let them read or redirect
+    // every log. Checked here, before any trial starts; the workers open it the same way.
+    try {
+      (void)sys::make_private_directory(setup.log_dir);
+    } catch (const sys::FsError& e) {
+      abort_setup(world);
+      throw io::ConfigError(cfg.results, 0, "", std::string("the trial logs' folder: ") + e.what());
+    }
+  }
   boost::mpi::broadcast(world, setup, 0);
   // From here the workers wait on rank 0, in collectives and for messages: an error here
   // must end the job (after the results file is closed, which unwinding drive() does), or

@@ -10,6 +10,7 @@
 ///   driver -> w   : Decision (Continue | Stop)   w -> driver      : Ended (done | failed)
 ///   driver -> w   : Shutdown                     w -> driver      : Bye
 ///                                                w -> driver      : Placed
+///                                                w -> driver      : LogTail (after a failed Stop)
 ///   driver -> w   : ChunkAck (kTagCheckpointAck) w -> driver      : CheckpointChunk (kTagCheckpoint)
 ///   driver -> w   : CheckpointChunk (kTagRestoreChunk)  w -> driver : ChunkAck (kTagRestoreAck)
 /// Checkpoints stream in chunks of at most kCheckpointChunkBytes, so that rank 0 never
@@ -62,7 +63,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 6;
+inline constexpr int kWireVersion = 7;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -87,6 +88,7 @@ enum Tag : int {
   kTagCheckpointAck = 10,
   kTagRestoreChunk = 11,
   kTagRestoreAck = 12,
+  kTagLogTail = 13,
 };
 
 /// Broadcast once by the driver: the experiment as the driver read it.
@@ -129,9 +131,13 @@ struct Start {
   /// The trial's gang: world ranks, leader first. Every member gets the same Start; only
   /// the leader talks to the driver during the trial. Empty or one rank: no gang.
   std::vector<int> gang;
+  /// Why this run of the attempt starts (search::Command::cause): "start" for a fresh
+  /// attempt, else "resume", "exploit ...", ...; a command's log is appended to then.
+  std::string cause;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & config_json & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang;
+    ar & trial & attempt & config_json & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang &
+        cause;
   }
 };
 
@@ -154,8 +160,21 @@ struct Decision {
   int kind = Continue;
   std::int64_t until = 0;  ///< Continue: the new lease
   bool save = false;       ///< Continue: send a Checkpoint of the current state first
+  /// Stop: the driver failed the attempt on the result just sent (a non-finite metric); the
+  /// leader answers with its LogTail once the trainable has stopped.
+  bool failed = false;
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save & failed; }
+};
+
+/// The last lines of an attempt's output, after a Stop with `failed`: the failure was the
+/// driver's to see, the output is the worker's.
+struct LogTail {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::string log_tail;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & log_tail; }
 };
 
 /// One piece of a checkpoint. Worker -> driver: the trial's saved state after `iteration`

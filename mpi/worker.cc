@@ -116,6 +116,8 @@ class Worker {
     ctx.device = placement_.device;
     ctx.seed = cfg_.seed;
     ctx.log_dir = setup_.log_dir;
+    ctx.first_iteration = start.iterations + 1;
+    ctx.start_cause = start.cause;
     ctx.config_dir = std::filesystem::path(cfg_.path).parent_path().string();
 
     // A gang trial: the members build their communicator first. A failure to build it is
@@ -162,12 +164,14 @@ class Worker {
       if (!outcome.ok) break;
       // The leader decides (from its own step and the driver), and the gang follows.
       std::int64_t decision[3] = {kFinished, until, 0};  // kind, lease, save
+      bool failed = false;  // a Stop because the driver failed the attempt (the leader's to answer)
       if (leader && !r.done) {
         send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, iteration, std::move(r.metrics)});
         const Decision d = next_decision(start, iteration, until);
         decision[0] = d.kind;
         decision[1] = d.until;
         decision[2] = d.save;
+        failed = d.kind == Decision::Stop && d.failed;
       }
       if (gang) gang->share(decision);
       if (decision[0] == kFinished) break;  // the trainable finished by itself
@@ -179,12 +183,19 @@ class Worker {
       if (decision[0] == Decision::Stop || decision[0] == Decision::Pause) {
         // The driver already counts the workers as free, and sends no Ended for them.
         trainable->stop();
+        // It failed the attempt on a result (a NaN metric): the output says why.
+        if (failed) send(world_, kDriver, kTagLogTail, LogTail{start.trial, start.attempt, trainable->log_tail()});
         return;
       }
       until = decision[1];
     }
     if (trainable) trainable->stop();
-    if (leader) send(world_, kDriver, kTagEnded, Ended{start.trial, start.attempt, !outcome.ok, outcome.reason, outcome.log_tail});
+    // A trainable that ended by itself sends its tail too: the driver fails it when it never
+    // reported the metric.
+    if (leader)
+      send(world_, kDriver, kTagEnded,
+           Ended{start.trial, start.attempt, !outcome.ok, outcome.reason,
+                 outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail});
   }
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless

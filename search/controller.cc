@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "search/gang_placement.h"
 #include "search/saved_state.h"
@@ -124,6 +125,10 @@ Trial& Controller::append_trial(Config config) {
 }
 
 void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
+  // Computed before the status changes: a paused trial resumes, the rest start afresh or
+  // retry unless the code that queued it said why.
+  std::string cause = std::exchange(t.start_cause, {});
+  if (cause.empty()) cause = t.status == TrialStatus::Paused ? "resume" : t.attempt > 0 ? "retry" : "start";
   if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
   t.workers = std::move(workers);
@@ -154,6 +159,7 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
     c.restore_trial = t.restore_trial;
     c.restore_checkpoint = t.restore_checkpoint;
     c.gang = t.workers;
+    c.cause = cause;
     out.push_back(std::move(c));
   }
 }
@@ -317,7 +323,8 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       std::ostringstream why;
       why << "metric '" << options_.metric << "' is " << v << " at iteration " << t.iterations
           << " (non_finite = \"error\")";
-      for (int w : t.workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+      for (int w : t.workers) out.emplace_back(Command{Command::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
+      t.log_tail.clear();  // an earlier failure's; this one's comes from the worker (on_log_tail)
       fail_attempt(t, why.str(), now);
       dispatch(now, out);
       return;
@@ -417,6 +424,8 @@ bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Comm
   t.restore_checkpoint = donor->checkpoint_iteration;
   t.restore_iterations = t.iterations;
   t.checkpoint_iteration = 0;  // its stored state is of the config it just left: no donor now
+  t.start_cause = "exploit of trial " + std::to_string(donor->id) + " at its iteration " +
+                  std::to_string(donor->checkpoint_iteration);
   if (observer_ != nullptr) observer_->on_exploit(now, t, donor->id, donor->checkpoint_iteration, before);
   set_status(t, TrialStatus::Pending);  // start_trial moves it back to Running
   start_trial(t, std::move(workers), now, out);
@@ -477,11 +486,12 @@ void Controller::on_checkpoint_lost(TrialId id, std::int64_t iteration, std::int
   }
 }
 
-std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now) {
+std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now, const std::string& log_tail) {
   std::vector<Command> out;
   Trial* t = running(id, attempt);
   if (t == nullptr) return out;
   if (!t->reported) {
+    t->log_tail = log_tail;
     fail_attempt(*t, "ended without reporting metric '" + options_.metric + "'", now);
   } else {
     release(*t);
@@ -521,6 +531,18 @@ std::vector<Command> Controller::on_trial_failed(TrialId id, int attempt,
   fail_attempt(*t, reason, now);
   dispatch(now, out);
   return out;
+}
+
+void Controller::on_log_tail(TrialId id, int attempt, const std::string& log_tail) {
+  Trial* t = const_cast<Trial*>(find(id));
+  if (t == nullptr || log_tail.empty() || !t->log_tail.empty() || t->error.empty()) return;
+  // The failed attempt is the trial's last one (it ended as ERROR), or the one before its
+  // retry, which has not failed since (its log_tail is still empty).
+  const bool ended = t->status == TrialStatus::Error && t->attempt == attempt;
+  const bool retried = t->attempt == attempt + 1;
+  if (!ended && !retried) return;
+  t->log_tail = log_tail;
+  changed(*t);
 }
 
 std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final_status,
@@ -608,6 +630,7 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
   // a second "control" event; a trial that ends first gets a "warning" that they were not.
   for (const auto& [key, value] : r.config) t->pending[key] = value;
   t->pending_ids += (t->pending_ids.empty() ? "" : " ") + control_tag(r.id);
+  t->start_cause = "ctl set: " + change;  // for its log, once it runs again
   std::string when;
   if (running) {
     // As a graceful stop does: it checkpoints, becomes PENDING when the checkpoint is
@@ -723,6 +746,7 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
       // Results past the checkpoint are in the file already: running them again under the
       // same attempt would record an iteration twice.
       if (t.iterations > c) ++t.attempt;
+      t.start_cause = "ranktune run --resume";
       if (t.status != TrialStatus::Paused || c == 0) t.status = TrialStatus::Pending;
       t.iterations = c;
     }

@@ -84,9 +84,16 @@ struct Command {
   std::int64_t restore_checkpoint = 0;
   /// Continue: store a checkpoint of the state after the last reported iteration first.
   bool save = false;
+  /// Stop: the attempt failed on the result it answers (a non-finite metric): the worker
+  /// sends the output's tail back (on_log_tail), which the failure's record lacks.
+  bool failed = false;
   /// Start: the trial's workers, leader first (a Start goes to each). The leader reports
   /// the results and gets the Continues; a Stop or Pause goes to every member.
   std::vector<int> gang;
+  /// Start: why this run of the attempt starts, for the trial's log: "start" (a fresh
+  /// attempt), "retry", "resume", "exploit of trial D at iteration N", "ctl set: ...",
+  /// "ranktune run --resume". Any cause but "start" appends to the attempt's log.
+  std::string cause;
 };
 
 /// Receives every change worth recording. The driver writes them to the results file.
@@ -130,7 +137,12 @@ class Controller {
   /// instead of allocating a vector per result.
   void on_result(TrialId trial, int attempt, const Metrics& metrics, double now, std::vector<Command>& out);
   /// The trainable ended by itself (a command that exited 0). Its worker is free.
-  std::vector<Command> on_trial_done(TrialId trial, int attempt, double now);
+  /// `log_tail`: the last lines of its output, kept when that end is a failure (it never
+  /// reported the metric).
+  std::vector<Command> on_trial_done(TrialId trial, int attempt, double now, const std::string& log_tail = {});
+  /// The output's tail of an attempt that on_result failed (Command::failed) arrived: it
+  /// goes into the trial's log_tail unless a later failure has its own.
+  void on_log_tail(TrialId trial, int attempt, const std::string& log_tail);
   /// The attempt failed. It is retried while attempts remain. Its worker is free.
   std::vector<Command> on_trial_failed(TrialId trial, int attempt, const std::string& reason,
                                        const std::string& log_tail, double now);

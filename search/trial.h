@@ -67,6 +67,9 @@ struct Trial {
   /// The running attempt's lease: the iteration up to which its worker goes on without
   /// waiting for a decision (Command::until of its last Start or Continue). Not recorded.
   std::int64_t lease_until = 0;
+  /// Why the trial's next Start happens when start_trial cannot tell by itself (an exploit,
+  /// a `ctl set`, a resumed run): Command::cause. Cleared by the Start. Not recorded.
+  std::string start_cause;
 
   bool finished() const { return status == TrialStatus::Terminated || status == TrialStatus::Error; }
   /// Whether a scheduler may pick it to run: Pending, or Paused with its checkpoint stored.

@@ -8,13 +8,16 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +29,7 @@
 
 #include "io/archive.h"
 #include "io/json.h"
+#include "sys/safe_fs.h"
 
 extern char** environ;
 
@@ -284,16 +288,12 @@ std::string signal_description(int sig) {
   return std::string(it->second) + " (" + std::to_string(sig) + ")";
 }
 
-std::string read_tail(const std::string& path, int max_lines, std::size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0));
-  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
-  std::string s(size - start, '\0');
-  in.seekg(static_cast<std::streamoff>(start));
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
-  s.resize(static_cast<std::size_t>(in.gcount()));
-  if (start > 0) {  // drop the line the byte limit cut through
+namespace {
+
+// The last `max_lines` lines of `s`; `cut` says that `s` starts in the middle of a line,
+// which is dropped.
+std::string last_lines(std::string s, int max_lines, bool cut) {
+  if (cut) {  // drop the line the byte limit cut through
     const auto nl = s.find('\n');
     if (nl != std::string::npos && nl + 1 < s.size()) s.erase(0, nl + 1);
   }
@@ -311,6 +311,189 @@ std::string read_tail(const std::string& path, int max_lines, std::size_t max_by
     }
   }
   return s.substr(pos);
+}
+
+// ranktune's own lines in a trial log start with this, so that they are told apart from
+// the program's output (last_meaningful_line skips them).
+constexpr std::string_view kOurLine = "[ranktune] ";
+
+// The cut marker has a fixed length, so that it can be rewritten in place as the count
+// grows, and found again at offset max / 2 when the log is appended to.
+constexpr const char* kMarkerFormat = "\n[ranktune] ---- log cut here: %20lld bytes of output dropped (max_log_mb) ----\n";
+// What write() keeps in memory for tail(): a little more than tail()'s 2000 bytes.
+constexpr std::size_t kRecentBytes = 4096;
+
+std::string marker(std::int64_t dropped) {
+  char b[128];
+  const int n = std::snprintf(b, sizeof b, kMarkerFormat, static_cast<long long>(dropped));
+  return std::string(b, static_cast<std::size_t>(n));
+}
+
+std::int64_t marker_length() {
+  static const std::int64_t n = static_cast<std::int64_t>(marker(0).size());
+  return n;
+}
+
+}  // namespace
+
+std::string read_tail(const std::string& path, int max_lines, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0));
+  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
+  std::string s(size - start, '\0');
+  in.seekg(static_cast<std::streamoff>(start));
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  return last_lines(std::move(s), max_lines, start > 0);
+}
+
+std::string last_meaningful_line(const std::string& tail, std::size_t max_chars) {
+  std::size_t end = tail.size();
+  while (end > 0) {
+    const auto nl = tail.rfind('\n', end - 1);
+    const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
+    std::string line = tail.substr(begin, end - begin);
+    end = nl == std::string::npos ? 0 : nl;
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(0, kOurLine.size(), kOurLine) == 0) continue;
+    line.erase(0, first);
+    // Control characters (a progress bar's \r, colour codes) would garble the report.
+    for (char& c : line)
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    if (line.size() > max_chars) line = line.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+    return line;
+  }
+  return {};
+}
+
+// ---- TrialLog ----
+
+void TrialLog::open(int dirfd, const std::string& name, const std::string& shown, bool append,
+                    std::int64_t max_bytes) {
+  fd_.reset();
+  path_ = shown;
+  error_.clear();
+  recent_.clear();
+  cut_ = false;
+  dropped_ = size_ = initial_size_ = 0;
+  // Whole KiB, at least 4 of them, so that head, marker and tail always fit.
+  max_ = max_bytes <= 0 ? 0 : std::max<std::int64_t>(4096, max_bytes / 1024 * 1024);
+  sys::OpenOptions o;
+  o.access = O_RDWR;  // the cap moves the tail within the file
+  o.create = sys::Create::IfMissing;
+  o.truncate = !append;
+  o.mode = 0644;
+  fd_ = sys::open_file_at(dirfd, name, o, shown);
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) throw sys::FsError(shown + ": cannot stat it", errno);
+  size_ = initial_size_ = st.st_size;
+  if (max_ == 0 || size_ <= max_ / 2) return;
+  // A log already past its head: an earlier run cut it, and its marker says how much.
+  std::string m(static_cast<std::size_t>(marker_length()), '\0');
+  const ssize_t got = ::pread(fd_.get(), m.data(), m.size(), max_ / 2);
+  long long dropped = 0;
+  if (got == static_cast<ssize_t>(m.size()) && std::sscanf(m.c_str(), "\n[ranktune] ---- log cut here: %lld", &dropped) == 1 &&
+      dropped >= 0 && m == marker(dropped)) {
+    cut_ = true;
+    dropped_ = dropped;
+    shift_tail();
+  } else {
+    cut();  // written without a cap, or under another max_log_mb: cut it now
+  }
+}
+
+bool TrialLog::put(const char* data, std::size_t n, std::int64_t at) noexcept {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_.get(), data, n, at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      failed(w < 0 ? errno : ENOSPC);
+      return false;
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+    at += w;
+  }
+  return true;
+}
+
+void TrialLog::failed(int error) noexcept {
+  if (!error_.empty()) return;
+  try {
+    if (error == ENOSPC || error == EDQUOT) {
+      struct statvfs fsst {};
+      const unsigned long long free_bytes =
+          ::fstatvfs(fd_.get(), &fsst) == 0 ? static_cast<unsigned long long>(fsst.f_bavail) * fsst.f_frsize : 0;
+      error_ = "the file system of " + path_ + " is full (" + std::to_string(free_bytes) + " bytes free" +
+               (error == EDQUOT ? ", or this user's quota is used up" : "") + ")";
+    } else {
+      error_ = "cannot write " + path_ + ": " + std::strerror(error);
+    }
+  } catch (...) {
+    error_ = "cannot write the log";  // out of memory: say the least
+  }
+  fd_.reset();  // what did reach the file stays; nothing more goes there
+}
+
+void TrialLog::write_marker() noexcept {
+  const std::string m = marker(dropped_);
+  put(m.data(), m.size(), max_ / 2);
+}
+
+void TrialLog::cut() noexcept {
+  // Everything between the head and the marker's end is dropped: it is replaced by the
+  // marker, and the tail starts after it.
+  const std::int64_t tail_start = max_ / 2 + marker_length();
+  dropped_ += std::min(size_, tail_start) - max_ / 2;
+  size_ = std::max(size_, tail_start);
+  cut_ = true;
+  write_marker();
+  shift_tail();
+}
+
+void TrialLog::shift_tail() noexcept {
+  // The tail grows up to half the cap, then its last quarter moves to just after the
+  // marker: each byte is copied at most once more, and the file stays under about max_.
+  const std::int64_t tail_start = max_ / 2 + marker_length();
+  const std::int64_t keep = max_ / 4;
+  if (!fd_ || size_ - tail_start <= 2 * keep) return;
+  const std::int64_t from = size_ - keep;
+  char chunk[65536];
+  for (std::int64_t done = 0; done < keep;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(sizeof chunk, keep - done));
+    const ssize_t got = ::pread(fd_.get(), chunk, n, from + done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return failed(got < 0 ? errno : EIO);
+    if (!put(chunk, static_cast<std::size_t>(got), tail_start + done)) return;
+    done += got;
+  }
+  dropped_ += from - tail_start;
+  size_ = tail_start + keep;
+  if (::ftruncate(fd_.get(), size_) != 0) return failed(errno);
+  write_marker();
+}
+
+void TrialLog::write(std::string_view bytes) noexcept {
+  try {
+    recent_.append(bytes.data(), bytes.size());
+    if (recent_.size() > 2 * kRecentBytes) recent_.erase(0, recent_.size() - kRecentBytes);
+  } catch (...) {
+  }
+  while (fd_ && !bytes.empty()) {
+    std::size_t n = bytes.size();
+    if (max_ > 0 && !cut_) n = static_cast<std::size_t>(std::clamp<std::int64_t>(max_ / 2 - size_, 0, n));
+    if (n > 0 && put(bytes.data(), n, size_)) size_ += static_cast<std::int64_t>(n);
+    bytes.remove_prefix(n);
+    if (max_ > 0 && !cut_ && !bytes.empty()) cut();
+    else if (cut_) shift_tail();
+  }
+}
+
+std::string TrialLog::tail(int max_lines, std::size_t max_bytes) const {
+  const std::size_t start = recent_.size() > max_bytes ? recent_.size() - max_bytes : 0;
+  return last_lines(recent_.substr(start), max_lines, start > 0);
 }
 
 // ---- CommandTrainable ----
@@ -355,13 +538,39 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     throw TrialFailure("working directory '" + workdir + "' is not a directory");
   }
 
+  // The driver made the folder private before any trial started (rank 0); opening it the
+  // same way here refuses one that was swapped for a link or another user's folder since,
+  // and the log is opened inside it, never through a link.
   const fs::path log_dir = fs::absolute(context.log_dir.empty() ? "." : context.log_dir, ec);
-  fs::create_directories(log_dir, ec);
-  if (ec) throw TrialFailure("cannot create log directory '" + log_dir.string() + "': " + ec.message());
-  log_path_ = (log_dir / ("trial_" + std::to_string(context.trial_id) + "_attempt_" +
-                          std::to_string(context.attempt) + ".log")).string();
-  UniqueFd log(::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!log) throw TrialFailure("cannot open log '" + log_path_ + "': " + std::strerror(errno));
+  const std::string name =
+      "trial_" + std::to_string(context.trial_id) + "_attempt_" + std::to_string(context.attempt) + ".log";
+  log_path_ = (log_dir / name).string();
+  // A fresh attempt starts a fresh log; any other start (a resume, an exploit, a `ctl set`)
+  // goes on in the same attempt, so its log is appended to, after a line saying why.
+  const bool append = !context.start_cause.empty() && context.start_cause != "start";
+  try {
+    if (log_dir.has_parent_path()) fs::create_directories(log_dir.parent_path(), ec);
+    const UniqueFd dir = sys::make_private_directory(log_dir.string());
+    const auto max_bytes = static_cast<std::int64_t>(spec_.max_log_mb * 1024 * 1024);
+    log_.open(dir.get(), name, log_path_, append, max_bytes);
+  } catch (const sys::FsError& e) {
+    log_path_.clear();
+    throw TrialFailure(std::string("cannot open its log: ") + e.what());
+  }
+  if (append && log_.initial_size() > 0) {
+    log_.write(std::string(kOurLine) + "---- trial " + std::to_string(context.trial_id) + " attempt " +
+               std::to_string(context.attempt) + " goes on at iteration " + std::to_string(context.first_iteration) +
+               " (" + context.start_cause + ") ----\n");
+  }
+  // The program's stdout and stderr: a pipe, read without blocking in fill(). A larger
+  // buffer lets a chatty program run on while the worker waits for a decision.
+  int out_fds[2];
+  if (::pipe2(out_fds, O_CLOEXEC) != 0)
+    throw TrialFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
+  UniqueFd output_read(out_fds[0]), output_write(out_fds[1]);
+  (void)::fcntl(output_read.get(), F_SETPIPE_SZ, 1 << 20);
+  if (::fcntl(output_read.get(), F_SETFL, O_NONBLOCK) != 0)
+    throw TrialFailure(std::string("cannot set up the output pipe: ") + std::strerror(errno));
 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw TrialFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
@@ -387,6 +596,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   env["RANKTUNE_REPORT_FD"] = std::to_string(ChildProcess::kReportFd);
   env["RANKTUNE_DEVICE"] = context.device;
   env["RANKTUNE_SEED"] = std::to_string(context.seed);
+  env["RANKTUNE_ITERATION"] = std::to_string(context.first_iteration);
   control_.reset();
   control_child_.reset();
   awaiting_continue_ = launched_ = false;
@@ -414,7 +624,8 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
 
   request_ = SpawnRequest{resolved.path, spec_.command, std::move(env_list), workdir};
-  log_ = std::move(log);
+  output_ = std::move(output_read);
+  output_write_ = std::move(output_write);
   report_write_ = std::move(write_end);
   report_ = std::move(read_end);
   // A checkpointing command starts at its first step, so that restore() can fill its
@@ -424,18 +635,18 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
 
 void CommandTrainable::launch() {
   launched_ = true;
-  request_.output_fd = log_.get();
+  request_.output_fd = output_write_.get();
   request_.report_fd = report_write_.get();
   request_.control_fd = control_child_.get();
   const int err = ChildProcess::spawn(request_, child_);
   // Our copies close now: the report pipe then reaches EOF once the program and everything
   // it started have closed theirs.
-  log_.reset();
+  output_write_.reset();
   report_write_.reset();
   control_child_.reset();
   if (err != 0) {
     finished_ = true;
-    throw TrialFailure("cannot run '" + spec_.command.front() + "': " + std::strerror(err), read_tail(log_path_));
+    throw TrialFailure("cannot run '" + spec_.command.front() + "': " + std::strerror(err), log_.tail());
   }
 }
 
@@ -505,6 +716,7 @@ std::optional<std::string> CommandTrainable::next_line() {
   for (;;) {
     while (auto line = take_line()) {
       if (line->find_first_not_of(" \t\r") == std::string::npos) continue;
+      check_log();
       return line;
     }
     if (buffer_.size() > kMaxLine) {
@@ -512,7 +724,7 @@ std::optional<std::string> CommandTrainable::next_line() {
            buffer_.substr(0, 80) + "'");
     }
     if (eof_) {
-      if (!child_.wait_exit(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
+      if (!wait_for_exit(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
       return std::nullopt;
     }
     if (!fill(deadline)) fail("no report for " + seconds(spec_.step_timeout_s) + " s (step_timeout_s)");
@@ -544,47 +756,98 @@ bool CommandTrainable::read_some() {
 }
 
 bool CommandTrainable::fill(Deadline deadline) {
-  pollfd fds[2] = {{report_.get(), POLLIN, 0}, {child_.pidfd(), POLLIN, 0}};
   const bool have_pidfd = child_.pidfd() >= 0;
   for (;;) {
+    // poll() skips a negative fd: the output pipe is closed once the program's side is.
+    pollfd fds[3] = {{report_.get(), POLLIN, 0}, {output_.get(), POLLIN, 0}, {child_.pidfd(), POLLIN, 0}};
     // Without a pidfd (Linux < 5.3) the leader's exit is checked every 200 ms instead.
     int timeout = poll_timeout(deadline);
     if (!have_pidfd && (timeout < 0 || timeout > 200)) timeout = 200;
-    const int r = ::poll(fds, have_pidfd ? 2 : 1, timeout);
+    const int r = ::poll(fds, have_pidfd ? 3 : 2, timeout);
     if (r < 0) {
       if (errno == EINTR) continue;
       fail(std::string("cannot poll the report pipe: ") + std::strerror(errno));
     }
+    if (fds[1].revents != 0) drain_output();
     if (fds[0].revents != 0) {
       read_some();
       return true;
     }
-    if (r == 0) {
+    const bool exited = have_pidfd ? fds[2].revents != 0 : child_.wait_exit(Clock::now());
+    if (!exited) {
+      // Output alone is no report: a program that only prints still times out.
       if (deadline && Clock::now() >= *deadline) return false;
-      if (have_pidfd || !child_.wait_exit(Clock::now())) continue;
+      continue;
     }
-    // The leader exited, so all it wrote is in the pipe already: drain without waiting, so
-    // a leftover grandchild holding the pipe open cannot keep the trial alive.
+    // The leader exited, so all it wrote is in the pipes already: drain without waiting, so
+    // a leftover grandchild holding a pipe open cannot keep the trial alive.
     pollfd p{report_.get(), POLLIN, 0};
     while (::poll(&p, 1, 0) > 0 && read_some()) {
     }
+    drain_output();
     eof_ = true;
     return true;
   }
+}
+
+void CommandTrainable::drain_output() noexcept {
+  // Bounded, so that a program flooding its stdout cannot starve its reports.
+  char chunk[65536];
+  for (int i = 0; output_ && i < 64; ++i) {
+    const ssize_t got = ::read(output_.get(), chunk, sizeof chunk);
+    if (got > 0) {
+      log_.write(std::string_view(chunk, static_cast<std::size_t>(got)));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) output_.reset();  // EOF (or broken)
+    return;
+  }
+}
+
+bool CommandTrainable::wait_for_exit(Deadline deadline) {
+  // The program may still be writing its stdout: it would block on a full pipe, and never
+  // exit, if the output were not read meanwhile.
+  for (;;) {
+    if (!output_) return child_.wait_exit(deadline);
+    if (child_.wait_exit(Clock::now())) return true;
+    if (deadline && Clock::now() >= *deadline) return false;
+    pollfd fds[2] = {{output_.get(), POLLIN, 0}, {child_.pidfd(), POLLIN, 0}};
+    int timeout = poll_timeout(deadline);
+    if (timeout < 0 || timeout > 200) timeout = 200;
+    if (::poll(fds, child_.pidfd() >= 0 ? 2 : 1, timeout) > 0 && fds[0].revents != 0) drain_output();
+  }
+}
+
+void CommandTrainable::check_log() {
+  if (!log_.error().empty()) fail("cannot keep its log: " + log_.error());
 }
 
 StepResult CommandTrainable::finish() {
   finished_ = true;
   report_.reset();
   const std::optional<int> status = child_.reap();
+  drain_output();
+  output_.reset();
+  log_.close();
+  const std::string tail = log_.tail();
+  // A full disk is the cause to name first: the program's own failure may follow from it.
+  const std::string log_error = log_.error().empty() ? "" : "; and its log could not be kept: " + log_.error();
+  // The report's error column is all many users read: the exception line says what the
+  // traceback in log_tail says.
+  const std::string last = last_meaningful_line(tail);
   if (status && WIFSIGNALED(*status)) {
     const int sig = WTERMSIG(*status);
-    throw TrialFailure("killed by signal " + signal_description(sig) + (sig == SIGKILL ? " (out of memory?)" : ""),
-                       read_tail(log_path_));
+    throw TrialFailure("killed by signal " + signal_description(sig) + (sig == SIGKILL ? " (out of memory?)" : "") +
+                           (last.empty() ? "" : "; its last output: " + last) + log_error,
+                       tail);
   }
   if (status && WIFEXITED(*status) && WEXITSTATUS(*status) != 0) {
-    throw TrialFailure("exited with code " + std::to_string(WEXITSTATUS(*status)), read_tail(log_path_));
+    throw TrialFailure("exited with code " + std::to_string(WEXITSTATUS(*status)) + (last.empty() ? "" : ": " + last) +
+                           log_error,
+                       tail);
   }
+  if (!log_.error().empty()) throw TrialFailure("cannot keep its log: " + log_.error(), tail);
   // A last line without its newline still counts.
   if (buffer_.find_first_not_of(" \t\r\n") != std::string::npos) {
     ++line_no_;
@@ -608,18 +871,25 @@ StepResult CommandTrainable::parse(const std::string& line) {
 void CommandTrainable::fail(const std::string& reason) {
   child_.terminate();
   report_.reset();
+  drain_output();  // what it wrote before it was ended is in the pipe
+  output_.reset();
+  log_.close();
   finished_ = true;
-  throw TrialFailure(reason, read_tail(log_path_));
+  throw TrialFailure(reason, log_.tail());
 }
 
 void CommandTrainable::stop() {
   child_.terminate();
   report_.reset();
+  drain_output();
+  output_.reset();
+  output_write_.reset();
+  log_.close();
   control_.reset();
   checkpoint_dir_.remove();  // the worker has what it saved; a restore gets a fresh one
   finished_ = true;
 }
 
-std::string CommandTrainable::log_tail() const { return log_path_.empty() ? std::string() : read_tail(log_path_); }
+std::string CommandTrainable::log_tail() const { return log_.tail(); }
 
 }  // namespace ranktune::train

@@ -19,14 +19,20 @@
 ///                            wait for the next line). So the program never runs ahead of
 ///                            ranktune's decisions, and a save is exactly at its iteration.
 /// ranktune packs the directory (io/archive.h) after the acknowledgement.
-/// stdin is /dev/null; stdout and stderr go to <log_dir>/trial_<id>_attempt_<k>.log.
+///   RANKTUNE_ITERATION  the iteration its next report will be (Context::first_iteration):
+///                       1 for a fresh start, more after a resume or a PBT exploit
+/// stdin is /dev/null; stdout and stderr go to a pipe that the worker copies into
+/// <log_dir>/trial_<id>_attempt_<k>.log (TrialLog: capped, appended to when the same attempt
+/// goes on, a full disk named).
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sys/fd.h"
@@ -131,6 +137,57 @@ std::string signal_description(int sig);
 /// it cannot be read.
 std::string read_tail(const std::string& path, int max_lines = 20, std::size_t max_bytes = 2000);
 
+/// The last line of a log tail that says something: blank lines and ranktune's own lines
+/// ("[ranktune] ...": separators, cut markers) are skipped. For a Python program that died
+/// of an exception it is the exception ("RuntimeError: size mismatch ..."). At most
+/// `max_chars` characters (cut with "..."); "" when there is none.
+std::string last_meaningful_line(const std::string& tail, std::size_t max_chars = 200);
+
+/// The log of one trial attempt. The worker writes it from the pipe that the program's stdout
+/// and stderr go to, so that it can cap it and name a full disk (a program that wrote the
+/// file itself would just die of a failed print). Opened inside the private logs folder
+/// with sys::open_file_at: no link, a regular file of ours with one link. Past `max_bytes`
+/// it keeps the first half, a marker line that says how many bytes were dropped there, and
+/// the last quarter to half of the output. Writes never throw: the first failure is kept in
+/// error(), and later output still reaches the in-memory tail.
+class TrialLog {
+ public:
+  /// Opens (or creates) `name` in the folder open at `dirfd`; `shown` is its path for
+  /// messages. `append` keeps what the file holds (the same attempt goes on), else it is
+  /// emptied. `max_bytes` 0: no cap. Throws sys::FsError.
+  void open(int dirfd, const std::string& name, const std::string& shown, bool append, std::int64_t max_bytes);
+  bool is_open() const { return static_cast<bool>(fd_); }
+  /// Bytes the file held when opened (0 unless appending to an existing log).
+  std::int64_t initial_size() const { return initial_size_; }
+  /// Appends program output, or a line of ranktune's. Never throws.
+  void write(std::string_view bytes) noexcept;
+  /// The last lines written since open(), kept in memory (so a full disk keeps them).
+  std::string tail(int max_lines = 20, std::size_t max_bytes = 2000) const;
+  /// The first write failure, said for users: "the file system of PATH is full (N bytes
+  /// free)", or "cannot write PATH: ..."; "" when none.
+  const std::string& error() const { return error_; }
+  /// Output bytes dropped by the cap so far.
+  std::int64_t dropped() const { return dropped_; }
+  void close() noexcept { fd_.reset(); }
+
+ private:
+  bool put(const char* data, std::size_t n, std::int64_t at) noexcept;
+  void cut() noexcept;
+  void shift_tail() noexcept;
+  void write_marker() noexcept;
+  void failed(int error) noexcept;
+
+  UniqueFd fd_;
+  std::string path_;
+  std::int64_t max_ = 0;         ///< 0: no cap
+  std::int64_t size_ = 0;        ///< the file's size: where the next byte goes
+  std::int64_t initial_size_ = 0;
+  bool cut_ = false;             ///< the marker is at offset max_ / 2
+  std::int64_t dropped_ = 0;
+  std::string recent_;           ///< the last few KiB written since open()
+  std::string error_;
+};
+
 /// Runs `spec.command` as one subprocess per trial attempt. Every step() returns the next
 /// JSON line the program reports; its exit ends the trial (code 0: done, else a failure).
 class CommandTrainable : public Trainable {
@@ -188,6 +245,12 @@ class CommandTrainable : public Trainable {
   /// The next non-blank report line, or nullopt at the end of the program's output. Fails
   /// the trial after step_timeout_s without one.
   std::optional<std::string> next_line();
+  /// Copies what the program wrote to stdout and stderr into the log, without blocking.
+  void drain_output() noexcept;
+  /// Fails the trial when its log can no longer be written (a full disk).
+  void check_log();
+  /// Waits until the leader exits or `deadline` passes (false), copying its output meanwhile.
+  bool wait_for_exit(std::optional<std::chrono::steady_clock::time_point> deadline);
 
   io::TrainableSpec spec_;
   /// RANKTUNE_CHECKPOINT_DIR. Declared before child_, so it is destroyed after it: the
@@ -204,7 +267,9 @@ class CommandTrainable : public Trainable {
   // Prepared by setup(), started by launch(): a checkpointing command starts at the first
   // step(), after restore() has filled its directory.
   SpawnRequest request_;
-  UniqueFd log_, report_write_, control_child_;
+  UniqueFd output_write_, report_write_, control_child_;
+  UniqueFd output_;  ///< read end of the program's stdout and stderr (non-blocking)
+  TrialLog log_;
   UniqueFd control_;           ///< ranktune's end of the control socket
   bool launched_ = false;
   bool awaiting_continue_ = false;  ///< the program waits on its control fd after a report

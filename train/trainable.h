@@ -23,7 +23,16 @@ struct Context {
   int local_index = 0;       ///< worker index on its node (GPU binding)
   std::string device = "cpu";  ///< "cpu" or "cuda:N"
   std::uint64_t seed = 0;    ///< experiment seed; trainables derive their own streams from it
-  std::string log_dir;       ///< where trial output files go (created by the caller)
+  std::string log_dir;       ///< where trial output files go (made private by the driver)
+  /// The iteration the trainable's next report will be: 1 for a fresh start, the
+  /// checkpoint's iteration + 1 after a resume, the trial's own count + 1 after a PBT exploit
+  /// (which takes a donor's state but keeps the trial's count). RANKTUNE_ITERATION.
+  std::int64_t first_iteration = 1;
+  /// Why this run of the attempt starts, from rank 0: "start" (a fresh attempt) or "" keep
+  /// nothing of an earlier log; any other cause ("resume", "exploit of trial 3 at iteration
+  /// 8", "ctl set", "ranktune run --resume") goes on in the same attempt, so the command's
+  /// log is appended to, after a separator line that names the iteration and the cause.
+  std::string start_cause;
   std::string config_dir;    ///< folder of the experiment config, for relative paths
   /// The gang's collective when the trial spans several ranks (not owned; outlives the
   /// trainable); nullptr when the trial runs alone.

@@ -6,7 +6,13 @@ hyperparameters with :func:`config` and reports one JSON object per iteration wi
 time (SIGTERM, then SIGKILL after a grace period). Exiting with status 0 ends the trial.
 
 Run outside ranktune, :func:`report` prints its JSON lines to stdout, so the same script
-runs standalone; :func:`config` then needs ``RANKTUNE_CONFIG`` set by hand.
+runs standalone; :func:`config` then needs ``RANKTUNE_CONFIG`` set by hand, and
+``import ranktune`` needs this package's folder on ``PYTHONPATH``
+(``/usr/local/share/ranktune/python`` when installed, ``python/`` in a checkout); ranktune
+adds it for the commands it starts.
+
+:func:`iteration` is the iteration the next report will be, as ranktune counts (after a
+resume or a PBT exploit it is not the step a checkpoint may hold).
 
 Example::
 
@@ -31,11 +37,13 @@ import math
 import os
 import sys
 
-__all__ = ["config", "trial_id", "attempt", "report", "checkpoint_dir", "restored", "on_save", "under_ranktune"]
+__all__ = ["config", "trial_id", "attempt", "iteration", "report", "checkpoint_dir", "restored", "on_save",
+           "under_ranktune"]
 
 _report_file = None
 _control_file = None
 _save = None
+_reported = 0  # reports made by this process: iteration() counts from RANKTUNE_ITERATION
 
 
 def under_ranktune():
@@ -69,6 +77,18 @@ def attempt():
     """Which attempt of the trial this is (0 for the first), or None outside ranktune."""
     value = os.environ.get("RANKTUNE_ATTEMPT")
     return int(value) if value is not None else None
+
+
+def iteration():
+    """The iteration that this process's next :func:`report` will be, as ranktune counts:
+    1 for a fresh start, the checkpoint's iteration + 1 after a resume, and the trial's own
+    count + 1 after a PBT exploit (the state came from a donor, the count did not). Each
+    :func:`report` adds one. None outside ranktune.
+
+    Count your steps with it rather than with a step stored in the checkpoint: after an
+    exploit the donor's stored step belongs to another trial's history."""
+    value = os.environ.get("RANKTUNE_ITERATION")
+    return int(value) + _reported if value is not None else None
 
 
 def checkpoint_dir():
@@ -149,5 +169,7 @@ def report(**metrics):
     out = _output()
     out.write(line + "\n")
     out.flush()
+    global _reported
+    _reported += 1
     if "RANKTUNE_CONTROL_FD" in os.environ:
         _wait_for_ranktune(out)

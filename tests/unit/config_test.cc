@@ -186,6 +186,22 @@ TEST(Config, CommandDefaults) {
   EXPECT_EQ(c.trainable.metrics, (std::vector<std::string>{"acc"}));
 }
 
+TEST(Config, MaxLogMb) {
+  const auto command = [](const std::string& extra) {
+    return "[experiment]\nname=\"c\"\nmetric=\"acc\"\nmode=\"max\"\n[search.space]\nx={randint=[0,3]}\n"
+           "[trainable]\nkind=\"command\"\ncommand=[\"python3\",\"t.py\"]\n" + extra;
+  };
+  EXPECT_EQ(parse_config(command(""), "c.toml").trainable.max_log_mb, 100.0);
+  EXPECT_EQ(parse_config(command("max_log_mb = 0\n"), "c.toml").trainable.max_log_mb, 0.0);  // no cap
+  EXPECT_EQ(parse_config(command("max_log_mb = 0.5\n"), "c.toml").trainable.max_log_mb, 0.5);
+  expect_error(error_of(command("max_log_mb = -1\n")), "exp.toml:10:", "trainable.max_log_mb", "must be >= 0");
+  for (const std::string v : {"0.001", "0.0099", "2e6"})
+    expect_error(error_of(command("max_log_mb = " + v + "\n")), "exp.toml:10:", "trainable.max_log_mb",
+                 "must be 0 (no cap) or between 0.01 and 1000000 MiB");
+  expect_error(error_of(text("", "x = { uniform = [0.0, 1.0] }", "max_log_mb = 5")), "exp.toml:10:",
+               "trainable.max_log_mb", "applies only to kind = \"command\"");
+}
+
 TEST(Config, Errors) {
   struct Case {
     std::string text, where, key, fragment;

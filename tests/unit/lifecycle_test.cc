@@ -82,6 +82,66 @@ TEST(Lifecycle, PausedTrialResumesFromItsCheckpointOnAnotherWorker) {
   EXPECT_EQ(c.find(1)->iterations, 4);
 }
 
+TEST(Lifecycle, EachStartSaysWhyForTheTrialLog) {
+  // The worker appends to the attempt's log unless the cause is "start".
+  ControllerOptions o = opts(4);
+  o.max_failures = 1;
+  o.checkpoint_on_stop = true;
+  Controller c(o, make_searcher("random", one_param(), {1, 2}), std::make_unique<PauseAtTwo>());
+  auto out = c.on_worker_free(1, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].cause, "start");
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  out = c.on_result(1, 0, {{"loss", 0.9}}, 2);  // paused; worker 1 takes trial 2
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].cause, "start");
+  out = c.on_checkpoint(1, 0, 2, 3);
+  EXPECT_TRUE(out.empty());
+  out = c.on_worker_free(2, 4);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].trial, 1);
+  EXPECT_EQ(out[0].cause, "resume");
+  // `ctl set` on the running trial: it pauses, and its next start says what changed.
+  std::vector<Command> cmds;
+  ControlRequest set;
+  set.kind = ControlRequest::Kind::Set;
+  set.trial = 1;
+  set.config = {{"x", 0.25}};
+  ASSERT_TRUE(c.on_control(set, 5, cmds).applied);
+  out = c.on_checkpoint(1, 0, 2, 6);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].trial, 1);
+  EXPECT_EQ(out[0].cause.rfind("ctl set: x ", 0), 0u) << out[0].cause;
+  // A failure: the retry is a new attempt (a new log).
+  out = c.on_trial_failed(1, 0, "segfault", "", 7);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].attempt, 1);
+  EXPECT_EQ(out[0].cause, "retry");
+}
+
+TEST(Lifecycle, ANonFiniteFailureAsksTheWorkerForItsLogTail) {
+  ControllerOptions o = opts(4);
+  o.max_failures = 1;
+  Controller c(o, make_searcher("random", one_param(), {1, 1}), make_scheduler("fifo", {}));
+  c.on_worker_free(1, 0);
+  auto out = c.on_result(1, 0, {{"loss", NAN}}, 1);
+  ASSERT_GE(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::Stop);
+  EXPECT_TRUE(out[0].failed);
+  EXPECT_EQ(c.find(1)->attempt, 1);  // retried
+  c.on_log_tail(1, 1, "not this attempt's");  // the retry has not failed: ignored
+  EXPECT_EQ(c.find(1)->log_tail, "");
+  c.on_log_tail(1, 0, "diverged\n");
+  EXPECT_EQ(c.find(1)->log_tail, "diverged\n");
+  c.on_log_tail(1, 0, "again");  // the first one stays
+  EXPECT_EQ(c.find(1)->log_tail, "diverged\n");
+  // A trial that never reports its metric keeps the tail its Ended carried.
+  out = c.on_result(1, 1, {{"other", 1.0}}, 2);
+  c.on_trial_done(1, 1, 3, "printed, never reported\n");
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Error);
+  EXPECT_EQ(c.find(1)->log_tail, "printed, never reported\n");
+}
+
 TEST(Lifecycle, RetryRestartsFromTheLastCheckpoint) {
   ControllerOptions o = opts(10);
   o.max_failures = 1;

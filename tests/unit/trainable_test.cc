@@ -298,9 +298,10 @@ class CommandTrainableTest : public ::testing::Test {
 
 TEST_F(CommandTrainableTest, ReportsAreParsedThenExitZeroIsDone) {
   // A blank line is skipped; a line written in two pieces is reassembled; the last line
-  // has no newline.
+  // has no newline. (A string value such as "note": "x" is malformed since issue 13 item 14:
+  // AMetricThatIsNotANumberIsMalformed.)
   CommandTrainable t(spec({script("ok.sh",
-                                  "echo '{\"loss\": 1.5, \"acc\": 0.25, \"note\": \"x\"}' >&3\n"
+                                  "echo '{\"loss\": 1.5, \"acc\": 0.25}' >&3\n"
                                   "echo '' >&3\n"
                                   "printf '{\"loss\": 2' >&3; sleep 0.05; printf '.5}\\n' >&3\n"
                                   "printf '{\"loss\": 3}' >&3")}));
@@ -531,6 +532,235 @@ TEST_F(CommandTrainableTest, PythonHelperWritesNonFiniteValues) {
   EXPECT_TRUE(std::isnan(r.metrics.at("acc")));
   EXPECT_EQ(r.metrics.at("n"), 3);
   EXPECT_TRUE(t.step().done);
+}
+
+// ---------------------------------------------------------------- trial logs
+
+TEST_F(CommandTrainableTest, ALaterRunOfTheSameAttemptAppendsAfterASeparator) {
+  // A paused trial resumes in the same attempt: its first run's output must stay, and the
+  // program learns the iteration its next report will be.
+  const std::string prog = script("seg.sh", "echo \"run at $RANKTUNE_ITERATION\"\n"
+                                            "echo \"{\\\"loss\\\": 1, \\\"it\\\": $RANKTUNE_ITERATION}\" >&3");
+  CommandTrainable t(spec({prog}));
+  Context first = context(3, 0);
+  first.start_cause = "start";
+  t.setup({}, first);
+  EXPECT_EQ(t.step().metrics.at("it"), 1);
+  EXPECT_TRUE(t.step().done);
+  Context again = context(3, 0);
+  again.first_iteration = 4;
+  again.start_cause = "resume";
+  t.setup({}, again);
+  EXPECT_EQ(t.step().metrics.at("it"), 4);
+  EXPECT_TRUE(t.step().done);
+  EXPECT_EQ(read("logs/trial_3_attempt_0.log"),
+            "run at 1\n[ranktune] ---- trial 3 attempt 0 goes on at iteration 4 (resume) ----\nrun at 4\n");
+  // The tail is this run's: the separator, then what the program wrote since.
+  EXPECT_EQ(t.log_tail(), "[ranktune] ---- trial 3 attempt 0 goes on at iteration 4 (resume) ----\nrun at 4\n");
+  // A fresh start of the attempt empties it.
+  t.setup({}, first);
+  EXPECT_TRUE(t.step().metrics.contains("it"));
+  EXPECT_TRUE(t.step().done);
+  EXPECT_EQ(read("logs/trial_3_attempt_0.log"), "run at 1\n");
+}
+
+TEST_F(CommandTrainableTest, PythonHelperCountsFromRanktuneIteration) {
+  auto s = spec({"python3", "-c",
+                 "import ranktune\n"
+                 "first = ranktune.iteration()\n"
+                 "ranktune.report(loss=1, first=first)\n"
+                 "ranktune.report(loss=1, second=ranktune.iteration())\n"});
+  s.env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
+  CommandTrainable t(s);
+  Context c = context();
+  c.first_iteration = 13;  // after an exploit at the trial's iteration 12
+  c.start_cause = "exploit of trial 7 at its iteration 8";
+  t.setup({}, c);
+  EXPECT_EQ(t.step().metrics.at("first"), 13);
+  EXPECT_EQ(t.step().metrics.at("second"), 14);
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, ThePythonExceptionIsInTheError) {
+  CommandTrainable t(spec({"python3", "-c",
+                           "import sys\n"
+                           "print('[ranktune] a line of ours is skipped')\n"
+                           "raise RuntimeError('size mismatch for c1.weight: ' + 'x' * 500)\n"}));
+  t.setup({}, context());
+  try {
+    t.step();
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("exited with code 1: RuntimeError: size mismatch for c1.weight: xxx", 0), 0u) << what;
+    EXPECT_LE(what.size(), 230u) << what;
+    EXPECT_EQ(what.substr(what.size() - 3), "...");
+    EXPECT_CONTAINS(e.log_tail(), "Traceback (most recent call last)");
+  }
+}
+
+TEST(LastMeaningfulLine, SkipsBlankAndOurOwnLines) {
+  EXPECT_EQ(last_meaningful_line("Traceback:\n  File x\nValueError: bad\n\n  \n"), "ValueError: bad");
+  EXPECT_EQ(last_meaningful_line("real\n[ranktune] ---- log cut here ----\n"), "real");
+  EXPECT_EQ(last_meaningful_line("progress 10%\rprogress 20%\r\n"), "progress 10% progress 20%");
+  EXPECT_EQ(last_meaningful_line("\n\n"), "");
+  EXPECT_EQ(last_meaningful_line(std::string(300, 'a'), 10), "aaaaaaa...");
+}
+
+TEST_F(CommandTrainableTest, AMetricThatIsNotANumberIsMalformed) {
+  for (const auto& [value, type] : std::vector<std::pair<std::string, std::string>>{
+           {"\"0.5\"", "a string (\"0.5\")"}, {"true", "a boolean (true)"}, {"{\"a\": 1}", "an object"},
+           {"[1]", "an array"}}) {
+    CommandTrainable t(spec({script("typed.sh", "echo '{\"loss\": 1}' >&3\n"
+                                                "echo '{\"step\": 2, \"loss\": " + value + "}' >&3\nsleep 100")}));
+    t.setup({}, context());
+    EXPECT_EQ(t.step().metrics.at("loss"), 1);
+    try {
+      t.step();
+      FAIL() << value;
+    } catch (const TrialFailure& e) {
+      EXPECT_CONTAINS(e.what(), "malformed report line 2: 'loss' is " + type + ", not a number");
+    }
+  }
+  // The spellings of non-finite numbers are still numbers.
+  CommandTrainable t(spec({script("nan.sh", "echo '{\"a\": null, \"b\": \"nan\", \"c\": \"-inf\"}' >&3")}));
+  t.setup({}, context());
+  const StepResult r = t.step();
+  EXPECT_TRUE(std::isnan(r.metrics.at("a")) && std::isnan(r.metrics.at("b")));
+  EXPECT_EQ(r.metrics.at("c"), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(t.step().done);
+}
+
+TEST_F(CommandTrainableTest, TheLogIsCappedKeepingItsHeadAndTail) {
+  // 2 MB of numbered lines under a 64 KiB cap.
+  // Its second run (iteration 2) prints one line.
+  auto s = spec({script("flood.sh", "if [ \"$RANKTUNE_ITERATION\" = 2 ]; then echo SECOND; echo '{\"loss\": 1}' >&3; exit; fi\n"
+                                    "echo FIRST\nseq 1 300000\necho LAST\necho '{\"loss\": 1}' >&3")});
+  s.max_log_mb = 1.0 / 16;
+  CommandTrainable t(s);
+  Context c = context();
+  c.start_cause = "start";
+  t.setup({}, c);
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  EXPECT_TRUE(t.step().done);
+  const std::string log = read("logs/trial_1_attempt_0.log");
+  EXPECT_LE(log.size(), 65536u + 1024u);
+  EXPECT_GE(log.size(), 32768u + 16384u);
+  EXPECT_EQ(log.rfind("FIRST\n1\n2\n3\n", 0), 0u);
+  EXPECT_EQ(log.substr(log.size() - 12), "300000\nLAST\n");
+  const auto cut = log.find("\n[ranktune] ---- log cut here: ");
+  ASSERT_NE(cut, std::string::npos);
+  EXPECT_EQ(cut, 32768u);
+  long long dropped = 0;
+  ASSERT_EQ(std::sscanf(log.c_str() + cut, "\n[ranktune] ---- log cut here: %lld bytes", &dropped), 1);
+  // Every byte the program wrote is either in the log or counted as dropped.
+  const std::size_t marker_length = log.find('\n', cut + 1) + 1 - cut;
+  long long total = 6 + 5;  // FIRST, LAST
+  for (int i = 1; i <= 300000; ++i) total += static_cast<long long>(std::to_string(i).size()) + 1;
+  EXPECT_EQ(static_cast<long long>(log.size() - marker_length) + dropped, total);
+  EXPECT_CONTAINS(t.log_tail(), "LAST");
+
+  // A later run of the attempt appends to the cut log: the marker is found again and the
+  // log stays under the cap.
+  Context again = context();
+  again.start_cause = "resume";
+  again.first_iteration = 2;
+  t.setup({}, again);
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  EXPECT_TRUE(t.step().done);
+  const std::string log2 = read("logs/trial_1_attempt_0.log");
+  EXPECT_LE(log2.size(), 65536u + 1024u);
+  EXPECT_EQ(log2.rfind("FIRST\n1\n2\n3\n", 0), 0u);
+  EXPECT_EQ(log2.find("\n[ranktune] ---- log cut here: "), 32768u);
+  EXPECT_EQ(log2.find("log cut here", 32800), std::string::npos) << "a second marker";
+  const std::string end = "300000\nLAST\n[ranktune] ---- trial 1 attempt 0 goes on at iteration 2 (resume) ----\nSECOND\n";
+  ASSERT_GE(log2.size(), end.size());
+  EXPECT_EQ(log2.substr(log2.size() - end.size()), end);
+}
+
+TEST_F(CommandTrainableTest, AStderrFloodAfterTheLastReportDoesNotBlockTheExit) {
+  // The program closes its report fd, then writes more than a pipe holds: the worker must
+  // go on reading its output while it waits for the exit.
+  CommandTrainable t(spec({script("late.sh", "echo '{\"loss\": 1}' >&3\nexec 3>&-\n"
+                                             "head -c 3000000 /dev/zero | tr '\\0' 'y' >&2\necho done >&2")},
+                          /*step_timeout_s=*/20));
+  t.setup({}, context());
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(t.step().done);
+  EXPECT_LT(seconds_since(t0), 10.0);
+  EXPECT_CONTAINS(t.log_tail(), "done");
+}
+
+TEST_F(CommandTrainableTest, APlantedSymlinkIsNotWrittenThrough) {
+  const fs::path victim = dir_ / "victim";
+  std::ofstream(victim) << "precious\n";
+  fs::create_directory(dir_ / "logs");
+  fs::create_symlink(victim, dir_ / "logs" / "trial_1_attempt_0.log");
+  CommandTrainable t(spec({script("hello.sh", "echo hello; echo '{\"loss\": 1}' >&3")}));
+  try {
+    t.setup({}, context());
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "cannot open its log: ");
+    EXPECT_CONTAINS(e.what(), "trial_1_attempt_0.log is a symbolic link");
+  }
+  EXPECT_EQ(read("victim"), "precious\n");
+  // The same for a resumed run, which appends.
+  Context again = context();
+  again.start_cause = "resume";
+  EXPECT_THROW(t.setup({}, again), TrialFailure);
+  EXPECT_EQ(read("victim"), "precious\n");
+}
+
+TEST_F(CommandTrainableTest, ALogsFolderThatIsALinkOrOpenToOthersIsRefused) {
+  fs::create_directory(dir_ / "elsewhere");
+  fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "logs");
+  CommandTrainable t(spec({script("hello.sh", "echo hello; echo '{\"loss\": 1}' >&3")}));
+  try {
+    t.setup({}, context());
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "logs is a symbolic link");
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ / "elsewhere"));
+  fs::remove(dir_ / "logs");
+  fs::create_directory(dir_ / "logs");
+  ::chmod((dir_ / "logs").c_str(), 0777);
+  try {
+    t.setup({}, context());
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "is writable by other users");
+  }
+}
+
+TEST_F(CommandTrainableTest, AFullDiskIsNamedInTheError) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const fs::path mnt = dir_ / "small";
+  fs::create_directory(mnt);
+  const std::string mount = "mount -t tmpfs -o size=128k tmpfs '" + mnt.string() + "' 2>/dev/null";
+  if (std::system(mount.c_str()) != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { (void)std::system(("umount '" + path + "'").c_str()); }
+  } unmount{mnt.string()};
+  // 1 MB of output into 128 KiB, then the program goes on reporting.
+  CommandTrainable t(spec({script("big.sh", "head -c 1000000 /dev/zero | tr '\\0' 'z'; echo\n"
+                                            "echo 'the last words'\n"
+                                            "i=0; while [ $i -lt 5 ]; do echo '{\"loss\": 1}' >&3; sleep 0.2; i=$((i+1)); done")}));
+  Context c = context();
+  c.log_dir = (mnt / "logs").string();
+  t.setup({}, c);
+  try {
+    for (int i = 0; i < 10; ++i) ASSERT_FALSE(t.step().done);
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "cannot keep its log: the file system of " + (mnt / "logs" / "trial_1_attempt_0.log").string() +
+                                  " is full (");
+    EXPECT_CONTAINS(e.what(), " bytes free)");
+    EXPECT_CONTAINS(e.log_tail(), "the last words");  // from memory: the file could not take it
+  }
 }
 
 TEST(ReadTail, KeepsTheLastLinesWithinTheByteLimit) {
