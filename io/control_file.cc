@@ -38,8 +38,8 @@ void check_mode(const struct stat& st, const std::string& path) {
 
 // Opens the control file for rank 0: the existing one, which must be this user's, a
 // regular file with one link (not followed through a link, not blocking on a FIFO) and
-// mode 0600; else made with O_EXCL and mode 0600.
-sys::UniqueFd open_inbox(const std::string& path, struct stat& st) {
+// mode 0600; else, with `create`, made with O_EXCL and mode 0600 (without, an empty fd).
+sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create = true) {
   sys::OpenOptions o;
   o.access = O_RDONLY;
   o.mode = kMode;
@@ -50,6 +50,7 @@ sys::UniqueFd open_inbox(const std::string& path, struct stat& st) {
       fd = sys::open_file(path, o);
     } catch (const sys::FsError& e) {
       if (e.error() != ENOENT) throw;
+      if (!create) return fd;
       o.create = sys::Create::IfMissing;  // IfMissing: another process may make it first
       fd = sys::open_file(path, o);
       // Exactly 0600, whatever the umask took away (a mode with fewer bits let no one else
@@ -182,6 +183,11 @@ void append_control(const std::string& results, search::ControlRequest request) 
   if (n != static_cast<ssize_t>(line.size()))
     throw std::runtime_error(path + ": cannot append the request: " + (n < 0 ? std::strerror(errno) : "short write"));
   ::fsync(fd.get());  // over NFS, the run's node sees it once it is on the server
+}
+
+void check_control_file(const std::string& results) {
+  struct stat st {};
+  (void)open_inbox(control_path(results), st, /*create=*/false);
 }
 
 ControlInbox::ControlInbox(std::string results) : path_(control_path(results)) {

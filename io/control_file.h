@@ -43,6 +43,11 @@ search::ControlRequest parse_control_line(const std::string& line);
 /// 0600, or not writable; std::runtime_error when the write fails.
 void append_control(const std::string& results, search::ControlRequest request);
 
+/// Checks an existing control_path(results) as a ControlInbox would, without making one:
+/// `run` does it before it launches mpirun, so that a planted file costs no launch. Throws
+/// std::invalid_argument (see ControlInbox).
+void check_control_file(const std::string& results);
+
 /// One line read by a ControlInbox.
 struct ControlLine {
   std::optional<search::ControlRequest> request;  ///< set when the line parsed, and its sender may control the run

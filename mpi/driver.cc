@@ -528,10 +528,6 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   std::optional<io::ControlInbox> control;
   io::ResumeInfo resumed;
   try {
-    // Made (mode 0600) before the results file is opened for writing, so that a `ranktune
-    // ctl` that sees the run finds it; a file there that another user could have written
-    // stops the run here, before anything ran.
-    control.emplace(cfg.results);
     if (std::filesystem::exists(cfg.results)) {
       // Resume. A file whose writer died does not read until it is mended, which opening it
       // for writing does; only an HDF5 file is given that chance, so that nothing is ever
@@ -545,11 +541,16 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
         previous = io::ResultsFile::read(cfg.results);
       }
       check_same_experiment(cfg, previous->meta, options.force);
+      control.emplace(cfg.results);  // see below
       io::ResumeInfo again;
       writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
       resumed.mended = resumed.mended || again.mended;  // a killed writer's file often reads without mending
       std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
     } else {
+      // The control file, made (mode 0600) before the results file is opened for writing, so
+      // that a `ranktune ctl` that sees the run finds it; one there that another user could
+      // have written stops the run here, before anything ran.
+      control.emplace(cfg.results);
       writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
                                                    io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
     }

@@ -452,6 +452,11 @@ TEST(ControlFile, TheRunMakesTheFileMode0600AndRefusesOneOthersCouldHaveWritten)
 
   std::filesystem::create_directory(path);
   EXPECT_CONTAINS(refusal([&] { io::ControlInbox inbox(results); }), "is a folder");
+  // The same check before mpirun starts, which makes nothing.
+  EXPECT_CONTAINS(refusal([&] { io::check_control_file(results); }), "is a folder");
+  std::filesystem::remove(path);
+  EXPECT_EQ(refusal([&] { io::check_control_file(results); }), "no error");
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(ControlFile, AFileReplacedDuringTheRunIsNotReadAndTheProblemIsToldOnce) {
