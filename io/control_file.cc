@@ -215,7 +215,7 @@ std::vector<ControlLine> ControlInbox::poll() {
   try {
     fd = open_inbox(path_, st);  // a removed file is made again
   } catch (const std::exception& e) {
-    const std::string why = std::string(e.what()) + ": requests are not read until it is fixed";
+    const std::string why = std::string("live control is off until this is fixed: ") + e.what();
     if (why != problem_) problem_new_ = true;
     problem_ = why;
     return out;
