@@ -226,7 +226,7 @@ class Driver {
       std::fprintf(stderr, "ranktune: warning: %s\n", problem.c_str());
     }
     for (io::ControlLine& line : lines) {
-      std::string tag = "#";  // not "#" + id: GCC 12 then warns of a memcpy overlap (-Wrestrict) that is not
+      std::string tag = "#";  // appended, not "#" + id: GCC 12 inlines that into a false -Wrestrict warning
       tag += line.id.empty() ? std::string("?") : line.id;
       if (!line.request) {
         recorder_.on_event(t, -1, -1, "control", tag + " refused: " + line.error);

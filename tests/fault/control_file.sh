@@ -6,6 +6,7 @@
 #
 # Before a run starts (each run must refuse at once, exit 2, without making the results file):
 #   a link planted as the control file, a control file of the other user, a FIFO.
+# The total: ten adds of 100000, then one more is refused.
 # During a run:
 #   rank 0 made the file (mode 0600, the job's user); the other user's `ctl stop` is refused
 #   (exit 2, cannot write it) and not carried out; lines naming another uid, or none, are
@@ -58,6 +59,24 @@ refused_at_start foreign "belongs to uid $OTHER_UID"
 as_other mkfifo "$S/fifo.h5.control"
 refused_at_start fifo "is a FIFO, not a regular file"
 victim_intact "before the run"
+
+# ---------------------------------------------------------------- the total control may add
+# Ten requests of 100000 fill what control may add to one experiment; one more is refused.
+# The run then holds a million trials to come: SIGTERM to rank 0 ends it (exit 4).
+B="$S/bound.h5"
+mpirun -np 2 --bind-to none "$R" run "$SRC/configs/quickstart.toml" --results "$B" \
+  --set experiment.num_samples=1 --set trainable.seconds_per_step=0.2 > "$WORK/bound.txt" 2>&1 &
+launcher=$!
+bound_rank0=$(wait_for_rank0 "$B" "$launcher")
+for i in $(seq 10); do echo "{\"id\": \"b$i\", \"op\": \"add\", \"count\": 100000, \"uid\": $(id -u)}"; done >> "$B.control"
+rc=0
+"$R" ctl --wait 20 add "$B" --count 1 > "$WORK/ctl.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] && grep -q "refused: would bring the trials added by ranktune ctl to 1000001, beyond the 1000000" "$WORK/ctl.txt" ||
+  bad "an add past 1000000 trials added: expected exit 2 and the bound, got $rc: $(cat "$WORK/ctl.txt")"
+kill -TERM "$bound_rank0"  # rank 0 stops the run gracefully (mpirun signalled would exit 1)
+rc=0
+wait "$launcher" || rc=$?
+[[ $rc -eq 4 ]] || bad "the bound run: SIGTERM gave exit $rc, not 4: $(tail -3 "$WORK/bound.txt")"
 
 # ---------------------------------------------------------------- during a run
 E="$S/exp.h5"
