@@ -63,6 +63,9 @@ int run_ctl(const CtlOptions& o) {
   r.count = o.count;
   if (r.kind == search::ControlRequest::Kind::Add && (o.count > 0) == !o.assignments.empty())
     throw std::invalid_argument("ctl add: give either a whole config (name=value for every parameter) or --count N");
+  // The bound rank 0 applies to one request (search/control.h), for a prompt answer.
+  if (r.count > search::kMaxAddCount)
+    throw std::invalid_argument("ctl add --count: " + search::check_added_trials(r.count, 0, -1));
   for (const std::string& a : o.assignments) {
     auto [name, value] = parse_assignment(a);
     r.config[name] = value;
@@ -78,7 +81,7 @@ int run_ctl(const CtlOptions& o) {
     throw std::invalid_argument(o.results + ": no run is writing it, so there is nothing to control (live control " +
                                 "acts on a running experiment; start or resume it with `ranktune run --resume`)");
   r.id = new_id();
-  io::append_control(o.results, r);
+  io::append_control(o.results, r);  // with our uid; refused unless we own the run's control file
   if (o.wait_s <= 0) {
     std::printf("ranktune ctl: sent #%s to %s\n", r.id.c_str(), io::control_path(o.results).c_str());
     return 0;

@@ -6,6 +6,7 @@
 #include <boost/mpi/environment.hpp>
 
 #include "apps/commands.h"
+#include "io/control_file.h"
 #include "mpi/driver.h"
 #include "mpi/launch.h"
 #include "mpi/resume.h"
@@ -46,6 +47,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     // Validate before launching anything, so a bad config costs no mpirun start-up.
     const io::ExperimentConfig cfg = load_experiment(o.config, o.sets, o.results);
     check_resumable(cfg, o.force);
+    io::check_control_file(cfg.results);  // rank 0 checks it again when it makes or opens it
     if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
     // By default, at least one gang's worth of workers.
     const int workers = o.np > 0 ? o.np : std::max(cfg.ranks_per_trial, mpi::default_worker_count());

@@ -6,32 +6,66 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "io/json.h"
+#include "sys/safe_fs.h"
 
 namespace ranktune::io {
 namespace {
 
-// Closes a file descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 constexpr std::size_t kMaxLine = 64 * 1024;
+constexpr mode_t kMode = 0600;  // the job's user alone may write requests
+
+std::string octal(mode_t mode) {
+  char b[8];
+  std::snprintf(b, sizeof b, "%04o", static_cast<unsigned>(mode & 07777));
+  return b;
+}
+
+// The rules both ends apply to an open control file beyond sys/safe_fs.h's (a regular file,
+// one link): mode 0600, so that no other user can have written a line into it.
+void check_mode(const struct stat& st, const std::string& path) {
+  if ((st.st_mode & 07777) != kMode)
+    throw std::invalid_argument(path + " has mode " + octal(st.st_mode) +
+                                ", not 0600: requests must come from the run's user alone. Remove it; the run makes it "
+                                "again (at its next look, or when it starts)");
+}
+
+// Opens the control file for rank 0: the existing one, which must be this user's, a
+// regular file with one link (not followed through a link, not blocking on a FIFO) and
+// mode 0600; else, with `create`, made with O_EXCL and mode 0600 (without, an empty fd).
+sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create = true) {
+  sys::OpenOptions o;
+  o.access = O_RDONLY;
+  o.mode = kMode;
+  o.owned = true;
+  try {
+    sys::UniqueFd fd;
+    try {
+      fd = sys::open_file(path, o);
+    } catch (const sys::FsError& e) {
+      if (e.error() != ENOENT) throw;
+      if (!create) return fd;
+      o.create = sys::Create::IfMissing;  // IfMissing: another process may make it first
+      fd = sys::open_file(path, o);
+      // Exactly 0600, whatever the umask took away (a mode with fewer bits let no one else
+      // write either).
+      if (::fstat(fd.get(), &st) == 0 && (st.st_mode & 07777 & ~kMode) == 0 && (st.st_mode & 07777) != kMode &&
+          ::fchmod(fd.get(), kMode) != 0)
+        throw std::invalid_argument(path + ": cannot chmod it 0600: " + std::strerror(errno));
+    }
+    if (::fstat(fd.get(), &st) != 0) throw std::invalid_argument(path + ": cannot stat it: " + std::strerror(errno));
+    check_mode(st, path);
+    return fd;
+  } catch (const sys::FsError& e) {
+    throw std::invalid_argument(e.what());
+  }
+}
 
 }  // namespace
 
@@ -46,6 +80,7 @@ std::string control_line(const search::ControlRequest& r) {
     j["config"] = to_json(r.config);
   }
   if (r.force) j["force"] = true;
+  if (r.uid >= 0) j["uid"] = r.uid;
   return j.dump();
 }
 
@@ -76,9 +111,17 @@ search::ControlRequest parse_control_line(const std::string& line) {
     r.trial = j["trial"];
   }
   if (r.kind == search::ControlRequest::Kind::Add && j.contains("count")) {
-    if (!j["count"].is_number_integer() || j["count"].get<std::int64_t>() < 1 || j.contains("config"))
+    const nlohmann::json& count = j["count"];
+    if (!count.is_number_integer() || j.contains("config"))
       throw std::invalid_argument("\"count\" must be an integer >= 1, without a \"config\"");
-    r.count = j["count"];
+    // Bounded here, before anything else sees it (a count near 2^63 made a run that never
+    // ends); the total that control may add is checked where it is known (mpi/driver.cc).
+    if (count.is_number_unsigned() && count.get<std::uint64_t>() > static_cast<std::uint64_t>(search::kMaxAddCount))
+      throw std::invalid_argument("\"count\" " + count.dump() + " is more than " + std::to_string(search::kMaxAddCount) +
+                                  ", the most one request may add");
+    if (count.get<std::int64_t>() < 1)
+      throw std::invalid_argument("\"count\" must be an integer >= 1, without a \"config\"");
+    r.count = count;
   } else if (r.kind != search::ControlRequest::Kind::Stop) {
     if (!j.contains("config") || !j["config"].is_object())
       throw std::invalid_argument("\"" + op + "\" needs \"config\", an object of parameter values");
@@ -92,14 +135,49 @@ search::ControlRequest parse_control_line(const std::string& line) {
     if (!j["force"].is_boolean()) throw std::invalid_argument("\"force\" must be true or false");
     r.force = j["force"];
   }
+  if (j.contains("uid")) {
+    if (!j["uid"].is_number_unsigned() || j["uid"].get<std::uint64_t>() > 0xffffffffu)
+      throw std::invalid_argument("\"uid\" must be a user id (an integer >= 0)");
+    r.uid = j["uid"];
+  }
   return r;
 }
 
-void append_control(const std::string& results, const search::ControlRequest& request) {
+void append_control(const std::string& results, search::ControlRequest request) {
   const std::string path = control_path(results);
+  request.uid = static_cast<std::int64_t>(::getuid());
   const std::string line = control_line(request) + "\n";
-  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-  if (fd.get() < 0) throw std::runtime_error(path + ": cannot open it to append a request: " + std::strerror(errno));
+  // Never created here: the run makes it (mode 0600) when it starts. O_NOFOLLOW and
+  // O_NONBLOCK (sys/safe_fs.h): a link planted in a shared folder is not written through,
+  // a FIFO does not block.
+  sys::OpenOptions o;
+  o.access = O_WRONLY;
+  o.append = true;
+  o.owned = false;  // checked below, with a message for this case
+  sys::UniqueFd fd;
+  try {
+    fd = sys::open_file(path, o);
+  } catch (const sys::FsError& e) {
+    if (e.error() == ENOENT)
+      throw std::invalid_argument(path + " does not exist: the run that writes " + results +
+                                  " has stopped (killed before it could close the file: resume it), or was started by "
+                                  "a ranktune older than this one, which does not read requests from this one");
+    if (e.error() == EACCES || e.error() == EPERM)
+      throw std::invalid_argument("cannot write " + path + " (" + std::strerror(e.error()) + "): only the user who runs the "
+                                  "experiment may control it; run ranktune ctl as that user");
+    // A FIFO without a reader answers a non-blocking write open with ENXIO: name it.
+    if (struct stat st {}; e.error() == ENXIO && ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode))
+      throw std::invalid_argument(path + " is a FIFO, not a regular file: remove it (the run makes the file when it "
+                                  "starts, and again at its next look)");
+    throw std::invalid_argument(e.what());
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw std::runtime_error(path + ": cannot stat it: " + std::strerror(errno));
+  if (st.st_uid != ::getuid())
+    throw std::invalid_argument(path + " belongs to uid " + std::to_string(st.st_uid) + ", and this is uid " +
+                                std::to_string(::getuid()) + ": the run obeys only the user who runs it (the file's "
+                                "owner); run ranktune ctl as that user");
+  check_mode(st, path);
   ::flock(fd.get(), LOCK_EX);  // best effort: some network file systems have no flock
   const ssize_t n = ::write(fd.get(), line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size()))
@@ -107,9 +185,24 @@ void append_control(const std::string& results, const search::ControlRequest& re
   ::fsync(fd.get());  // over NFS, the run's node sees it once it is on the server
 }
 
+void check_control_file(const std::string& results) {
+  struct stat st {};
+  (void)open_inbox(control_path(results), st, /*create=*/false);
+}
+
 ControlInbox::ControlInbox(std::string results) : path_(control_path(results)) {
   struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0) offset_ = static_cast<std::uint64_t>(st.st_size);
+  const sys::UniqueFd fd = open_inbox(path_, st);  // throws: the run does not start
+  // What is in it was for an earlier run.
+  offset_ = static_cast<std::uint64_t>(st.st_size);
+  device_ = st.st_dev;
+  inode_ = st.st_ino;
+}
+
+std::string ControlInbox::take_problem() {
+  if (!problem_new_) return "";
+  problem_new_ = false;
+  return problem_;
 }
 
 std::vector<ControlLine> ControlInbox::poll() {
@@ -117,12 +210,23 @@ std::vector<ControlLine> ControlInbox::poll() {
   // open(2), then fstat, rather than stat(2): on NFS an open revalidates the file's
   // attributes (close-to-open consistency), where a bare stat may answer from a cache that
   // lags the login node's append by up to a minute.
-  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
-    offset_ = 0;  // removed: a new file is read from its start
-    partial_.clear();
+  sys::UniqueFd fd;
+  try {
+    fd = open_inbox(path_, st);  // a removed file is made again
+  } catch (const std::exception& e) {
+    const std::string why = std::string("live control is off until this is fixed: ") + e.what();
+    if (why != problem_) problem_new_ = true;
+    problem_ = why;
     return out;
+  }
+  problem_.clear();
+  problem_new_ = false;
+  if (st.st_dev != device_ || st.st_ino != inode_) {  // another file (made again, or replaced)
+    device_ = st.st_dev;
+    inode_ = st.st_ino;
+    offset_ = 0;
+    partial_.clear();
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size < offset_) {
@@ -136,6 +240,10 @@ std::vector<ControlLine> ControlInbox::poll() {
   chunk.resize(static_cast<std::size_t>(n));
   offset_ += static_cast<std::uint64_t>(n);
   partial_ += chunk;
+  // The file is 0600 and ours, so only its owner (or root) wrote these lines; each also
+  // names its sender, and only the owner's are carried out (a root's ctl, or a line copied
+  // from elsewhere, is refused and recorded).
+  const auto owner = static_cast<std::int64_t>(st.st_uid);
   std::size_t start = 0;
   for (std::size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
     const std::string line = partial_.substr(start, nl - start);
@@ -144,13 +252,22 @@ std::vector<ControlLine> ControlInbox::poll() {
     try {
       c.request = parse_control_line(line);
       c.id = c.request->id;
+      if (c.request->uid < 0)
+        throw std::invalid_argument("no \"uid\": a request names its sender's user id (ranktune ctl adds it)");
+      if (c.request->uid != owner)
+        throw std::invalid_argument("sent by uid " + std::to_string(c.request->uid) + ", and only uid " +
+                                    std::to_string(owner) + ", who runs the experiment (the owner of " + path_ +
+                                    "), may control it");
     } catch (const std::invalid_argument& e) {
+      c.request.reset();
       c.error = e.what();
       // The id, if the line has one, so that its sender hears why.
-      try {
-        const auto j = nlohmann::json::parse(line);
-        if (j.is_object() && j.contains("id") && j["id"].is_string()) c.id = j["id"];
-      } catch (const nlohmann::json::exception&) {
+      if (c.id.empty()) {
+        try {
+          const auto j = nlohmann::json::parse(line);
+          if (j.is_object() && j.contains("id") && j["id"].is_string()) c.id = j["id"];
+        } catch (const nlohmann::json::exception&) {
+        }
       }
     }
     out.push_back(std::move(c));

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -118,7 +119,7 @@ search::ControllerOptions for_driver(search::ControllerOptions o) {
 class Driver {
  public:
   Driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
-         io::ResultsWriter& writer, const std::vector<io::WorkerInfo>& workers)
+         io::ResultsWriter& writer, const std::vector<io::WorkerInfo>& workers, io::ControlInbox control)
       : world_(world),
         cfg_(cfg),
         writer_(writer),
@@ -129,7 +130,7 @@ class Driver {
                     search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options),
                     &recorder_),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s),
-        control_(cfg.results) {}
+        control_(std::move(control)) {}
 
   /// Rebuilds the controller from the file it is about to go on writing.
   void resume(const io::ResultsFile& previous, const std::string& cause) {
@@ -232,8 +233,13 @@ class Driver {
   /// Carries out the requests `ranktune ctl` appended to the control file since the last
   /// look, and answers each with a "control" event that quotes its id.
   void handle_control(double t) {
-    for (io::ControlLine& line : control_.poll()) {
-      std::string tag = "#";  // appended, not "#" + ...: GCC 12 warns (-Wrestrict) on that once inlined
+    std::vector<io::ControlLine> lines = control_.poll();
+    if (const std::string problem = control_.take_problem(); !problem.empty()) {
+      recorder_.on_event(t, -1, -1, "warning", problem);
+      std::fprintf(stderr, "ranktune: warning: %s\n", problem.c_str());
+    }
+    for (io::ControlLine& line : lines) {
+      std::string tag = "#";  // appended, not "#" + id: GCC 12 inlines that into a false -Wrestrict warning
       tag += line.id.empty() ? std::string("?") : line.id;
       if (!line.request) {
         recorder_.on_event(t, -1, -1, "control", tag + " refused: " + line.error);
@@ -245,6 +251,9 @@ class Driver {
       std::string why;
       if (r.kind != search::ControlRequest::Kind::Stop && r.count == 0)
         why = search::check_control_config(cfg_.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);
+      if (why.empty() && r.kind == search::ControlRequest::Kind::Add)
+        why = search::check_added_trials(std::max<std::int64_t>(r.count, 1), controller_.added_by_control(),
+                                         controller_.expected_trials());
       std::vector<search::Command> out;
       const search::ControlOutcome o =
           why.empty() ? controller_.on_control(r, t, out) : search::ControlOutcome{false, why};
@@ -562,7 +571,12 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
 
   std::unique_ptr<io::ResultsWriter> writer;
   std::optional<io::ResultsFile> previous;
+  std::optional<io::ControlInbox> control;
   io::ResumeInfo resumed;
+  // The control file, made (mode 0600) before the results file is opened for writing, so
+  // that a `ranktune ctl` that sees the run finds it; one there that another user could
+  // have written stops the run here, before anything ran.
+  control.emplace(cfg.results);
   if (std::filesystem::exists(cfg.results)) {
     // Resume. Nothing is written into the file before read_for_resume has checked it: a
     // damaged file must stay as it is (and refused), never be mended into a healthy-looking one.
@@ -575,7 +589,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
   writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
   int code = kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
-    Driver driver(world, cfg, *writer, workers);
+    Driver driver(world, cfg, *writer, workers, std::move(*control));
     if (previous) {
       try {
         driver.resume(*previous, resume_cause(resumed));

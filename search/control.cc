@@ -1,6 +1,7 @@
 #include "search/control.h"
 
 #include <algorithm>
+#include <limits>
 #include <variant>
 
 namespace ranktune::search {
@@ -67,6 +68,18 @@ std::string check_control_config(const Space& space, Config& config, bool comple
     for (const Param& p : space.params)
       if (!config.contains(p.name)) return "'" + p.name + "' is missing: a new trial needs every parameter (" + names(space) + ")";
   }
+  return "";
+}
+
+std::string check_added_trials(std::int64_t n, std::int64_t added, std::int64_t expected) {
+  if (n > kMaxAddCount)
+    return "asks for " + std::to_string(n) + " trials; one request may add at most " + std::to_string(kMaxAddCount);
+  if (n > kMaxAddedTrials - added)
+    return "would bring the trials added by ranktune ctl to " + std::to_string(added + n) + ", beyond the " +
+           std::to_string(kMaxAddedTrials) + " one experiment may take (" + std::to_string(added) +
+           " so far): start a new experiment for a search that large";
+  if (expected >= 0 && expected > std::numeric_limits<std::int64_t>::max() - n)
+    return "would overflow the experiment's count of trials (" + std::to_string(expected) + ")";
   return "";
 }
 

@@ -3,6 +3,7 @@
 /// operator may ask, and the checks a request's hyperparameters must pass. Pure: the
 /// request arrives through a file (io/control_file.h) and the Controller carries it out.
 
+#include <cstdint>
 #include <string>
 
 #include "search/space.h"
@@ -23,7 +24,22 @@ struct ControlRequest {
   Config config;            ///< Set: the values to change; Add: the whole config
   std::int64_t count = 0;   ///< Add without a config: this many more from the searcher
   bool force = false;       ///< accept values outside their domains (types must still match)
+  std::int64_t uid = -1;    ///< the sender's user id (-1: not given); rank 0 obeys only the
+                            ///< control file's owner (io/control_file.h)
 };
+
+/// The most trials one `add --count` may ask for, and the most that `ranktune ctl` may add
+/// to one experiment in all (explicit adds and counts, over resumes). A request is an
+/// operator's correction, not a new search: these bound a typo (`--count 1000000000000`
+/// made a run that never ends) without getting in the way of real use.
+inline constexpr std::int64_t kMaxAddCount = 100000;
+inline constexpr std::int64_t kMaxAddedTrials = 1000000;
+
+/// Checks that `n` more trials fit: at most kMaxAddCount at once, at most kMaxAddedTrials
+/// added by control in all (`added` so far), and `expected` (the experiment's total, -1
+/// when open) + n without overflow. Returns "" when they fit, else one sentence saying why
+/// not.
+std::string check_added_trials(std::int64_t n, std::int64_t added, std::int64_t expected);
 
 /// "stop", "set" or "add".
 const char* to_string(ControlRequest::Kind k);

@@ -200,6 +200,9 @@ class Controller {
     const std::int64_t total = searcher_->total();
     return total < 0 ? total : total + added_;
   }
+  /// Trials that control requests added so far (with a config, or asked of the searcher):
+  /// what search::check_added_trials bounds.
+  std::int64_t added_by_control() const { return added_ + extended_; }
   const ControllerOptions& options() const { return options_; }
 
  private:
