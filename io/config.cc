@@ -17,6 +17,7 @@
 #include <sstream>
 #include <toml.hpp>
 #include <tuple>
+#include <unordered_set>
 
 namespace ranktune::io {
 namespace {
@@ -198,14 +199,199 @@ std::string toml_domain(const search::Domain& d) {
   return std::string("{ ") + kind_info(d.kind).name + " = [" + items + "] }";
 }
 
-toml::value parse_toml(const std::string& text, const std::string& name) {
-  std::istringstream in(text);
+// --- before toml11 sees the text ---------------------------------------------------------
+
+// Deeper than any config needs (a domain sits 5 levels deep), far below what toml11's
+// recursive parser can take before it overflows the stack.
+constexpr int kMaxDepth = 32;
+
+// Maps offsets of the text toml11 parsed back to lines of the file, which differ where
+// prepare_toml() broke a line.
+class LineMap {
+ public:
+  LineMap() : line_of_(1, 1) {}
+  // The file's line (1-based) of byte `offset` of the parsed text.
+  int line_at(std::size_t offset) const {
+    const auto k = std::lower_bound(newlines_.begin(), newlines_.end(), offset) - newlines_.begin();
+    return line_of_[static_cast<std::size_t>(k)];
+  }
+  // The file's line of line `parsed` (1-based) of the parsed text.
+  int file_line(std::size_t parsed) const {
+    return parsed == 0 ? 0 : line_of_[std::min(parsed, line_of_.size()) - 1];
+  }
+  void newline(std::size_t offset, int next_file_line) {
+    newlines_.push_back(offset);
+    line_of_.push_back(next_file_line);
+  }
+
+ private:
+  std::vector<std::size_t> newlines_;  // offsets of '\n' in the parsed text
+  std::vector<int> line_of_;           // line of the parsed text (0-based) -> line of the file
+};
+
+// One pass over the text, without recursion, before toml11 parses it:
+// - refuses nesting deeper than kMaxDepth (arrays, inline tables, dotted keys and [a.b]
+//   headers all count), since toml11 recurses per level and a file nested thousands deep
+//   crashes it;
+// - breaks the line after each comma between array elements. toml11 copies the current line
+//   for every value it reads (for its messages), so a long line of many values costs the
+//   square of its length; a newline there is whitespace, so the document is the same.
+// `map` gets the way back to the file's lines. `name` and `with_lines` are for the error.
+std::string prepare_toml(const std::string& in, const std::string& name, bool with_lines,
+                         LineMap& map) {
+  std::string out;
+  out.reserve(in.size() + in.size() / 8);
+  int line = 1;  // of the file, at in[i]
+  auto emit = [&](char c) {
+    if (c == '\n') map.newline(out.size(), line + 1);
+    out += c;
+  };
+  struct Frame {
+    char kind;     // '[' array or '{' inline table
+    int depth;     // depth of its elements (an inline table's keys add their parts)
+    bool in_key;   // inline table: reading a key
+  };
+  std::vector<Frame> stack;
+  enum class Top { LineStart, Header, Key, Value } top = Top::LineStart;
+  int table_depth = 0;   // of the current [header]
+  int header_parts = 1;
+  int key_parts = 1;
+  int value_depth = 0;   // depth of the value being read
+  auto check = [&](int depth) {
+    if (depth <= kMaxDepth) return;
+    throw ConfigError(name, with_lines ? line : 0, "",
+                      "nested more than " + std::to_string(kMaxDepth) +
+                          " levels deep (arrays, inline tables and the parts of dotted keys "
+                          "all count). No config needs this; flatten it");
+  };
+  const std::size_t n = in.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = in[i];
+    if (c == '\n') {
+      emit(c);
+      ++line;
+      if (stack.empty()) top = Top::LineStart;
+      continue;
+    }
+    if (c == '#') {  // a comment, to the end of the line
+      for (; i < n && in[i] != '\n'; ++i) out += in[i];
+      --i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {  // a string or quoted key: copied, nothing inside counts
+      if (stack.empty() && top == Top::LineStart) {
+        top = Top::Key;
+        key_parts = 1;
+      }
+      const bool basic = c == '"';
+      const bool multi = in.compare(i, 3, std::string(3, c)) == 0;
+      std::size_t j = i + (multi ? 3 : 1);
+      for (std::size_t k = i; k < j; ++k) out += in[k];
+      for (; j < n; ++j) {
+        if (basic && in[j] == '\\' && j + 1 < n) {
+          out += in[j++];
+          emit(in[j]);
+          if (in[j] == '\n') ++line;
+          continue;
+        }
+        if (!multi && (in[j] == c || in[j] == '\n')) break;
+        if (multi && in.compare(j, 3, std::string(3, c)) == 0) {
+          // Up to two more quotes may close it: """a"""" is the string a".
+          std::size_t end = j + 3;
+          while (end < n && end < j + 5 && in[end] == c) ++end;
+          out.append(in, j, end - j);
+          j = end;
+          break;
+        }
+        emit(in[j]);
+        if (in[j] == '\n') ++line;
+      }
+      if (!multi && j < n && in[j] == c) out += in[j++];
+      i = j - 1;  // a '\n' that ended an open string is read again as a newline
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      out += c;
+      continue;
+    }
+    out += c;
+    if (stack.empty()) {
+      switch (top) {
+        case Top::LineStart:
+          if (c == '[') {
+            top = Top::Header;
+            header_parts = 1;
+            break;
+          }
+          top = Top::Key;
+          key_parts = 1;
+          [[fallthrough]];
+        case Top::Key:
+          if (c == '.') check(table_depth + ++key_parts);
+          if (c == '=') {
+            top = Top::Value;
+            value_depth = table_depth + key_parts;
+            check(value_depth);
+          }
+          break;
+        case Top::Header:
+          if (c == '.') check(++header_parts);
+          if (c == ']') {
+            const bool array = i + 1 < n && in[i + 1] == ']';
+            table_depth = header_parts + (array ? 1 : 0);
+            check(table_depth);
+            top = Top::Value;  // the rest of the line is a comment or an error
+          }
+          break;
+        case Top::Value:
+          if (c == '[' || c == '{') {
+            stack.push_back({c, c == '[' ? value_depth + 1 : value_depth, true});
+            key_parts = 1;
+            check(stack.back().depth);
+          }
+          break;
+      }
+      continue;
+    }
+    Frame& f = stack.back();
+    if (f.kind == '{' && f.in_key) {
+      if (c == '.') check(f.depth + ++key_parts);
+      if (c == '=') {
+        f.in_key = false;
+        value_depth = f.depth + key_parts;
+        check(value_depth);
+      }
+      if (c == '}') stack.pop_back();
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      const int base = f.kind == '[' ? f.depth : value_depth;
+      stack.push_back({c, c == '[' ? base + 1 : base, true});
+      key_parts = 1;
+      check(stack.back().depth);
+    } else if ((c == ']' && f.kind == '[') || (c == '}' && f.kind == '{')) {
+      stack.pop_back();
+    } else if (c == ',' && f.kind == '{') {
+      f.in_key = true;
+      key_parts = 1;
+    } else if (c == ',' && f.kind == '[' && i + 1 < n && in[i + 1] != '\n' && in[i + 1] != '\r') {
+      map.newline(out.size(), line);  // the next line of the parsed text is still this one
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+// Parses `text` as the document `name`; `map` (when given) gets the way back to its lines.
+toml::value parse_toml(const std::string& text, const std::string& name, LineMap* map = nullptr) {
+  LineMap local;
+  std::istringstream in(prepare_toml(text, name, map != nullptr, map ? *map : local));
   return toml::parse(in, name);
 }
 
 // toml11's messages span several lines with an ASCII-art excerpt; keep the headline and the
 // last caret note ("^--- expected `=`"), which together say what is wrong on that line.
-ConfigError syntax_error(const toml::exception& e, const std::string& file) {
+ConfigError syntax_error(const toml::exception& e, const std::string& file, const LineMap& map) {
   std::istringstream in(e.what());
   std::string line, head, note;
   while (std::getline(in, line)) {
@@ -222,7 +408,7 @@ ConfigError syntax_error(const toml::exception& e, const std::string& file) {
   }
   std::string msg = "TOML syntax error: " + (head.empty() ? std::string("invalid TOML") : head);
   if (!note.empty() && note != head) msg += " (" + note + ")";
-  return ConfigError(file, static_cast<int>(e.location().line()), "",
+  return ConfigError(file, map.file_line(e.location().line()), "",
                      msg + ". Fix the TOML syntax on this line.");
 }
 
@@ -281,7 +467,8 @@ void apply_override(toml::value& root, const std::string& ov) {
 
 class Parser {
  public:
-  Parser(std::string file, const std::vector<std::string>& overrides) : file_(std::move(file)) {
+  Parser(std::string file, const LineMap& lines, const std::vector<std::string>& overrides)
+      : file_(std::move(file)), lines_(lines) {
     for (const auto& ov : overrides) set_names_.push_back(kSetPrefix + ov);
   }
 
@@ -299,11 +486,20 @@ class Parser {
   };
   using Entry = std::pair<const std::string*, const toml::value*>;
 
+  // The document a value came from (the file, or an override's "--set ..." text) and its
+  // byte offset there. Read from toml11's region directly: its location() counts the lines
+  // from the top of the document on every call, which made reading a config quadratic.
+  static std::pair<std::string, std::size_t> origin(const toml::value& v) {
+    if (const auto* r = dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v)))
+      return {r->name(), static_cast<std::size_t>(r->first() - r->begin())};
+    return {"", 0};
+  }
+
   std::pair<std::string, int> where(const toml::value* v) const {
     if (v) {
-      const auto loc = v->location();
-      if (loc.file_name() == file_) return {file_, static_cast<int>(loc.line())};
-      if (loc.file_name().rfind(kSetPrefix, 0) == 0) return {loc.file_name(), 0};
+      auto [name, offset] = origin(*v);
+      if (name == file_) return {file_, lines_.line_at(offset)};
+      if (name.rfind(kSetPrefix, 0) == 0) return {std::move(name), 0};
     }
     return {file_, 0};
   }
@@ -320,20 +516,31 @@ class Parser {
   std::vector<Entry> entries(const Table& t) const {
     std::vector<Entry> out;
     if (!t.v) return out;
-    for (const auto& [k, v] : t.v->as_table()) out.emplace_back(&k, &v);
-    auto order = [&](const Entry& e) {
-      if (const auto it = file_order_.find(t.key(*e.first)); it != file_order_.end())
-        return std::tuple(0L, it->second, 0L, *e.first);
-      const auto loc = e.second->location();
-      const auto it = std::find(set_names_.begin(), set_names_.end(), loc.file_name());
-      const long rank = loc.file_name() == file_ ? 0
-                        : it != set_names_.end() ? 1 + (it - set_names_.begin())
-                                                 : LONG_MAX;
-      return std::tuple(rank, static_cast<long>(loc.line()), static_cast<long>(loc.column()),
-                        *e.first);
-    };
-    std::sort(out.begin(), out.end(),
-              [&](const Entry& a, const Entry& b) { return order(a) < order(b); });
+    // Each entry's place is worked out once, not once per comparison of the sort.
+    using Place = std::tuple<long, long, const std::string*>;
+    std::vector<std::pair<Place, Entry>> placed;
+    placed.reserve(t.v->as_table().size());
+    for (const auto& [k, v] : t.v->as_table()) {
+      Place place;
+      if (const auto it = file_order_.find(t.key(k)); it != file_order_.end()) {
+        place = {0L, it->second, &k};
+      } else {
+        const auto [name, offset] = origin(v);
+        const auto set = std::find(set_names_.begin(), set_names_.end(), name);
+        const long rank = name == file_ ? 0
+                          : set != set_names_.end() ? 1 + (set - set_names_.begin())
+                                                   : LONG_MAX;
+        place = {rank, static_cast<long>(offset), &k};
+      }
+      placed.emplace_back(place, Entry{&k, &v});
+    }
+    std::sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) {
+      const auto& [ra, pa, ka] = a.first;
+      const auto& [rb, pb, kb] = b.first;
+      return std::tie(ra, pa, *ka) < std::tie(rb, pb, *kb);
+    });
+    out.reserve(placed.size());
+    for (const auto& [place, e] : placed) out.push_back(e);
     return out;
   }
 
@@ -521,6 +728,7 @@ class Parser {
   void read_trainable(const Table& t, ExperimentConfig& cfg, const fs::path& config_dir) const;
 
   std::string file_;
+  const LineMap& lines_;  // of the file
   std::vector<std::string> set_names_;
   std::map<std::string, long> file_order_;  // key path -> position in the file
 };
@@ -705,9 +913,10 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   std::vector<std::string> listed;
   read(t, "metrics", listed);
   tr.metrics = {cfg.metric};
+  std::unordered_set<std::string> seen = {cfg.metric};  // a linear scan per name was quadratic
   for (const auto& m : listed) {
     if (m.empty()) fail(find(t, "metrics"), t.key("metrics"), "metric names must not be empty");
-    if (!contains(tr.metrics, m)) tr.metrics.push_back(m);
+    if (seen.insert(m).second) tr.metrics.push_back(m);
   }
 }
 
@@ -823,12 +1032,13 @@ ExperimentConfig parse_config(const std::string& text, const std::string& path,
                               const std::vector<std::string>& overrides) {
   const std::string file = display_name(path);
   toml::value root;
+  LineMap lines;
   try {
-    root = parse_toml(text, file);
+    root = parse_toml(text, file, &lines);
   } catch (const toml::exception& e) {
-    throw syntax_error(e, file);
+    throw syntax_error(e, file, lines);
   }
-  Parser parser(file, overrides);
+  Parser parser(file, lines, overrides);
   parser.remember_order(root);
   for (const auto& ov : overrides) apply_override(root, ov);
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <span>
 #include <stdexcept>
+#include <unordered_set>
 #include <vector>
 
 #include "io/crc32c.h"
@@ -48,15 +49,18 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
     }
     for (int i = 1; i <= highest; ++i) needed.push_back(variadic_param(i));
   }
+  // Sets, not linear scans: a space of 50,000 parameters must not take minutes to check.
+  std::unordered_set<std::string> in_space, inputs(needed.begin(), needed.end());
+  for (const auto& p : cfg.space.params) in_space.insert(p.name);
   std::vector<std::string> missing;
   for (const auto& name : needed) {
-    if (cfg.space.find(name) == nullptr) missing.push_back(name);
+    if (!in_space.contains(name)) missing.push_back(name);
   }
   if (!missing.empty()) {
     cfg.fail("search.space", spec.function + " needs parameters " + search::comma_list(needed) + "; missing: " + search::comma_list(missing));
   }
   for (const auto& p : cfg.space.params) {
-    if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) continue;
+    if (!inputs.contains(p.name)) continue;
     for (const auto& v : p.domain.values) {
       if (std::holds_alternative<std::string>(v)) {
         cfg.fail("search.space." + p.name, "'" + p.name + "' is an input of " + spec.function + " and must be numeric");
@@ -193,8 +197,9 @@ void validate(io::ExperimentConfig& cfg) {
   }
   // The experiment metric first (the results table's first metric column), no duplicates.
   std::vector<std::string> metrics = {cfg.metric};
+  std::unordered_set<std::string> seen = {cfg.metric};
   for (const auto& m : reported_metrics(cfg.trainable)) {
-    if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+    if (seen.insert(m).second) metrics.push_back(m);
   }
   cfg.trainable.metrics = std::move(metrics);
 }
