@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <sstream>
 #include <toml.hpp>
 #include <tuple>
@@ -32,6 +34,13 @@ const std::string kSetPrefix = "--set ";
 const std::vector<std::string> kReservedColumns = {
     "trial_id", "status",     "attempt",  "iterations", "best",  "best_iteration",
     "last",     "start_time", "end_time", "workers",    "error", "log_tail"};
+
+// The experiment's name names the results file, and files beside it add to it (".logs",
+// ".control", compact's ".NAME.compact-PID.tmp"): keep all of them under the 255 bytes a
+// file name may have.
+constexpr std::size_t kMaxNameLength = 128;
+constexpr std::size_t kMaxResultsFileName = 200;
+constexpr std::size_t kMaxResultsPath = 4000;  // of PATH_MAX = 4096, with room for the same
 
 struct KindInfo {
   const char* name;
@@ -113,10 +122,13 @@ std::string human(const toml::value& v) {
       return s.find_first_of(".eni") == std::string::npos ? s + ".0" : s;
     }
     case toml::value_t::string:
-      return "\"" + v.as_string().str + "\"";
+      return "\"" + search::excerpt(v.as_string().str) + "\"";
     case toml::value_t::array: {
+      // The first few values: a message quotes what the user wrote, not all of it.
+      const auto& a = v.as_array();
       std::string out;
-      for (const auto& e : v.as_array()) out += (out.empty() ? "" : ", ") + human(e);
+      for (std::size_t i = 0; i < a.size() && i < 8; ++i) out += (i == 0 ? "" : ", ") + human(a[i]);
+      if (a.size() > 8) out += ", ... (" + std::to_string(a.size()) + " values)";
       return "[" + out + "]";
     }
     default:
@@ -463,6 +475,40 @@ void apply_override(toml::value& root, const std::string& ov) {
   }
 }
 
+// toml11 reads a number that does not fit as the nearest limit (9223372036854775808 as
+// INT64_MAX, 1e309 as DBL_MAX) without a word; read its text again to tell. "" if it fits,
+// else the text.
+std::string overflowed(const toml::value& v) {
+  const bool at_limit =
+      v.is_integer() ? v.as_integer() == INT64_MAX || v.as_integer() == INT64_MIN
+                     : v.is_floating() && std::fabs(v.as_floating()) == std::numeric_limits<double>::max();
+  const auto* r = at_limit ? dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v)) : nullptr;
+  if (!r) return "";
+  std::string s;
+  for (const char c : r->str())
+    if (c != '_') s += c;
+  if (v.is_floating()) {
+    errno = 0;
+    const double d = std::strtod(s.c_str(), nullptr);
+    return errno == ERANGE && std::isinf(d) ? s : "";
+  }
+  std::string digits = s;
+  bool negative = false;
+  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
+    negative = digits[0] == '-';
+    digits.erase(0, 1);
+  }
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && std::strchr("xob", digits[1])) {
+    base = digits[1] == 'x' ? 16 : digits[1] == 'o' ? 8 : 2;
+    digits.erase(0, 2);
+  }
+  if (negative) digits.insert(0, "-");
+  std::int64_t x = 0;
+  const auto res = std::from_chars(digits.data(), digits.data() + digits.size(), x, base);
+  return res.ec == std::errc::result_out_of_range ? s : "";
+}
+
 // --- the validating reader ---------------------------------------------------------------
 
 class Parser {
@@ -585,7 +631,7 @@ class Parser {
       if (contains(allowed, *k)) continue;
       if (contains(misplaced, *k)) fail(v, t.key(*k), misplaced_why);
       std::string msg =
-          t.path.empty() && v->is_table() ? "unknown section [" + *k + "]" : "unknown key";
+          t.path.empty() && v->is_table() ? "unknown section [" + search::excerpt(*k) + "]" : "unknown key";
       if (const auto s = did_you_mean(*k, allowed); !s.empty())
         msg += ". Did you mean '" + s + "'?";
       else
@@ -608,7 +654,16 @@ class Parser {
     if (!v.is_string()) wrong_type(v, key, "a string");
     out = v.as_string().str;
   }
+  // Refuses a number toml11 clamped (see overflowed()).
+  void check_fits(const toml::value& v, const std::string& key) const {
+    if (const std::string text = overflowed(v); !text.empty())
+      fail(&v, key,
+           "is out of range (got " + search::excerpt(text) + "): " +
+               (v.is_integer() ? "integers must lie in [-2^63, 2^63 - 1]"
+                               : "numbers must lie within about +-1.8e308"));
+  }
   void convert(const toml::value& v, const std::string& key, double& out) const {
+    check_fits(v, key);
     if (v.is_integer()) {
       out = static_cast<double>(v.as_integer());
     } else if (v.is_floating()) {
@@ -624,6 +679,7 @@ class Parser {
   }
   void convert(const toml::value& v, const std::string& key, std::int64_t& out) const {
     if (!v.is_integer()) wrong_type(v, key, "an integer");
+    check_fits(v, key);
     out = v.as_integer();
   }
   void convert(const toml::value& v, const std::string& key, int& out) const {
@@ -677,6 +733,18 @@ class Parser {
          "must be " + bound + " (got " + human(*find(t, k)) + "). Use a value " + bound);
   }
 
+  // As read_min, and at most `max`: ranktune's limits (configs/README.md, "Limits") keep
+  // counts from overflowing and durations from overflowing the clocks.
+  template <class T>
+  void read_range(const Table& t, const std::string& k, T& out, T min, T max,
+                  bool strict = false) const {
+    read_min(t, k, out, min, strict);
+    if (out <= max) return;
+    fail(find(t, k), t.key(k),
+         "must be <= " + human(static_cast<double>(max)) + " (got " + human(*find(t, k)) +
+             "); that is ranktune's limit (configs/README.md, \"Limits\")");
+  }
+
   bool read_enum(const Table& t, const std::string& k, const std::vector<std::string>& valid,
                  std::string& out, bool required = false) const {
     if (required)
@@ -684,7 +752,7 @@ class Parser {
     else if (!read(t, k, out))
       return false;
     if (contains(valid, out)) return true;
-    std::string msg = "unknown value \"" + out + "\"";
+    std::string msg = "unknown value \"" + search::excerpt(out) + "\"";
     const auto s = did_you_mean(out, valid);
     msg += s.empty() ? "." : ". Did you mean \"" + s + "\"?";
     fail(find(t, k), t.key(k), msg + " Valid values: " + quoted_list(valid));
@@ -697,6 +765,7 @@ class Parser {
     for (const auto& [k, v] : entries(t)) {
       if (contains(reserved, *k)) continue;
       if (v->is_integer()) {
+        check_fits(*v, t.key(*k));
         out[*k] = static_cast<std::int64_t>(v->as_integer());
       } else if (v->is_floating()) {
         double d = 0;
@@ -710,6 +779,8 @@ class Parser {
                                                                       v->as_array()[1].is_floating() + v->as_array()[1].is_integer() == 2) {
         // A [low, high] pair (PBT's explore bounds): two options, KEY.low and KEY.high.
         const auto& a = v->as_array();
+        check_fits(a[0], t.key(*k));
+        check_fits(a[1], t.key(*k));
         out[*k + ".low"] = a[0].is_integer() ? static_cast<double>(a[0].as_integer()) : a[0].as_floating();
         out[*k + ".high"] = a[1].is_integer() ? static_cast<double>(a[1].as_integer()) : a[1].as_floating();
       } else if (v->is_table()) {
@@ -721,6 +792,50 @@ class Parser {
         wrong_type(*v, t.key(*k), "a number, a string, a boolean, a [low, high] pair or a table");
       }
     }
+  }
+
+  // The results file and the files beside it must be creatable: a name too long for the
+  // file system failed only at `run`, with "File name too long".
+  void check_results_path(const toml::value* at, const std::string& key, const std::string& path) const {
+    const auto too_long = [&](const std::string& what, std::size_t size, std::size_t max) {
+      fail(at, key,
+           what + " is " + std::to_string(size) + " characters long; at most " + std::to_string(max) +
+               " are allowed (got \"" + search::excerpt(path) +
+               "\"). It and the files beside it must fit the file system's limits; use a shorter one");
+    };
+    if (path.size() > kMaxResultsPath) too_long("the results path", path.size(), kMaxResultsPath);
+    const fs::path p(path);
+    if (p.filename().string().size() > kMaxResultsFileName)
+      too_long("the results file's name", p.filename().string().size(), kMaxResultsFileName);
+    for (const auto& part : p)
+      if (part.string().size() > NAME_MAX) too_long("a folder of the results path", part.string().size(), NAME_MAX);
+  }
+
+  // The trials the experiment plans, counted before any searcher is built: num_samples x the
+  // grid x repeat wrapped around int64 (10^24 became 2003764205206896640), and a grid of 10^6
+  // points with num_samples = 2^63 - 1 started no trial at all.
+  void check_trial_count(const Table& e, const Table& s, const ExperimentConfig& cfg) const {
+    const bool crossed = cfg.algorithm == "random" || cfg.algorithm == "grid";
+    double points = 1;  // a double: the product of many axes overflows any integer
+    for (const auto& p : cfg.space.params)
+      if (crossed && (p.domain.kind == search::DomainKind::Grid ||
+                      (cfg.algorithm == "grid" && p.domain.kind == search::DomainKind::Choice)))
+        points *= static_cast<double>(p.domain.values.size());
+    const auto max = static_cast<double>(search::kMaxTrials);
+    if (points > max)
+      fail(find(s, "space"), s.key("space"),
+           "the grid has " + human(points) + " points (the product of the sizes of its axes); at most " +
+               human(max) + " are allowed (configs/README.md, \"Limits\"). Use fewer values");
+    double repeat = 1;
+    if (const auto it = cfg.search_options.find("repeat"); it != cfg.search_options.end())
+      if (const auto* r = std::get_if<std::int64_t>(&it->second); r && *r >= 1 && *r <= search::kMaxRepeat)
+        repeat = static_cast<double>(*r);
+    const double trials = static_cast<double>(cfg.num_samples) * points * repeat;
+    if (trials > max)
+      fail(find(e, "num_samples") ? find(e, "num_samples") : e.v, e.key("num_samples"),
+           "num_samples (" + std::to_string(cfg.num_samples) + ") x grid points (" + human(points) +
+               ") x repeat (" + human(repeat) + ") makes " + human(trials) + " trials; at most " + human(max) +
+               " are allowed (configs/README.md, \"Limits\"). Lower num_samples");
   }
 
   search::Domain domain(const toml::value& v, const std::string& path) const;
@@ -778,6 +893,7 @@ search::Domain Parser::domain(const toml::value& v, const std::string& path) con
     // Numbers and strings cannot share a column; ints mixed with floats become floats.
     bool any_float = false, any_number = false, any_string = false;
     for (const auto& e : items) {
+      check_fits(e, path);
       if (e.is_floating()) {
         any_float = true;
         double x;
@@ -824,7 +940,7 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                        });
     if (!ident)
       fail(v, path,
-           "parameter name \"" + *name +
+           "parameter name \"" + search::excerpt(*name) +
                "\" is not an identifier. Use letters, digits, "
                "'_' and '.', starting with a letter or '_'");
     if (contains(kReservedColumns, *name))
@@ -877,7 +993,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
         !(tr.val_fraction > 0 && tr.val_fraction < 1))
       fail(find(t, "val_fraction"), t.key("val_fraction"),
            "must be in (0, 1) (got " + human(tr.val_fraction) + "). Use e.g. 0.1");
-    read_min(t, "batches_per_step", tr.batches_per_step, std::int64_t{0});
+    read_range(t, "batches_per_step", tr.batches_per_step, std::int64_t{0}, search::kMaxIterations);
     read_min(t, "threads_per_worker", tr.threads_per_worker, 1);
     if (tr.threads_per_worker > 1024)
       fail(find(t, "threads_per_worker"), t.key("threads_per_worker"),
@@ -889,7 +1005,8 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   }
   if (!is_command) {
     read(t, "function", tr.function);
-    read_min(t, "seconds_per_step", tr.seconds_per_step, 0.0);
+    // A longer sleep overflows the clock and sleeps not at all.
+    read_range(t, "seconds_per_step", tr.seconds_per_step, 0.0, search::kMaxSeconds);
     read_min(t, "noise", tr.noise, 0.0);
     return;
   }
@@ -908,7 +1025,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   if (!wd.has_filename() && wd.has_relative_path()) wd = wd.parent_path();
   tr.workdir = wd.string();
   read(t, "env", tr.env);
-  read_min(t, "step_timeout_s", tr.step_timeout_s, 0.0);
+  read_range(t, "step_timeout_s", tr.step_timeout_s, 0.0, search::kMaxSeconds);
   read(t, "checkpoint", tr.checkpoint);
   std::vector<std::string> listed;
   read(t, "metrics", listed);
@@ -933,9 +1050,17 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
         return std::isalnum(c) || c == '_' || c == '.' || c == '-';
       }))
     fail(find(e, "name"), e.key("name"),
-         "must match [A-Za-z0-9_.-]+ (got \"" + cfg.name +
+         "must match [A-Za-z0-9_.-]+ (got \"" + search::excerpt(cfg.name) +
              "\"). It names the results file; use letters, "
              "digits, '_', '.' and '-'");
+  if (cfg.name.size() > kMaxNameLength || cfg.name == "." || cfg.name == "..")
+    fail(find(e, "name"), e.key("name"),
+         (cfg.name.size() > kMaxNameLength
+              ? "is " + std::to_string(cfg.name.size()) + " characters long; at most " +
+                    std::to_string(kMaxNameLength) + " are allowed"
+              : "must not be \"" + cfg.name + "\"") +
+             " (got \"" + search::excerpt(cfg.name) +
+             "\"). It names the results file and the files beside it; use a shorter name");
   read_required(e, "metric", cfg.metric, "\"loss\"");
   if (cfg.metric.empty())
     fail(find(e, "metric"), e.key("metric"), "must not be empty. Name the metric to optimize");
@@ -945,16 +1070,18 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   std::int64_t seed = 0;
   read_min(e, "seed", seed, std::int64_t{0});
   cfg.seed = static_cast<std::uint64_t>(seed);
-  read_min(e, "num_samples", cfg.num_samples, std::int64_t{1});
+  read_range(e, "num_samples", cfg.num_samples, std::int64_t{1}, search::kMaxTrials);
   std::string results = cfg.name + ".h5";
   if (read(e, "results", results) && results.empty())
     fail(find(e, "results"), e.key("results"),
          "must not be empty. Omit it to use \"" + cfg.name + ".h5\"");
   cfg.results = fs::absolute(results).lexically_normal().string();
+  check_results_path(find(e, "results") ? find(e, "results") : find(e, "name"),
+                     find(e, "results") ? e.key("results") : e.key("name"), cfg.results);
   read_min(e, "max_failures", cfg.max_failures, 0);
   read_enum(e, "non_finite", {"error", "worst"}, cfg.non_finite);
-  read_min(e, "flush_interval_ms", cfg.flush_interval_ms, 0.0, /*strict=*/true);
-  read_min(e, "status_interval_s", cfg.status_interval_s, 0.0, /*strict=*/true);
+  read_range(e, "flush_interval_ms", cfg.flush_interval_ms, 0.0, search::kMaxSeconds * 1000, /*strict=*/true);
+  read_range(e, "status_interval_s", cfg.status_interval_s, 0.0, search::kMaxSeconds, /*strict=*/true);
 
   // The algorithms own their options: the keys besides algorithm/kind pass through, and
   // the factories check them (see search/options.h).
@@ -962,6 +1089,7 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   read_enum(s, "algorithm", search::searcher_names(), cfg.algorithm);
   read_space(sub(s, "space", true), cfg.space);
   read_options(s, {"algorithm", "space"}, cfg.search_options);
+  check_trial_count(e, s, cfg);
 
   const Table sch = sub(top, "scheduler", false);
   read_enum(sch, "kind", search::scheduler_names(), cfg.scheduler);
@@ -971,16 +1099,16 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
 
   const Table st = sub(top, "stop", false);
   check_keys(st, {"max_t", "time_budget_s", "target"});
-  read_min(st, "max_t", cfg.max_t, std::int64_t{1});
-  read_min(st, "time_budget_s", cfg.time_budget_s, 0.0);
+  read_range(st, "max_t", cfg.max_t, std::int64_t{1}, search::kMaxIterations);
+  read_range(st, "time_budget_s", cfg.time_budget_s, 0.0, search::kMaxSeconds);
   if (double target = 0; read(st, "target", target)) cfg.target = target;
 
   const Table ck = sub(top, "checkpoint", false);
   check_keys(ck, {"every", "at_end", "keep_last", "keep_best"});
-  read_min(ck, "every", cfg.checkpoint_every, std::int64_t{0});
+  read_range(ck, "every", cfg.checkpoint_every, std::int64_t{0}, search::kMaxIterations);
   read(ck, "at_end", cfg.checkpoint_at_end);
-  read_min(ck, "keep_last", cfg.checkpoint_keep_last, std::int64_t{0});
-  read_min(ck, "keep_best", cfg.checkpoint_keep_best, std::int64_t{0});
+  read_range(ck, "keep_last", cfg.checkpoint_keep_last, std::int64_t{0}, search::kMaxIterations);
+  read_range(ck, "keep_best", cfg.checkpoint_keep_best, std::int64_t{0}, search::kMaxIterations);
 
   const Table r = sub(top, "resources", false);
   check_keys(r, {"ranks_per_trial"});
@@ -1000,7 +1128,7 @@ std::string display_name(const std::string& path) { return path.empty() ? "<conf
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error([&] {
         std::string s = file + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
-                        (key.empty() ? "" : key + ": ") + message;
+                        (key.empty() ? "" : search::excerpt(key, 200) + ": ") + message;
         std::replace(s.begin(), s.end(), '\n', ' ');
         return s;
       }()),
@@ -1058,10 +1186,16 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
   if (!fs::is_regular_file(path, ec))
     throw ConfigError(path, 0, "", "not a regular file. Pass the path of a .toml config");
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!(in && text << in.rdbuf()))
-    throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
-  return parse_config(text.str(), path, overrides);
+  if (!in) throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
+  // Not `text << in.rdbuf()`: it fails on an empty file, which then read as an error with
+  // whatever errno was left ("No such file or directory").
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ConfigError(path, 0, "",
+                      std::string(text.empty() ? "is empty" : "holds only blank space") +
+                          ". Write a config there (configs/quickstart.toml is a small one to start from)");
+  return parse_config(text, path, overrides);
 }
 
 std::string render_config(const ExperimentConfig& c) {
