@@ -1053,13 +1053,10 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
          "must match [A-Za-z0-9_.-]+ (got \"" + search::excerpt(cfg.name) +
              "\"). It names the results file; use letters, "
              "digits, '_', '.' and '-'");
-  if (cfg.name.size() > kMaxNameLength || cfg.name == "." || cfg.name == "..")
+  if (cfg.name.size() > kMaxNameLength)
     fail(find(e, "name"), e.key("name"),
-         (cfg.name.size() > kMaxNameLength
-              ? "is " + std::to_string(cfg.name.size()) + " characters long; at most " +
-                    std::to_string(kMaxNameLength) + " are allowed"
-              : "must not be \"" + cfg.name + "\"") +
-             " (got \"" + search::excerpt(cfg.name) +
+         "is " + std::to_string(cfg.name.size()) + " characters long; at most " +
+             std::to_string(kMaxNameLength) + " are allowed (got \"" + search::excerpt(cfg.name) +
              "\"). It names the results file and the files beside it; use a shorter name");
   read_required(e, "metric", cfg.metric, "\"loss\"");
   if (cfg.metric.empty())
