@@ -36,7 +36,7 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   if (f == nullptr) {
     std::vector<std::string> names;
     for (const auto& g : synthetic_functions()) names.push_back(g.name);
-    cfg.fail("trainable.function", "unknown function '" + spec.function + "'; valid: " + search::comma_list(names));
+    cfg.fail("trainable.function", "unknown function '" + search::excerpt(spec.function) + "'; valid: " + search::comma_list(names));
   }
 
   std::vector<std::string> needed = f->params;
@@ -69,7 +69,7 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   }
 
   if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
-    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + cfg.metric +
+    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + search::excerpt(cfg.metric) +
                                       "' is not one of them (\"objective\" is f(x) without noise)");
   }
 }
@@ -89,11 +89,11 @@ void validate_command(io::ExperimentConfig& cfg) {
   const ResolvedProgram r = resolve_program(program, config_dir, path_env);
   if (r.error != 0) {
     const std::string where = r.path.empty() ? "not found in PATH" : "resolved to " + r.path;
-    cfg.fail("trainable.command", "cannot run '" + program + "': " + std::strerror(r.error) + " (" + where +
+    cfg.fail("trainable.command", "cannot run '" + search::excerpt(program) + "': " + std::strerror(r.error) + " (" + where +
                                       "). Relative paths with a '/' are relative to the config's folder");
   }
   if (!spec.workdir.empty() && !std::filesystem::is_directory(spec.workdir, ec)) {
-    cfg.fail("trainable.workdir", "'" + spec.workdir + "' is not a directory");
+    cfg.fail("trainable.workdir", "'" + search::excerpt(spec.workdir) + "' is not a directory");
   }
 }
 
@@ -103,7 +103,8 @@ void validate_mlp(io::ExperimentConfig& cfg) {
     const std::string key = "search.space." + p.name;
     if (std::find(names.begin(), names.end(), p.name) == names.end()) {
       const std::string near = search::closest_name(p.name, names);
-      cfg.fail(key, "'" + p.name + "' is not a parameter of the mlp trainable" +
+      const std::string name = search::excerpt(p.name);
+      cfg.fail(key, "'" + name + "' is not a parameter of the mlp trainable" +
                         (near.empty() ? "" : "; did you mean '" + near + "'?") + " Valid: " + search::comma_list(names));
     }
     // Every value the domain can produce must make a valid trial: check the listed values,
@@ -135,7 +136,7 @@ void validate_mlp(io::ExperimentConfig& cfg) {
     cfg.fail("search.space.hidden", "give the hidden layers either as 'hidden' or as 'depth' and 'width', not both");
   const auto& metrics = mlp_metrics();
   if (std::find(metrics.begin(), metrics.end(), cfg.metric) == metrics.end())
-    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + cfg.metric +
+    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + search::excerpt(cfg.metric) +
                                       "' is not one of them");
   // The data must be there before any rank starts; reading it is the worker's job.
   const std::string dir = cfg.trainable.data_dir.empty() ? default_data_dir() : cfg.trainable.data_dir;
