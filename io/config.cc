@@ -19,6 +19,7 @@
 #include <sstream>
 #include <toml.hpp>
 #include <tuple>
+#include <type_traits>
 #include <unordered_set>
 
 namespace ranktune::io {
@@ -740,8 +741,9 @@ class Parser {
                   bool strict = false) const {
     read_min(t, k, out, min, strict);
     if (out <= max) return;
+    const std::string limit = std::is_integral_v<T> ? std::to_string(max) : human(static_cast<double>(max));
     fail(find(t, k), t.key(k),
-         "must be <= " + human(static_cast<double>(max)) + " (got " + human(*find(t, k)) +
+         "must be <= " + limit + " (got " + human(*find(t, k)) +
              "); that is ranktune's limit (configs/README.md, \"Limits\")");
   }
 

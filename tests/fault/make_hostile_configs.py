@@ -93,7 +93,7 @@ refused("samples_times_repeat", t, "num_samples", "makes 1e+12 trials; at most 1
 grid = "[" + ", ".join(str(i) for i in range(1000)) + "]"
 t = config(experiment="num_samples = 9223372036854775807", algorithm="grid",
            space="g1 = { grid = %s }\ng2 = { grid = %s }" % (grid, grid))
-refused("grid_max_samples", t, "num_samples", "must be <= 1e+09")
+refused("grid_max_samples", t, "num_samples", "must be <= 1000000000")
 t = config(experiment="num_samples = 2000", algorithm="grid",
            space="g1 = { grid = %s }\ng2 = { grid = %s }" % (grid, grid))
 refused("grid_times_samples", t, "num_samples", "makes 2e+09 trials")

@@ -533,7 +533,7 @@ TEST(Config, NumbersTomlClampsAreRefused) {
   }
   // The largest values themselves are not out of range (num_samples then meets its limit).
   expect_error(error_of(text("num_samples = 9223372036854775807")), "exp.toml:5: ", "experiment.num_samples",
-               "must be <= 1e+09 (got 9223372036854775807)");
+               "must be <= 1000000000 (got 9223372036854775807)");
   EXPECT_EQ(error_of(text("seed = 9223372036854775807")), "");
   EXPECT_EQ(error_of(text("", "x = { uniform = [-1.7976931348623157e308, 0.0] }")), "");
 }
@@ -547,15 +547,15 @@ std::string numbers(int n) {
 TEST(Config, CountsAndDurationsHaveLimits) {
   const std::string x = "x = { uniform = [0.0, 1.0] }";
   const std::vector<std::tuple<std::string, std::string, std::string, std::string>> cases = {
-      {"experiment.num_samples", text("num_samples = 1000000001"), "exp.toml:5: ", "must be <= 1e+09"},
+      {"experiment.num_samples", text("num_samples = 1000000001"), "exp.toml:5: ", "must be <= 1000000000"},
       {"experiment.status_interval_s", text("status_interval_s = 1e10"), "exp.toml:5: ", "must be <= 1e+09"},
       {"experiment.flush_interval_ms", text("flush_interval_ms = 1e13"), "exp.toml:5: ", "must be <= 1e+12"},
       // 1e300 s overflowed the clock: the trainable slept not at all.
       {"trainable.seconds_per_step", text("", x, "seconds_per_step = 1e300"), "exp.toml:10: ", "must be <= 1e+09"},
-      {"stop.max_t", text("", x, "", "[stop]\nmax_t = 1000000000001\n"), "exp.toml:12: ", "must be <= 1e+09"},
+      {"stop.max_t", text("", x, "", "[stop]\nmax_t = 1000000000001\n"), "exp.toml:12: ", "must be <= 1000000000"},
       {"stop.time_budget_s", text("", x, "", "[stop]\ntime_budget_s = 1e300\n"), "exp.toml:12: ", "must be <= 1e+09"},
       {"checkpoint.every", text("", x, "", "[checkpoint]\nevery = 1000000000001\n"), "exp.toml:12: ",
-       "must be <= 1e+09"},
+       "must be <= 1000000000"},
       // num_samples x repeat wrapped around int64.
       {"experiment.num_samples", text("num_samples = 1000000000", x, "", "[search]\nrepeat = 1000\n"), "exp.toml:5: ",
        "num_samples (1000000000) x grid points (1) x repeat (1000) makes 1e+12 trials; at most 1e+09"},
