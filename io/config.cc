@@ -14,9 +14,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <sstream>
 #include <toml.hpp>
 #include <tuple>
+#include <type_traits>
+#include <unordered_set>
 
 namespace ranktune::io {
 namespace {
@@ -31,6 +35,13 @@ const std::string kSetPrefix = "--set ";
 const std::vector<std::string> kReservedColumns = {
     "trial_id", "status",     "attempt",  "iterations", "best",  "best_iteration",
     "last",     "start_time", "end_time", "workers",    "error", "log_tail"};
+
+// The experiment's name names the results file, and files beside it add to it (".logs",
+// ".control", compact's ".NAME.compact-PID.tmp"): keep all of them under the 255 bytes a
+// file name may have.
+constexpr std::size_t kMaxNameLength = 128;
+constexpr std::size_t kMaxResultsFileName = 200;
+constexpr std::size_t kMaxResultsPath = 4000;  // of PATH_MAX = 4096, with room for the same
 
 struct KindInfo {
   const char* name;
@@ -112,10 +123,13 @@ std::string human(const toml::value& v) {
       return s.find_first_of(".eni") == std::string::npos ? s + ".0" : s;
     }
     case toml::value_t::string:
-      return "\"" + v.as_string().str + "\"";
+      return "\"" + search::excerpt(v.as_string().str) + "\"";
     case toml::value_t::array: {
+      // The first few values: a message quotes what the user wrote, not all of it.
+      const auto& a = v.as_array();
       std::string out;
-      for (const auto& e : v.as_array()) out += (out.empty() ? "" : ", ") + human(e);
+      for (std::size_t i = 0; i < a.size() && i < 8; ++i) out += (i == 0 ? "" : ", ") + human(a[i]);
+      if (a.size() > 8) out += ", ... (" + std::to_string(a.size()) + " values)";
       return "[" + out + "]";
     }
     default:
@@ -198,14 +212,199 @@ std::string toml_domain(const search::Domain& d) {
   return std::string("{ ") + kind_info(d.kind).name + " = [" + items + "] }";
 }
 
-toml::value parse_toml(const std::string& text, const std::string& name) {
-  std::istringstream in(text);
+// --- before toml11 sees the text ---------------------------------------------------------
+
+// Deeper than any config needs (a domain sits 5 levels deep), far below what toml11's
+// recursive parser can take before it overflows the stack.
+constexpr int kMaxDepth = 32;
+
+// Maps offsets of the text toml11 parsed back to lines of the file, which differ where
+// prepare_toml() broke a line.
+class LineMap {
+ public:
+  LineMap() : line_of_(1, 1) {}
+  // The file's line (1-based) of byte `offset` of the parsed text.
+  int line_at(std::size_t offset) const {
+    const auto k = std::lower_bound(newlines_.begin(), newlines_.end(), offset) - newlines_.begin();
+    return line_of_[static_cast<std::size_t>(k)];
+  }
+  // The file's line of line `parsed` (1-based) of the parsed text.
+  int file_line(std::size_t parsed) const {
+    return parsed == 0 ? 0 : line_of_[std::min(parsed, line_of_.size()) - 1];
+  }
+  void newline(std::size_t offset, int next_file_line) {
+    newlines_.push_back(offset);
+    line_of_.push_back(next_file_line);
+  }
+
+ private:
+  std::vector<std::size_t> newlines_;  // offsets of '\n' in the parsed text
+  std::vector<int> line_of_;           // line of the parsed text (0-based) -> line of the file
+};
+
+// One pass over the text, without recursion, before toml11 parses it:
+// - refuses nesting deeper than kMaxDepth (arrays, inline tables, dotted keys and [a.b]
+//   headers all count), since toml11 recurses per level and a file nested thousands deep
+//   crashes it;
+// - breaks the line after each comma between array elements. toml11 copies the current line
+//   for every value it reads (for its messages), so a long line of many values costs the
+//   square of its length; a newline there is whitespace, so the document is the same.
+// `map` gets the way back to the file's lines. `name` and `with_lines` are for the error.
+std::string prepare_toml(const std::string& in, const std::string& name, bool with_lines,
+                         LineMap& map) {
+  std::string out;
+  out.reserve(in.size() + in.size() / 8);
+  int line = 1;  // of the file, at in[i]
+  auto emit = [&](char c) {
+    if (c == '\n') map.newline(out.size(), line + 1);
+    out += c;
+  };
+  struct Frame {
+    char kind;     // '[' array or '{' inline table
+    int depth;     // depth of its elements (an inline table's keys add their parts)
+    bool in_key;   // inline table: reading a key
+  };
+  std::vector<Frame> stack;
+  enum class Top { LineStart, Header, Key, Value } top = Top::LineStart;
+  int table_depth = 0;   // of the current [header]
+  int header_parts = 1;
+  int key_parts = 1;
+  int value_depth = 0;   // depth of the value being read
+  auto check = [&](int depth) {
+    if (depth <= kMaxDepth) return;
+    throw ConfigError(name, with_lines ? line : 0, "",
+                      "nested more than " + std::to_string(kMaxDepth) +
+                          " levels deep (arrays, inline tables and the parts of dotted keys "
+                          "all count). No config needs this; flatten it");
+  };
+  const std::size_t n = in.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = in[i];
+    if (c == '\n') {
+      emit(c);
+      ++line;
+      if (stack.empty()) top = Top::LineStart;
+      continue;
+    }
+    if (c == '#') {  // a comment, to the end of the line
+      for (; i < n && in[i] != '\n'; ++i) out += in[i];
+      --i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {  // a string or quoted key: copied, nothing inside counts
+      if (stack.empty() && top == Top::LineStart) {
+        top = Top::Key;
+        key_parts = 1;
+      }
+      const bool basic = c == '"';
+      const bool multi = in.compare(i, 3, std::string(3, c)) == 0;
+      std::size_t j = i + (multi ? 3 : 1);
+      for (std::size_t k = i; k < j; ++k) out += in[k];
+      for (; j < n; ++j) {
+        if (basic && in[j] == '\\' && j + 1 < n) {
+          out += in[j++];
+          emit(in[j]);
+          if (in[j] == '\n') ++line;
+          continue;
+        }
+        if (!multi && (in[j] == c || in[j] == '\n')) break;
+        if (multi && in.compare(j, 3, std::string(3, c)) == 0) {
+          // Up to two more quotes may close it: """a"""" is the string a".
+          std::size_t end = j + 3;
+          while (end < n && end < j + 5 && in[end] == c) ++end;
+          out.append(in, j, end - j);
+          j = end;
+          break;
+        }
+        emit(in[j]);
+        if (in[j] == '\n') ++line;
+      }
+      if (!multi && j < n && in[j] == c) out += in[j++];
+      i = j - 1;  // a '\n' that ended an open string is read again as a newline
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      out += c;
+      continue;
+    }
+    out += c;
+    if (stack.empty()) {
+      switch (top) {
+        case Top::LineStart:
+          if (c == '[') {
+            top = Top::Header;
+            header_parts = 1;
+            break;
+          }
+          top = Top::Key;
+          key_parts = 1;
+          [[fallthrough]];
+        case Top::Key:
+          if (c == '.') check(table_depth + ++key_parts);
+          if (c == '=') {
+            top = Top::Value;
+            value_depth = table_depth + key_parts;
+            check(value_depth);
+          }
+          break;
+        case Top::Header:
+          if (c == '.') check(++header_parts);
+          if (c == ']') {
+            const bool array = i + 1 < n && in[i + 1] == ']';
+            table_depth = header_parts + (array ? 1 : 0);
+            check(table_depth);
+            top = Top::Value;  // the rest of the line is a comment or an error
+          }
+          break;
+        case Top::Value:
+          if (c == '[' || c == '{') {
+            stack.push_back({c, c == '[' ? value_depth + 1 : value_depth, true});
+            key_parts = 1;
+            check(stack.back().depth);
+          }
+          break;
+      }
+      continue;
+    }
+    Frame& f = stack.back();
+    if (f.kind == '{' && f.in_key) {
+      if (c == '.') check(f.depth + ++key_parts);
+      if (c == '=') {
+        f.in_key = false;
+        value_depth = f.depth + key_parts;
+        check(value_depth);
+      }
+      if (c == '}') stack.pop_back();
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      const int base = f.kind == '[' ? f.depth : value_depth;
+      stack.push_back({c, c == '[' ? base + 1 : base, true});
+      key_parts = 1;
+      check(stack.back().depth);
+    } else if ((c == ']' && f.kind == '[') || (c == '}' && f.kind == '{')) {
+      stack.pop_back();
+    } else if (c == ',' && f.kind == '{') {
+      f.in_key = true;
+      key_parts = 1;
+    } else if (c == ',' && f.kind == '[' && i + 1 < n && in[i + 1] != '\n' && in[i + 1] != '\r') {
+      map.newline(out.size(), line);  // the next line of the parsed text is still this one
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+// Parses `text` as the document `name`; `map` (when given) gets the way back to its lines.
+toml::value parse_toml(const std::string& text, const std::string& name, LineMap* map = nullptr) {
+  LineMap local;
+  std::istringstream in(prepare_toml(text, name, map != nullptr, map ? *map : local));
   return toml::parse(in, name);
 }
 
 // toml11's messages span several lines with an ASCII-art excerpt; keep the headline and the
 // last caret note ("^--- expected `=`"), which together say what is wrong on that line.
-ConfigError syntax_error(const toml::exception& e, const std::string& file) {
+ConfigError syntax_error(const toml::exception& e, const std::string& file, const LineMap& map) {
   std::istringstream in(e.what());
   std::string line, head, note;
   while (std::getline(in, line)) {
@@ -222,7 +421,7 @@ ConfigError syntax_error(const toml::exception& e, const std::string& file) {
   }
   std::string msg = "TOML syntax error: " + (head.empty() ? std::string("invalid TOML") : head);
   if (!note.empty() && note != head) msg += " (" + note + ")";
-  return ConfigError(file, static_cast<int>(e.location().line()), "",
+  return ConfigError(file, map.file_line(e.location().line()), "",
                      msg + ". Fix the TOML syntax on this line.");
 }
 
@@ -277,11 +476,46 @@ void apply_override(toml::value& root, const std::string& ov) {
   }
 }
 
+// toml11 reads a number that does not fit as the nearest limit (9223372036854775808 as
+// INT64_MAX, 1e309 as DBL_MAX) without a word; read its text again to tell. "" if it fits,
+// else the text.
+std::string overflowed(const toml::value& v) {
+  const bool at_limit =
+      v.is_integer() ? v.as_integer() == INT64_MAX || v.as_integer() == INT64_MIN
+                     : v.is_floating() && std::fabs(v.as_floating()) == std::numeric_limits<double>::max();
+  const auto* r = at_limit ? dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v)) : nullptr;
+  if (!r) return "";
+  std::string s;
+  for (const char c : r->str())
+    if (c != '_') s += c;
+  if (v.is_floating()) {
+    errno = 0;
+    const double d = std::strtod(s.c_str(), nullptr);
+    return errno == ERANGE && std::isinf(d) ? s : "";
+  }
+  std::string digits = s;
+  bool negative = false;
+  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
+    negative = digits[0] == '-';
+    digits.erase(0, 1);
+  }
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && std::strchr("xob", digits[1])) {
+    base = digits[1] == 'x' ? 16 : digits[1] == 'o' ? 8 : 2;
+    digits.erase(0, 2);
+  }
+  if (negative) digits.insert(0, "-");
+  std::int64_t x = 0;
+  const auto res = std::from_chars(digits.data(), digits.data() + digits.size(), x, base);
+  return res.ec == std::errc::result_out_of_range ? s : "";
+}
+
 // --- the validating reader ---------------------------------------------------------------
 
 class Parser {
  public:
-  Parser(std::string file, const std::vector<std::string>& overrides) : file_(std::move(file)) {
+  Parser(std::string file, const LineMap& lines, const std::vector<std::string>& overrides)
+      : file_(std::move(file)), lines_(lines) {
     for (const auto& ov : overrides) set_names_.push_back(kSetPrefix + ov);
   }
 
@@ -299,11 +533,20 @@ class Parser {
   };
   using Entry = std::pair<const std::string*, const toml::value*>;
 
+  // The document a value came from (the file, or an override's "--set ..." text) and its
+  // byte offset there. Read from toml11's region directly: its location() counts the lines
+  // from the top of the document on every call, which made reading a config quadratic.
+  static std::pair<std::string, std::size_t> origin(const toml::value& v) {
+    if (const auto* r = dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v)))
+      return {r->name(), static_cast<std::size_t>(r->first() - r->begin())};
+    return {"", 0};
+  }
+
   std::pair<std::string, int> where(const toml::value* v) const {
     if (v) {
-      const auto loc = v->location();
-      if (loc.file_name() == file_) return {file_, static_cast<int>(loc.line())};
-      if (loc.file_name().rfind(kSetPrefix, 0) == 0) return {loc.file_name(), 0};
+      auto [name, offset] = origin(*v);
+      if (name == file_) return {file_, lines_.line_at(offset)};
+      if (name.rfind(kSetPrefix, 0) == 0) return {std::move(name), 0};
     }
     return {file_, 0};
   }
@@ -320,20 +563,31 @@ class Parser {
   std::vector<Entry> entries(const Table& t) const {
     std::vector<Entry> out;
     if (!t.v) return out;
-    for (const auto& [k, v] : t.v->as_table()) out.emplace_back(&k, &v);
-    auto order = [&](const Entry& e) {
-      if (const auto it = file_order_.find(t.key(*e.first)); it != file_order_.end())
-        return std::tuple(0L, it->second, 0L, *e.first);
-      const auto loc = e.second->location();
-      const auto it = std::find(set_names_.begin(), set_names_.end(), loc.file_name());
-      const long rank = loc.file_name() == file_ ? 0
-                        : it != set_names_.end() ? 1 + (it - set_names_.begin())
-                                                 : LONG_MAX;
-      return std::tuple(rank, static_cast<long>(loc.line()), static_cast<long>(loc.column()),
-                        *e.first);
-    };
-    std::sort(out.begin(), out.end(),
-              [&](const Entry& a, const Entry& b) { return order(a) < order(b); });
+    // Each entry's place is worked out once, not once per comparison of the sort.
+    using Place = std::tuple<long, long, const std::string*>;
+    std::vector<std::pair<Place, Entry>> placed;
+    placed.reserve(t.v->as_table().size());
+    for (const auto& [k, v] : t.v->as_table()) {
+      Place place;
+      if (const auto it = file_order_.find(t.key(k)); it != file_order_.end()) {
+        place = {0L, it->second, &k};
+      } else {
+        const auto [name, offset] = origin(v);
+        const auto set = std::find(set_names_.begin(), set_names_.end(), name);
+        const long rank = name == file_ ? 0
+                          : set != set_names_.end() ? 1 + (set - set_names_.begin())
+                                                   : LONG_MAX;
+        place = {rank, static_cast<long>(offset), &k};
+      }
+      placed.emplace_back(place, Entry{&k, &v});
+    }
+    std::sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) {
+      const auto& [ra, pa, ka] = a.first;
+      const auto& [rb, pb, kb] = b.first;
+      return std::tie(ra, pa, *ka) < std::tie(rb, pb, *kb);
+    });
+    out.reserve(placed.size());
+    for (const auto& [place, e] : placed) out.push_back(e);
     return out;
   }
 
@@ -378,7 +632,7 @@ class Parser {
       if (contains(allowed, *k)) continue;
       if (contains(misplaced, *k)) fail(v, t.key(*k), misplaced_why);
       std::string msg =
-          t.path.empty() && v->is_table() ? "unknown section [" + *k + "]" : "unknown key";
+          t.path.empty() && v->is_table() ? "unknown section [" + search::excerpt(*k) + "]" : "unknown key";
       if (const auto s = did_you_mean(*k, allowed); !s.empty())
         msg += ". Did you mean '" + s + "'?";
       else
@@ -401,7 +655,16 @@ class Parser {
     if (!v.is_string()) wrong_type(v, key, "a string");
     out = v.as_string().str;
   }
+  // Refuses a number toml11 clamped (see overflowed()).
+  void check_fits(const toml::value& v, const std::string& key) const {
+    if (const std::string text = overflowed(v); !text.empty())
+      fail(&v, key,
+           "is out of range (got " + search::excerpt(text) + "): " +
+               (v.is_integer() ? "integers must lie in [-2^63, 2^63 - 1]"
+                               : "numbers must lie within about +-1.8e308"));
+  }
   void convert(const toml::value& v, const std::string& key, double& out) const {
+    check_fits(v, key);
     if (v.is_integer()) {
       out = static_cast<double>(v.as_integer());
     } else if (v.is_floating()) {
@@ -417,6 +680,7 @@ class Parser {
   }
   void convert(const toml::value& v, const std::string& key, std::int64_t& out) const {
     if (!v.is_integer()) wrong_type(v, key, "an integer");
+    check_fits(v, key);
     out = v.as_integer();
   }
   void convert(const toml::value& v, const std::string& key, int& out) const {
@@ -470,6 +734,19 @@ class Parser {
          "must be " + bound + " (got " + human(*find(t, k)) + "). Use a value " + bound);
   }
 
+  // As read_min, and at most `max`: ranktune's limits (configs/README.md, "Limits") keep
+  // counts from overflowing and durations from overflowing the clocks.
+  template <class T>
+  void read_range(const Table& t, const std::string& k, T& out, T min, T max,
+                  bool strict = false) const {
+    read_min(t, k, out, min, strict);
+    if (out <= max) return;
+    const std::string limit = std::is_integral_v<T> ? std::to_string(max) : human(static_cast<double>(max));
+    fail(find(t, k), t.key(k),
+         "must be <= " + limit + " (got " + human(*find(t, k)) +
+             "); that is ranktune's limit (configs/README.md, \"Limits\")");
+  }
+
   bool read_enum(const Table& t, const std::string& k, const std::vector<std::string>& valid,
                  std::string& out, bool required = false) const {
     if (required)
@@ -477,7 +754,7 @@ class Parser {
     else if (!read(t, k, out))
       return false;
     if (contains(valid, out)) return true;
-    std::string msg = "unknown value \"" + out + "\"";
+    std::string msg = "unknown value \"" + search::excerpt(out) + "\"";
     const auto s = did_you_mean(out, valid);
     msg += s.empty() ? "." : ". Did you mean \"" + s + "\"?";
     fail(find(t, k), t.key(k), msg + " Valid values: " + quoted_list(valid));
@@ -490,6 +767,7 @@ class Parser {
     for (const auto& [k, v] : entries(t)) {
       if (contains(reserved, *k)) continue;
       if (v->is_integer()) {
+        check_fits(*v, t.key(*k));
         out[*k] = static_cast<std::int64_t>(v->as_integer());
       } else if (v->is_floating()) {
         double d = 0;
@@ -503,6 +781,8 @@ class Parser {
                                                                       v->as_array()[1].is_floating() + v->as_array()[1].is_integer() == 2) {
         // A [low, high] pair (PBT's explore bounds): two options, KEY.low and KEY.high.
         const auto& a = v->as_array();
+        check_fits(a[0], t.key(*k));
+        check_fits(a[1], t.key(*k));
         out[*k + ".low"] = a[0].is_integer() ? static_cast<double>(a[0].as_integer()) : a[0].as_floating();
         out[*k + ".high"] = a[1].is_integer() ? static_cast<double>(a[1].as_integer()) : a[1].as_floating();
       } else if (v->is_table()) {
@@ -516,11 +796,56 @@ class Parser {
     }
   }
 
+  // The results file and the files beside it must be creatable: a name too long for the
+  // file system failed only at `run`, with "File name too long".
+  void check_results_path(const toml::value* at, const std::string& key, const std::string& path) const {
+    const auto too_long = [&](const std::string& what, std::size_t size, std::size_t max) {
+      fail(at, key,
+           what + " is " + std::to_string(size) + " characters long; at most " + std::to_string(max) +
+               " are allowed (got \"" + search::excerpt(path) +
+               "\"). It and the files beside it must fit the file system's limits; use a shorter one");
+    };
+    if (path.size() > kMaxResultsPath) too_long("the results path", path.size(), kMaxResultsPath);
+    const fs::path p(path);
+    if (p.filename().string().size() > kMaxResultsFileName)
+      too_long("the results file's name", p.filename().string().size(), kMaxResultsFileName);
+    for (const auto& part : p)
+      if (part.string().size() > NAME_MAX) too_long("a folder of the results path", part.string().size(), NAME_MAX);
+  }
+
+  // The trials the experiment plans, counted before any searcher is built: num_samples x the
+  // grid x repeat wrapped around int64 (10^24 became 2003764205206896640), and a grid of 10^6
+  // points with num_samples = 2^63 - 1 started no trial at all.
+  void check_trial_count(const Table& e, const Table& s, const ExperimentConfig& cfg) const {
+    const bool crossed = cfg.algorithm == "random" || cfg.algorithm == "grid";
+    double points = 1;  // a double: the product of many axes overflows any integer
+    for (const auto& p : cfg.space.params)
+      if (crossed && (p.domain.kind == search::DomainKind::Grid ||
+                      (cfg.algorithm == "grid" && p.domain.kind == search::DomainKind::Choice)))
+        points *= static_cast<double>(p.domain.values.size());
+    const auto max = static_cast<double>(search::kMaxTrials);
+    if (points > max)
+      fail(find(s, "space"), s.key("space"),
+           "the grid has " + human(points) + " points (the product of the sizes of its axes); at most " +
+               human(max) + " are allowed (configs/README.md, \"Limits\"). Use fewer values");
+    double repeat = 1;
+    if (const auto it = cfg.search_options.find("repeat"); it != cfg.search_options.end())
+      if (const auto* r = std::get_if<std::int64_t>(&it->second); r && *r >= 1 && *r <= search::kMaxRepeat)
+        repeat = static_cast<double>(*r);
+    const double trials = static_cast<double>(cfg.num_samples) * points * repeat;
+    if (trials > max)
+      fail(find(e, "num_samples") ? find(e, "num_samples") : e.v, e.key("num_samples"),
+           "num_samples (" + std::to_string(cfg.num_samples) + ") x grid points (" + human(points) +
+               ") x repeat (" + human(repeat) + ") makes " + human(trials) + " trials; at most " + human(max) +
+               " are allowed (configs/README.md, \"Limits\"). Lower num_samples");
+  }
+
   search::Domain domain(const toml::value& v, const std::string& path) const;
   void read_space(const Table& t, search::Space& space) const;
   void read_trainable(const Table& t, ExperimentConfig& cfg, const fs::path& config_dir) const;
 
   std::string file_;
+  const LineMap& lines_;  // of the file
   std::vector<std::string> set_names_;
   std::map<std::string, long> file_order_;  // key path -> position in the file
 };
@@ -570,6 +895,7 @@ search::Domain Parser::domain(const toml::value& v, const std::string& path) con
     // Numbers and strings cannot share a column; ints mixed with floats become floats.
     bool any_float = false, any_number = false, any_string = false;
     for (const auto& e : items) {
+      check_fits(e, path);
       if (e.is_floating()) {
         any_float = true;
         double x;
@@ -616,7 +942,7 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                        });
     if (!ident)
       fail(v, path,
-           "parameter name \"" + *name +
+           "parameter name \"" + search::excerpt(*name) +
                "\" is not an identifier. Use letters, digits, "
                "'_' and '.', starting with a letter or '_'");
     if (contains(kReservedColumns, *name))
@@ -669,7 +995,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
         !(tr.val_fraction > 0 && tr.val_fraction < 1))
       fail(find(t, "val_fraction"), t.key("val_fraction"),
            "must be in (0, 1) (got " + human(tr.val_fraction) + "). Use e.g. 0.1");
-    read_min(t, "batches_per_step", tr.batches_per_step, std::int64_t{0});
+    read_range(t, "batches_per_step", tr.batches_per_step, std::int64_t{0}, search::kMaxIterations);
     read_min(t, "threads_per_worker", tr.threads_per_worker, 1);
     if (tr.threads_per_worker > 1024)
       fail(find(t, "threads_per_worker"), t.key("threads_per_worker"),
@@ -681,7 +1007,8 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   }
   if (!is_command) {
     read(t, "function", tr.function);
-    read_min(t, "seconds_per_step", tr.seconds_per_step, 0.0);
+    // A longer sleep overflows the clock and sleeps not at all.
+    read_range(t, "seconds_per_step", tr.seconds_per_step, 0.0, search::kMaxSeconds);
     read_min(t, "noise", tr.noise, 0.0);
     return;
   }
@@ -700,7 +1027,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   if (!wd.has_filename() && wd.has_relative_path()) wd = wd.parent_path();
   tr.workdir = wd.string();
   read(t, "env", tr.env);
-  read_min(t, "step_timeout_s", tr.step_timeout_s, 0.0);
+  read_range(t, "step_timeout_s", tr.step_timeout_s, 0.0, search::kMaxSeconds);
   // A log is cut into a head and a tail of whole KiB; a million MiB (1 TiB) is past any
   // sane log and keeps the byte count far from overflow.
   read_min(t, "max_log_mb", tr.max_log_mb, 0.0);
@@ -711,9 +1038,10 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   std::vector<std::string> listed;
   read(t, "metrics", listed);
   tr.metrics = {cfg.metric};
+  std::unordered_set<std::string> seen = {cfg.metric};  // a linear scan per name was quadratic
   for (const auto& m : listed) {
     if (m.empty()) fail(find(t, "metrics"), t.key("metrics"), "metric names must not be empty");
-    if (!contains(tr.metrics, m)) tr.metrics.push_back(m);
+    if (seen.insert(m).second) tr.metrics.push_back(m);
   }
 }
 
@@ -730,9 +1058,14 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
         return std::isalnum(c) || c == '_' || c == '.' || c == '-';
       }))
     fail(find(e, "name"), e.key("name"),
-         "must match [A-Za-z0-9_.-]+ (got \"" + cfg.name +
+         "must match [A-Za-z0-9_.-]+ (got \"" + search::excerpt(cfg.name) +
              "\"). It names the results file; use letters, "
              "digits, '_', '.' and '-'");
+  if (cfg.name.size() > kMaxNameLength)
+    fail(find(e, "name"), e.key("name"),
+         "is " + std::to_string(cfg.name.size()) + " characters long; at most " +
+             std::to_string(kMaxNameLength) + " are allowed (got \"" + search::excerpt(cfg.name) +
+             "\"). It names the results file and the files beside it; use a shorter name");
   read_required(e, "metric", cfg.metric, "\"loss\"");
   if (cfg.metric.empty())
     fail(find(e, "metric"), e.key("metric"), "must not be empty. Name the metric to optimize");
@@ -742,16 +1075,18 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   std::int64_t seed = 0;
   read_min(e, "seed", seed, std::int64_t{0});
   cfg.seed = static_cast<std::uint64_t>(seed);
-  read_min(e, "num_samples", cfg.num_samples, std::int64_t{1});
+  read_range(e, "num_samples", cfg.num_samples, std::int64_t{1}, search::kMaxTrials);
   std::string results = cfg.name + ".h5";
   if (read(e, "results", results) && results.empty())
     fail(find(e, "results"), e.key("results"),
          "must not be empty. Omit it to use \"" + cfg.name + ".h5\"");
   cfg.results = fs::absolute(results).lexically_normal().string();
+  check_results_path(find(e, "results") ? find(e, "results") : find(e, "name"),
+                     find(e, "results") ? e.key("results") : e.key("name"), cfg.results);
   read_min(e, "max_failures", cfg.max_failures, 0);
   read_enum(e, "non_finite", {"error", "worst"}, cfg.non_finite);
-  read_min(e, "flush_interval_ms", cfg.flush_interval_ms, 0.0, /*strict=*/true);
-  read_min(e, "status_interval_s", cfg.status_interval_s, 0.0, /*strict=*/true);
+  read_range(e, "flush_interval_ms", cfg.flush_interval_ms, 0.0, search::kMaxSeconds * 1000, /*strict=*/true);
+  read_range(e, "status_interval_s", cfg.status_interval_s, 0.0, search::kMaxSeconds, /*strict=*/true);
 
   // The algorithms own their options: the keys besides algorithm/kind pass through, and
   // the factories check them (see search/options.h).
@@ -759,6 +1094,7 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
   read_enum(s, "algorithm", search::searcher_names(), cfg.algorithm);
   read_space(sub(s, "space", true), cfg.space);
   read_options(s, {"algorithm", "space"}, cfg.search_options);
+  check_trial_count(e, s, cfg);
 
   const Table sch = sub(top, "scheduler", false);
   read_enum(sch, "kind", search::scheduler_names(), cfg.scheduler);
@@ -768,16 +1104,16 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg, const fs::pat
 
   const Table st = sub(top, "stop", false);
   check_keys(st, {"max_t", "time_budget_s", "target"});
-  read_min(st, "max_t", cfg.max_t, std::int64_t{1});
-  read_min(st, "time_budget_s", cfg.time_budget_s, 0.0);
+  read_range(st, "max_t", cfg.max_t, std::int64_t{1}, search::kMaxIterations);
+  read_range(st, "time_budget_s", cfg.time_budget_s, 0.0, search::kMaxSeconds);
   if (double target = 0; read(st, "target", target)) cfg.target = target;
 
   const Table ck = sub(top, "checkpoint", false);
   check_keys(ck, {"every", "at_end", "keep_last", "keep_best"});
-  read_min(ck, "every", cfg.checkpoint_every, std::int64_t{0});
+  read_range(ck, "every", cfg.checkpoint_every, std::int64_t{0}, search::kMaxIterations);
   read(ck, "at_end", cfg.checkpoint_at_end);
-  read_min(ck, "keep_last", cfg.checkpoint_keep_last, std::int64_t{0});
-  read_min(ck, "keep_best", cfg.checkpoint_keep_best, std::int64_t{0});
+  read_range(ck, "keep_last", cfg.checkpoint_keep_last, std::int64_t{0}, search::kMaxIterations);
+  read_range(ck, "keep_best", cfg.checkpoint_keep_best, std::int64_t{0}, search::kMaxIterations);
 
   const Table r = sub(top, "resources", false);
   check_keys(r, {"ranks_per_trial"});
@@ -797,7 +1133,7 @@ std::string display_name(const std::string& path) { return path.empty() ? "<conf
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error([&] {
         std::string s = file + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
-                        (key.empty() ? "" : key + ": ") + message;
+                        (key.empty() ? "" : search::excerpt(key, 200) + ": ") + message;
         std::replace(s.begin(), s.end(), '\n', ' ');
         return s;
       }()),
@@ -829,12 +1165,13 @@ ExperimentConfig parse_config(const std::string& text, const std::string& path,
                               const std::vector<std::string>& overrides) {
   const std::string file = display_name(path);
   toml::value root;
+  LineMap lines;
   try {
-    root = parse_toml(text, file);
+    root = parse_toml(text, file, &lines);
   } catch (const toml::exception& e) {
-    throw syntax_error(e, file);
+    throw syntax_error(e, file, lines);
   }
-  Parser parser(file, overrides);
+  Parser parser(file, lines, overrides);
   parser.remember_order(root);
   for (const auto& ov : overrides) apply_override(root, ov);
 
@@ -854,10 +1191,16 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
   if (!fs::is_regular_file(path, ec))
     throw ConfigError(path, 0, "", "not a regular file. Pass the path of a .toml config");
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!(in && text << in.rdbuf()))
-    throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
-  return parse_config(text.str(), path, overrides);
+  if (!in) throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
+  // Not `text << in.rdbuf()`: it fails on an empty file, which then read as an error with
+  // whatever errno was left ("No such file or directory").
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw ConfigError(path, 0, "", std::string("cannot be read: ") + std::strerror(errno));
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ConfigError(path, 0, "",
+                      std::string(text.empty() ? "is empty" : "holds only blank space") +
+                          ". Write a config there (configs/quickstart.toml is a small one to start from)");
+  return parse_config(text, path, overrides);
 }
 
 std::string render_config(const ExperimentConfig& c) {

@@ -15,7 +15,8 @@ AshaPromotionScheduler::AshaPromotionScheduler(SchedulerContext ctx, const Optio
   reduction_factor_ = rf;
   r.require(r.integer("brackets", 1) == 1, "brackets", "must be 1 with variant = \"promotion\"");
   r.text("variant", "promotion", {"stopping", "promotion"});
-  milestones_ = asha_milestones(grace, reduction_factor_, max_t, 0);
+  milestones_ = asha_milestones(grace, reduction_factor_, max_t, 0, kMaxRungs);
+  require_rung_count(r, milestones_.size(), grace, reduction_factor_, max_t);
   r.require(!milestones_.empty(), "grace_period", "leaves no rung below max_t = " + std::to_string(max_t));
   r.finish();
   rungs_.resize(milestones_.size());

@@ -1,6 +1,7 @@
 #include "search/asha_scheduler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -8,24 +9,58 @@
 
 namespace ranktune::search {
 
-std::vector<std::int64_t> asha_milestones(std::int64_t grace, double rf, std::int64_t max_t, int s) {
+std::vector<std::int64_t> asha_milestones(std::int64_t grace, double rf, std::int64_t max_t, int s,
+                                          std::size_t limit) {
+  // Each step finds the next distinct milestone directly rather than trying every power of
+  // rf: a small rf rounds many powers to the same iteration (one rung judges it), and with
+  // rf = 1 + 1e-16 there are ~1e16 of them per iteration.
   std::vector<std::int64_t> out;
-  for (int k = 0;; ++k) {
-    const double at = std::ceil(static_cast<double>(grace) * std::pow(rf, static_cast<double>(s + k)));
+  const double g = static_cast<double>(grace);
+  const double log_rf = std::log(rf);
+  while (out.size() <= limit) {
+    double at = 0;
+    if (out.empty()) {
+      at = std::ceil(g * std::pow(rf, s));
+    } else if (const auto p = static_cast<double>(out.back()); (rf - 1) * p <= 1) {
+      // Powers of rf closer than one iteration here: the first one above p is at most
+      // p * rf <= p + 1, so the next milestone is p + 1.
+      at = p + 1;
+    } else {
+      // rf > 1 + 1 / p, so j stays well below 2^53 and ++j is exact.
+      double j = std::max(static_cast<double>(s), std::floor(std::log(p / g) / log_rf) - 1);
+      while (std::ceil(g * std::pow(rf, j)) <= p) ++j;
+      at = std::ceil(g * std::pow(rf, j));
+    }
     if (at >= static_cast<double>(max_t)) break;
-    // A small rf can round two milestones to the same iteration; one rung judges it.
-    if (!out.empty() && out.back() >= static_cast<std::int64_t>(at)) continue;
     out.push_back(static_cast<std::int64_t>(at));
   }
   return out;
+}
+
+void require_rung_count(const OptionReader& r, std::size_t rungs, std::int64_t grace, double rf,
+                        std::int64_t max_t) {
+  if (rungs <= static_cast<std::size_t>(kMaxRungs)) return;
+  // More than the limit: say about how many (the powers of rf below max_t / grace; fewer
+  // where they round to the same iteration).
+  const double powers = std::ceil(std::log(static_cast<double>(max_t) / grace) / std::log(rf));
+  const auto about = static_cast<long long>(std::min(powers, static_cast<double>(max_t - grace)));
+  char rf_text[32];
+  *std::to_chars(rf_text, rf_text + sizeof rf_text - 1, rf).ptr = '\0';
+  r.require(false, "reduction_factor",
+            std::string("= ") + rf_text + " with grace_period = " + std::to_string(grace) +
+                " and max_t = " + std::to_string(max_t) + " makes about " + std::to_string(about) +
+                " rungs; at most " + std::to_string(kMaxRungs) +
+                " are allowed. Use a larger reduction_factor (2 to 4 are usual)");
 }
 
 AshaRungOptions read_asha_rung_options(OptionReader& r, std::int64_t default_max_t) {
   AshaRungOptions o;
   o.max_t = r.integer("max_t", default_max_t);
   r.require(o.max_t >= 1, "max_t", "must be >= 1 iteration (got " + std::to_string(o.max_t) + ")");
+  r.at_most("max_t", o.max_t, kMaxIterations);
   o.grace = r.integer("grace_period", 1);
   r.require(o.grace >= 1, "grace_period", "must be >= 1 iteration (got " + std::to_string(o.grace) + ")");
+  r.at_most("grace_period", o.grace, kMaxIterations);
   o.reduction_factor = r.number("reduction_factor", 4);
   r.require(std::isfinite(o.reduction_factor) && o.reduction_factor > 1, "reduction_factor",
             "must be > 1 (got " + to_string(Value{o.reduction_factor}) + "); 2 to 4 are usual");
@@ -39,14 +74,16 @@ AshaScheduler::AshaScheduler(SchedulerContext ctx, const Options& options)
   reduction_factor_ = rf;
   const std::int64_t brackets = r.integer("brackets", 1);
   r.require(brackets >= 1, "brackets", "must be >= 1 (got " + std::to_string(brackets) + ")");
+  r.at_most("brackets", brackets, kMaxRungs);
   // make_scheduler sends variant = "promotion" to AshaPromotionScheduler.
   r.text("variant", "stopping", {"stopping"});
   r.finish();
 
   for (std::int64_t s = 0; s < brackets; ++s) {
     std::vector<Rung> rungs;
-    for (const std::int64_t at : asha_milestones(grace, reduction_factor_, max_t, static_cast<int>(s)))
-      rungs.push_back({at, {}});
+    const auto milestones = asha_milestones(grace, reduction_factor_, max_t, static_cast<int>(s), kMaxRungs);
+    require_rung_count(r, milestones.size(), grace, reduction_factor_, max_t);
+    for (const std::int64_t at : milestones) rungs.push_back({at, {}});
     // Checked here rather than with a formula so that rounding cannot disagree with it.
     r.require(!rungs.empty(), brackets > 1 ? "brackets" : "grace_period",
               "leaves bracket " + std::to_string(s) + " without a rung below max_t = " +

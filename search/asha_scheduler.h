@@ -51,8 +51,16 @@
 namespace ranktune::search {
 
 /// The rung milestones of bracket s: ceil(grace * rf^(s + k)), k = 0, 1, ..., below max_t,
-/// strictly increasing (rounding duplicates dropped). Shared by both ASHA variants.
-std::vector<std::int64_t> asha_milestones(std::int64_t grace, double rf, std::int64_t max_t, int s);
+/// strictly increasing (rounding duplicates dropped). Shared by both ASHA variants. Stops
+/// after `limit` + 1 milestones, so that a caller can refuse more than `limit` without
+/// computing millions.
+std::vector<std::int64_t> asha_milestones(std::int64_t grace, double rf, std::int64_t max_t, int s,
+                                          std::size_t limit = kMaxRungs);
+
+/// Throws OptionError (key reduction_factor) when `rungs` exceeds kMaxRungs, saying about how
+/// many rungs these options make.
+void require_rung_count(const OptionReader& r, std::size_t rungs, std::int64_t grace, double rf,
+                        std::int64_t max_t);
 
 /// The rung options both ASHA variants read: `max_t` (default `default_max_t`),
 /// `grace_period` and `reduction_factor`, range-checked.

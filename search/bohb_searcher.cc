@@ -16,6 +16,7 @@ BohbOptions BohbOptions::read(const Options& options, std::size_t dims) {
   r.require(b.min_points_in_model >= 1, "min_points_in_model",
             "must be >= 1 (got " + std::to_string(b.min_points_in_model) +
                 "); the default is the number of parameters + 1");
+  r.at_most("min_points_in_model", b.min_points_in_model, kMaxTrials);
   b.random_fraction = r.number("random_fraction", b.random_fraction);
   r.require(b.random_fraction >= 0 && b.random_fraction <= 1, "random_fraction",
             "must be in [0, 1], the share of random suggestions (got " + to_string(Value(b.random_fraction)) +

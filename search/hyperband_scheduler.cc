@@ -1,6 +1,7 @@
 #include "search/hyperband_scheduler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -15,11 +16,24 @@ HyperBandScheduler::HyperBandScheduler(SchedulerContext ctx, const Options& opti
   ctx_.max_t = r.integer("max_t", ctx_.max_t);
   eta_ = r.number("reduction_factor", 3);
   r.require(ctx_.max_t >= 1, "max_t", "must be >= 1 (iterations)");
-  r.require(eta_ > 1, "reduction_factor", "must be > 1");
+  r.at_most("max_t", ctx_.max_t, kMaxIterations);
+  r.require(eta_ > 1 && std::isfinite(eta_), "reduction_factor", "must be > 1");
   r.finish();
+  const auto R = static_cast<double>(ctx_.max_t);
+  // floor(log_eta(R)) + 1 brackets; an eta just above 1 makes billions (and loops below
+  // for as long), so refuse more than kMaxRungs before counting them.
+  const double brackets = std::floor(std::log(R) / std::log(eta_)) + 1;
+  if (brackets > kMaxRungs) {
+    char eta_text[32];
+    *std::to_chars(eta_text, eta_text + sizeof eta_text - 1, eta_).ptr = '\0';
+    r.require(false, "reduction_factor",
+              std::string("= ") + eta_text + " with max_t = " + std::to_string(ctx_.max_t) + " makes " +
+                  (brackets < 1e18 ? std::to_string(static_cast<long long>(brackets)) : "over 10^18") +
+                  " brackets; at most " + std::to_string(kMaxRungs) +
+                  " are allowed. Use a larger reduction_factor (3 is usual)");
+  }
   // s_max = floor(log_eta(R)), counted in integers-with-slack so that R = eta^k gives k
   // rather than k - 1 from a logarithm's rounding.
-  const auto R = static_cast<double>(ctx_.max_t);
   while (std::pow(eta_, s_max_ + 1) <= R * (1 + 1e-9)) ++s_max_;
 }
 

@@ -13,9 +13,11 @@ MedianStoppingScheduler::MedianStoppingScheduler(SchedulerContext ctx, const Opt
   grace_period_ = r.integer("grace_period", 1);
   r.require(grace_period_ >= 1, "grace_period", "must be >= 1 iteration (got " +
                                                     std::to_string(grace_period_) + ")");
+  r.at_most("grace_period", grace_period_, kMaxIterations);
   min_samples_required_ = r.integer("min_samples_required", 3);
   r.require(min_samples_required_ >= 1, "min_samples_required",
             "must be >= 1 (got " + std::to_string(min_samples_required_) + ")");
+  r.at_most("min_samples_required", min_samples_required_, kMaxTrials);
   statistic_ = r.text("statistic", "best", {"best", "average"}) == "best" ? Statistic::Best
                                                                            : Statistic::Average;
   r.finish();

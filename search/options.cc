@@ -51,7 +51,7 @@ double OptionReader::number(const std::string& key, double fallback) {
   if (v == nullptr) return fallback;
   if (std::holds_alternative<std::string>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be a number (got \"" +
-                               std::get<std::string>(*v) + "\")");
+                               excerpt(std::get<std::string>(*v)) + "\")");
   }
   return to_double(*v);
 }
@@ -61,7 +61,7 @@ std::int64_t OptionReader::integer(const std::string& key, std::int64_t fallback
   if (v == nullptr) return fallback;
   if (!std::holds_alternative<std::int64_t>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be an integer (got " +
-                               to_string(*v) + ")");
+                               excerpt(to_string(*v)) + ")");
   }
   return std::get<std::int64_t>(*v);
 }
@@ -71,14 +71,14 @@ std::string OptionReader::text(const std::string& key, const std::string& fallba
   const Value* v = find(key);
   if (v == nullptr) return fallback;
   if (!std::holds_alternative<std::string>(*v)) {
-    throw OptionError(key, owner_ + " option '" + key + "' must be a string (got " + to_string(*v) + ")");
+    throw OptionError(key, owner_ + " option '" + key + "' must be a string (got " + excerpt(to_string(*v)) + ")");
   }
   const auto& s = std::get<std::string>(*v);
   if (!valid.empty() && std::find(valid.begin(), valid.end(), s) == valid.end()) {
     std::string list;
     for (const auto& x : valid) list += (list.empty() ? "\"" : ", \"") + x + "\"";
     const auto near = closest_name(s, valid);
-    throw OptionError(key, owner_ + " option '" + key + "': unknown value \"" + s + "\"" +
+    throw OptionError(key, owner_ + " option '" + key + "': unknown value \"" + excerpt(s) + "\"" +
                                (near.empty() ? "" : ". Did you mean \"" + near + "\"?") +
                                " Valid values: " + list);
   }
@@ -97,6 +97,17 @@ bool OptionReader::flag(const std::string& key, bool fallback) {
 
 void OptionReader::require(bool ok, const std::string& key, const std::string& message) const {
   if (!ok) throw OptionError(key, owner_ + " option '" + key + "' " + message);
+}
+
+void OptionReader::at_most(const std::string& key, std::int64_t value, std::int64_t max) const {
+  require(value <= max, key,
+          "must be <= " + std::to_string(max) + " (got " + std::to_string(value) +
+              "); that is ranktune's limit (configs/README.md, \"Limits\")");
+}
+
+std::string excerpt(const std::string& s, std::size_t max) {
+  if (s.size() <= max) return s;
+  return s.substr(0, max) + "... (" + std::to_string(s.size()) + " characters)";
 }
 
 std::vector<std::string> OptionReader::keys_with_prefix(const std::string& prefix) {

@@ -15,6 +15,21 @@
 
 namespace ranktune::search {
 
+/// Upper bounds of the counts a config sets (configs/README.md, "Limits"): far above any
+/// real use, and low enough that no product of them overflows and no loop over them runs for
+/// hours (a huge n_ei_candidates made rank 0 spin; a reduction_factor just above 1 made
+/// millions of rungs).
+inline constexpr std::int64_t kMaxTrials = 1'000'000'000;      ///< trials of an experiment
+inline constexpr std::int64_t kMaxIterations = 1'000'000'000;  ///< iterations of a trial
+inline constexpr std::int64_t kMaxRungs = 64;         ///< rungs and brackets of ASHA, HyperBand
+inline constexpr std::int64_t kMaxCandidates = 10'000;  ///< n_ei_candidates of tpe and bohb
+inline constexpr std::int64_t kMaxRepeat = 10'000;      ///< [search] repeat
+inline constexpr double kMaxSeconds = 1e9;  ///< any duration (about 31 years): no overflow in clocks
+
+/// At most `max` characters of `s`, marked where cut, to quote a user's value in a message
+/// (a 1 MB name must not make a 1 MB error).
+std::string excerpt(const std::string& s, std::size_t max = 64);
+
 /// Option values by key. TOML booleans arrive as Int 0/1.
 using Options = std::map<std::string, Value>;
 
@@ -52,6 +67,8 @@ class OptionReader {
   std::vector<std::string> keys_with_prefix(const std::string& prefix);
   /// Throws OptionError unless `ok`; for range checks after reading.
   void require(bool ok, const std::string& key, const std::string& message) const;
+  /// Throws OptionError unless `value <= max`, naming the limit.
+  void at_most(const std::string& key, std::int64_t value, std::int64_t max) const;
   /// Throws OptionError for the first option that no read asked for.
   void finish() const;
 

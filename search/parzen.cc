@@ -186,6 +186,8 @@ ModelOptions ModelOptions::read(OptionReader& r, const ModelOptions& defaults) {
   m.n_ei_candidates = r.integer("n_ei_candidates", defaults.n_ei_candidates);
   r.require(m.n_ei_candidates >= 1, "n_ei_candidates",
             "must be >= 1 (got " + std::to_string(m.n_ei_candidates) + ")");
+  // Each suggestion scores every candidate against every observation: rank 0 would spin.
+  r.at_most("n_ei_candidates", m.n_ei_candidates, kMaxCandidates);
   m.multivariate = r.flag("multivariate", defaults.multivariate);
   m.prior_weight = r.number("prior_weight", defaults.prior_weight);
   r.require(m.prior_weight > 0 && std::isfinite(m.prior_weight), "prior_weight",

@@ -16,6 +16,7 @@ PbtScheduler::PbtScheduler(SchedulerContext ctx, const Options& options) : ctx_(
   quantile_ = r.number("quantile_fraction", 0.25);
   resample_ = r.number("resample_probability", 0.25);
   r.require(interval_ >= 1, "perturbation_interval", "must be >= 1 (iterations)");
+  r.at_most("perturbation_interval", interval_, kMaxIterations);
   r.require(quantile_ > 0 && quantile_ <= 0.5, "quantile_fraction", "must be in (0, 0.5]");
   r.require(resample_ >= 0 && resample_ <= 1, "resample_probability", "must be in [0, 1]");
   for (const std::string& key : r.keys_with_prefix("bounds.")) {

@@ -33,10 +33,12 @@ Decorators take_decorators(Options& options) {
   Decorators d;
   d.repeat = r.integer("repeat", 1);
   r.require(d.repeat >= 1, "repeat", "must be >= 1 (got " + std::to_string(d.repeat) + ")");
+  r.at_most("repeat", d.repeat, kMaxRepeat);
   if (generic.contains("max_concurrent")) {
     d.max_concurrent = r.integer("max_concurrent", 0);
     r.require(*d.max_concurrent >= 1, "max_concurrent",
               "must be >= 1 (got " + std::to_string(*d.max_concurrent) + ")");
+    r.at_most("max_concurrent", *d.max_concurrent, kMaxTrials);
   }
   return d;
 }

@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace ranktune::search {
+
+namespace {
+// Doubles hold every integer up to 2^53 exactly.
+constexpr double kMaxExactInt = 9007199254740992.0;
+}  // namespace
 
 ValueType Domain::type() const {
   switch (kind) {
@@ -35,7 +41,10 @@ const Param* Space::find(const std::string& name) const {
 std::size_t Space::grid_size() const {
   std::size_t n = 1;
   for (const auto& p : params) {
-    if (p.domain.kind == DomainKind::Grid) n *= p.domain.values.size();
+    if (p.domain.kind != DomainKind::Grid) continue;
+    // Saturates rather than wraps (the config refuses a grid over 10^9 points anyway).
+    const std::size_t k = p.domain.values.size();
+    n = k != 0 && n > std::numeric_limits<std::size_t>::max() / k ? std::numeric_limits<std::size_t>::max() : n * k;
   }
   return n;
 }
@@ -51,10 +60,24 @@ std::string check_domain(const Domain& d) {
         why << "bounds must be finite numbers";
       } else if (!(d.low < d.high)) {
         why << "low must be < high (got [" << d.low << ", " << d.high << "])";
+      } else if (!std::isfinite(d.high - d.low)) {
+        // Sampling draws low + u * (high - low): every sample would be inf.
+        why << "high - low overflows (got [" << d.low << ", " << d.high
+            << "]); keep the range below about 1.8e308";
+      } else if (d.kind == DomainKind::RandInt &&
+                 (std::fabs(d.low) > kMaxExactInt || std::fabs(d.high) > kMaxExactInt)) {
+        why << "randint bounds must lie within +-2^53 = 9007199254740992 (got [" << d.low << ", " << d.high
+            << "]), where every integer is a double";
       } else if (d.kind == DomainKind::LogUniform && d.low <= 0) {
         why << "loguniform bounds must be > 0 (got [" << d.low << ", " << d.high << "])";
       } else if (d.kind == DomainKind::QUniform && !(d.q > 0 && std::isfinite(d.q))) {
         why << "quniform step q must be > 0 (got " << d.q << ")";
+      } else if (d.kind == DomainKind::QUniform &&
+                 !(std::max(std::fabs(d.low), std::fabs(d.high)) / d.q <= kMaxExactInt)) {
+        // Quantizing divides by q: a q this small makes x / q inf (5e-324), or finer than
+        // a double can tell apart at these bounds.
+        why << "quniform step q = " << d.q << " is too small for [" << d.low << ", " << d.high
+            << "]: max(|low|, |high|) / q must be <= 2^53 = 9007199254740992";
       } else if (d.kind == DomainKind::QUniform && std::ceil(d.low / d.q) * d.q > d.high) {
         why << "no multiple of q = " << d.q << " lies in [" << d.low << ", " << d.high << "]";
       } else if (d.kind == DomainKind::RandInt &&

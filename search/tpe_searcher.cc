@@ -13,6 +13,7 @@ TpeOptions TpeOptions::read(const Options& options) {
   TpeOptions t;
   t.n_startup = r.integer("n_startup", t.n_startup);
   r.require(t.n_startup >= 1, "n_startup", "must be >= 1 (got " + std::to_string(t.n_startup) + ")");
+  r.at_most("n_startup", t.n_startup, kMaxTrials);
   const auto m = parzen::ModelOptions::read(r, t.model());
   t.gamma = m.gamma;
   t.n_ei_candidates = m.n_ei_candidates;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <span>
 #include <stdexcept>
+#include <unordered_set>
 #include <vector>
 
 #include "io/crc32c.h"
@@ -35,7 +36,7 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   if (f == nullptr) {
     std::vector<std::string> names;
     for (const auto& g : synthetic_functions()) names.push_back(g.name);
-    cfg.fail("trainable.function", "unknown function '" + spec.function + "'; valid: " + search::comma_list(names));
+    cfg.fail("trainable.function", "unknown function '" + search::excerpt(spec.function) + "'; valid: " + search::comma_list(names));
   }
 
   std::vector<std::string> needed = f->params;
@@ -48,15 +49,18 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
     }
     for (int i = 1; i <= highest; ++i) needed.push_back(variadic_param(i));
   }
+  // Sets, not linear scans: a space of 50,000 parameters must not take minutes to check.
+  std::unordered_set<std::string> in_space, inputs(needed.begin(), needed.end());
+  for (const auto& p : cfg.space.params) in_space.insert(p.name);
   std::vector<std::string> missing;
   for (const auto& name : needed) {
-    if (cfg.space.find(name) == nullptr) missing.push_back(name);
+    if (!in_space.contains(name)) missing.push_back(name);
   }
   if (!missing.empty()) {
     cfg.fail("search.space", spec.function + " needs parameters " + search::comma_list(needed) + "; missing: " + search::comma_list(missing));
   }
   for (const auto& p : cfg.space.params) {
-    if (std::find(needed.begin(), needed.end(), p.name) == needed.end()) continue;
+    if (!inputs.contains(p.name)) continue;
     for (const auto& v : p.domain.values) {
       if (std::holds_alternative<std::string>(v)) {
         cfg.fail("search.space." + p.name, "'" + p.name + "' is an input of " + spec.function + " and must be numeric");
@@ -65,7 +69,7 @@ void validate_synthetic(io::ExperimentConfig& cfg) {
   }
 
   if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
-    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + cfg.metric +
+    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + search::excerpt(cfg.metric) +
                                       "' is not one of them (\"objective\" is f(x) without noise)");
   }
 }
@@ -85,11 +89,11 @@ void validate_command(io::ExperimentConfig& cfg) {
   const ResolvedProgram r = resolve_program(program, config_dir, path_env);
   if (r.error != 0) {
     const std::string where = r.path.empty() ? "not found in PATH" : "resolved to " + r.path;
-    cfg.fail("trainable.command", "cannot run '" + program + "': " + std::strerror(r.error) + " (" + where +
+    cfg.fail("trainable.command", "cannot run '" + search::excerpt(program) + "': " + std::strerror(r.error) + " (" + where +
                                       "). Relative paths with a '/' are relative to the config's folder");
   }
   if (!spec.workdir.empty() && !std::filesystem::is_directory(spec.workdir, ec)) {
-    cfg.fail("trainable.workdir", "'" + spec.workdir + "' is not a directory");
+    cfg.fail("trainable.workdir", "'" + search::excerpt(spec.workdir) + "' is not a directory");
   }
 }
 
@@ -99,7 +103,8 @@ void validate_mlp(io::ExperimentConfig& cfg) {
     const std::string key = "search.space." + p.name;
     if (std::find(names.begin(), names.end(), p.name) == names.end()) {
       const std::string near = search::closest_name(p.name, names);
-      cfg.fail(key, "'" + p.name + "' is not a parameter of the mlp trainable" +
+      const std::string name = search::excerpt(p.name);
+      cfg.fail(key, "'" + name + "' is not a parameter of the mlp trainable" +
                         (near.empty() ? "" : "; did you mean '" + near + "'?") + " Valid: " + search::comma_list(names));
     }
     // Every value the domain can produce must make a valid trial: check the listed values,
@@ -131,7 +136,7 @@ void validate_mlp(io::ExperimentConfig& cfg) {
     cfg.fail("search.space.hidden", "give the hidden layers either as 'hidden' or as 'depth' and 'width', not both");
   const auto& metrics = mlp_metrics();
   if (std::find(metrics.begin(), metrics.end(), cfg.metric) == metrics.end())
-    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + cfg.metric +
+    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + search::excerpt(cfg.metric) +
                                       "' is not one of them");
   // The data must be there before any rank starts; reading it is the worker's job.
   const std::string dir = cfg.trainable.data_dir.empty() ? default_data_dir() : cfg.trainable.data_dir;
@@ -193,8 +198,9 @@ void validate(io::ExperimentConfig& cfg) {
   }
   // The experiment metric first (the results table's first metric column), no duplicates.
   std::vector<std::string> metrics = {cfg.metric};
+  std::unordered_set<std::string> seen = {cfg.metric};
   for (const auto& m : reported_metrics(cfg.trainable)) {
-    if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+    if (seen.insert(m).second) metrics.push_back(m);
   }
   cfg.trainable.metrics = std::move(metrics);
 }

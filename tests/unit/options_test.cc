@@ -54,3 +54,36 @@ TEST(ClosestName, FindsTyposButNotUnrelatedWords) {
   EXPECT_EQ(closest_name("num_sample", {"num_samples", "seed"}), "num_samples");
   EXPECT_EQ(closest_name("xyz", {"num_samples", "seed"}), "");
 }
+
+TEST(Factories, SearcherCountOptionsHaveUpperBounds) {
+  // n_ei_candidates = 10^12 passed check, then rank 0 spun scoring candidates.
+  Space space;
+  space.params.push_back({"x", Domain{DomainKind::Uniform, 0.0, 1.0}});
+  const SearcherOptions so{1, 10, "loss", Mode::Min};
+  const std::int64_t huge = 1'000'000'000'000;
+  struct Case {
+    std::string algorithm, key, limit;
+  };
+  for (const auto& c : std::vector<Case>{{"tpe", "n_ei_candidates", "10000"},
+                                         {"bohb", "n_ei_candidates", "10000"},
+                                         {"tpe", "n_startup", "1000000000"},
+                                         {"bohb", "min_points_in_model", "1000000000"},
+                                         {"random", "repeat", "10000"},
+                                         {"tpe", "max_concurrent", "1000000000"}}) {
+    SCOPED_TRACE(c.algorithm + " " + c.key);
+    try {
+      make_searcher(c.algorithm, space, so, {{c.key, huge}});
+      ADD_FAILURE() << "no error";
+    } catch (const OptionError& e) {
+      EXPECT_EQ(e.key(), c.key);
+      EXPECT_NE(std::string(e.what()).find("must be <= " + c.limit + " (got 1000000000000)"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(make_searcher("tpe", space, so, {{"n_ei_candidates", std::int64_t{10'000}}}));
+}
+
+TEST(Excerpt, QuotesAShortPrefix) {
+  EXPECT_EQ(excerpt("short"), "short");
+  EXPECT_EQ(excerpt(std::string(1'000'000, 'a')), std::string(64, 'a') + "... (1000000 characters)");
+}

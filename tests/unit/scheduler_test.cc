@@ -415,5 +415,119 @@ TEST(Schedulers, HundredThousandTrials) {
   }
 }
 
+
+// ---------------------------------------------------------------- limits (issue 13, items 10, 11)
+
+namespace limits {
+
+// The milestones as asha_milestones defined them before it skipped ahead: every power of rf,
+// rounding duplicates dropped. Only usable where the powers are few.
+std::vector<std::int64_t> every_power(std::int64_t grace, double rf, std::int64_t max_t, int s) {
+  std::vector<std::int64_t> out;
+  for (int k = 0;; ++k) {
+    const double at = std::ceil(static_cast<double>(grace) * std::pow(rf, static_cast<double>(s + k)));
+    if (at >= static_cast<double>(max_t)) break;
+    if (!out.empty() && out.back() >= static_cast<std::int64_t>(at)) continue;
+    out.push_back(static_cast<std::int64_t>(at));
+  }
+  return out;
+}
+
+std::string error_of(const std::string& name, const Options& o, std::int64_t max_t, std::string* key) {
+  static const Space space = [] {
+    Space s;
+    s.params.push_back({"x", Domain{DomainKind::Uniform, 0.0, 1.0}});
+    return s;
+  }();
+  try {
+    make_scheduler(name, {"loss", Mode::Max, max_t, &space}, o);
+  } catch (const OptionError& e) {
+    *key = e.key();
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace limits
+
+TEST(Asha, MilestonesSkipAheadToTheSameRungs) {
+  for (const double rf : {1.001, 1.01, 1.05, 1.1, 1.5, 2.0, 3.0, 4.0, 7.5}) {
+    for (const std::int64_t grace : {1, 2, 3, 7}) {
+      for (const std::int64_t max_t : {8, 50, 1000}) {
+        for (const int s : {0, 1, 3}) {
+          SCOPED_TRACE(std::to_string(rf) + " " + std::to_string(grace) + " " + std::to_string(max_t) + " " +
+                       std::to_string(s));
+          auto expected = limits::every_power(grace, rf, max_t, s);
+          if (expected.size() > 65) expected.resize(65);  // asha_milestones stops after limit + 1
+          EXPECT_EQ(asha_milestones(grace, rf, max_t, s, 64), expected);
+        }
+      }
+    }
+  }
+}
+
+TEST(Asha, ReductionFactorJustAbove1IsRefusedAtOnce) {
+  // 1 + 2^-52 stepped through ~1e16 powers per rung: check ran for minutes.
+  for (const std::string variant : {"stopping", "promotion"}) {
+    SCOPED_TRACE(variant);
+    std::string key;
+    const std::string msg = limits::error_of(
+        "asha", {{"reduction_factor", 1.0000000000000002}, {"variant", variant}}, 100, &key);
+    EXPECT_EQ(key, "reduction_factor");
+    EXPECT_NE(msg.find("= 1.0000000000000002 with grace_period = 1 and max_t = 100 makes about 99 rungs; "
+                       "at most 64 are allowed"),
+              std::string::npos)
+        << msg;
+    // With max_t = 10^9 too: the milestones stop after the 65th.
+    EXPECT_NE(limits::error_of("asha", {{"reduction_factor", 1.0000000000000002}, {"variant", variant}},
+                               1'000'000'000, &key)
+                  .find("at most 64"),
+              std::string::npos);
+  }
+  EXPECT_EQ(asha_milestones(1, 1.0000000000000002, 1'000'000'000, 0, 64).size(), 65u);
+  // 64 rungs are allowed: grace 1, max_t 65, rf 1.01 gives 1..64.
+  std::string key;
+  EXPECT_EQ(limits::error_of("asha", {{"reduction_factor", 1.01}}, 65, &key), "");
+  EXPECT_NE(limits::error_of("asha", {{"reduction_factor", 1.01}}, 66, &key), "");
+}
+
+TEST(HyperBand, ReductionFactorJustAbove1IsRefusedAtOnce) {
+  std::string key;
+  const std::string msg = limits::error_of("hyperband", {{"reduction_factor", 1.000000001}}, 100, &key);
+  EXPECT_EQ(key, "reduction_factor");
+  EXPECT_NE(msg.find("= 1.000000001 with max_t = 100 makes 4605169808 brackets; at most 64 are allowed"),
+            std::string::npos)
+      << msg;
+  // floor(log_eta(max_t)) + 1 brackets: 42 with eta 1.4, 145 with eta 1.1 (max_t 10^6).
+  EXPECT_EQ(limits::error_of("hyperband", {{"reduction_factor", 1.4}}, 1'000'000, &key), "");
+  EXPECT_NE(limits::error_of("hyperband", {{"reduction_factor", 1.1}}, 1'000'000, &key).find("makes 145 brackets"),
+            std::string::npos);
+}
+
+TEST(Schedulers, CountOptionsHaveUpperBounds) {
+  struct Case {
+    std::string scheduler, key;
+    Value value;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"asha", "brackets", std::int64_t{1'000'000'000'000}, "must be <= 64"},
+      {"asha", "max_t", std::int64_t{1'000'000'000'001}, "must be <= 1000000000"},
+      {"asha", "grace_period", std::int64_t{1'000'000'000'001}, "must be <= 1000000000"},
+      {"hyperband", "max_t", std::int64_t{1'000'000'000'001}, "must be <= 1000000000"},
+      {"median_stopping", "grace_period", std::int64_t{1'000'000'000'001}, "must be <= 1000000000"},
+      {"median_stopping", "min_samples_required", std::int64_t{1'000'000'000'001}, "must be <= 1000000000"},
+      {"pbt", "perturbation_interval", std::int64_t{1'000'000'000'001}, "must be <= 1000000000"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.scheduler + " " + c.key);
+    std::string key;
+    const std::string msg = limits::error_of(c.scheduler, {{c.key, c.value}}, 8, &key);
+    EXPECT_EQ(key, c.key);
+    EXPECT_NE(msg.find(c.fragment), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ranktune's limit"), std::string::npos) << msg;
+  }
+}
+
 }  // namespace
 }  // namespace ranktune::search
