@@ -634,7 +634,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   static const std::vector<std::string> kinds = {"synthetic", "command", "mlp"};
   static const std::vector<std::string> synthetic = {"function", "seconds_per_step", "noise"};
   static const std::vector<std::string> command = {"command", "workdir", "env", "step_timeout_s",
-                                                   "metrics", "checkpoint"};
+                                                   "kill_grace_s", "metrics", "checkpoint"};
   static const std::vector<std::string> mlp = {"data_dir",           "val_fraction", "batches_per_step",
                                                "threads_per_worker", "device",       "train_samples",
                                                "val_samples"};
@@ -701,6 +701,12 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   tr.workdir = wd.string();
   read(t, "env", tr.env);
   read_min(t, "step_timeout_s", tr.step_timeout_s, 0.0);
+  // Bounded: the worker waits this long for every stopped trial, and a huge value would
+  // keep a graceful stop from ever ending.
+  if (read(t, "kill_grace_s", tr.kill_grace_s) && !(tr.kill_grace_s >= 0 && tr.kill_grace_s <= kMaxKillGraceS))
+    fail(find(t, "kill_grace_s"), t.key("kill_grace_s"),
+         "must be between 0 and " + human(kMaxKillGraceS) + " seconds (got " + human(*find(t, "kill_grace_s")) +
+             "): the time a stopped program has between SIGTERM and SIGKILL. Use e.g. 2");
   read(t, "checkpoint", tr.checkpoint);
   std::vector<std::string> listed;
   read(t, "metrics", listed);
@@ -907,6 +913,7 @@ std::string render_config(const ExperimentConfig& c) {
       env += (env.empty() ? " " : ", ") + toml_key(k) + " = " + str(v);
     kv("env", "{" + env + (env.empty() ? "}" : " }"));
     kv("step_timeout_s", toml_float(t.step_timeout_s));
+    kv("kill_grace_s", toml_float(t.kill_grace_s));
     kv("checkpoint", t.checkpoint ? "true" : "false");
     kv("metrics", strings(t.metrics));
   } else if (t.kind == "mlp") {

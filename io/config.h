@@ -30,6 +30,9 @@ class ConfigError : public std::runtime_error {
   std::string key_;
 };
 
+/// The largest `[trainable] kill_grace_s`: a worker waits this long per stopped trial.
+inline constexpr double kMaxKillGraceS = 600.0;
+
 /// `[trainable]`: what runs a trial.
 struct TrainableSpec {
   std::string kind = "synthetic";  ///< "synthetic", "command" or "mlp"
@@ -42,6 +45,8 @@ struct TrainableSpec {
   std::string workdir;                        ///< absolute after loading ("" = config dir)
   std::map<std::string, std::string> env;     ///< extra environment variables
   double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
+  /// Seconds a stopped program has between SIGTERM and SIGKILL (at most kMaxKillGraceS).
+  double kill_grace_s = 2.0;
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
   /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
   bool checkpoint = false;

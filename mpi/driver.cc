@@ -276,6 +276,12 @@ class Driver {
              ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
       } else if (in.tag == kTagRestoreAck) {
         restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+      } else if (in.tag == kTagNotice) {
+        // The trials stopped by the shutdown send theirs now (a program killed with SIGKILL).
+        try {
+          record_notice(in, now());
+        } catch (const std::exception&) {  // shutting down after an error: the file may not take it
+        }
       }
     }
     for (auto& [worker, box] : restores_) box.window.wait_delivered();
@@ -324,6 +330,9 @@ class Driver {
         recorder_.on_event(t, p.trial, in.source, "placement", placement.dump());
         break;
       }
+      case kTagNotice:
+        record_notice(in, t);
+        break;
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
         carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
@@ -334,6 +343,12 @@ class Driver {
         throw MpiError("driver: unexpected message tag " + std::to_string(in.tag) + " from rank " +
                        std::to_string(in.source));
     }
+  }
+
+  /// A worker's Notice becomes an event of the trial (stale or not: it happened).
+  void record_notice(const Incoming& in, double t) {
+    const auto n = unpack<Notice>(world_, in);
+    recorder_.on_event(t, n.trial, in.source, n.kind, n.message);
   }
 
   /// Writes one chunk of a checkpoint that `source` streams, straight into the results

@@ -1,7 +1,9 @@
 #include "mpi/launch.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,7 +16,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "mpi/driver.h"
 #include "mpi/gpu.h"
+#include "sys/fd.h"
+#include "train/command.h"
 
 extern char** environ;
 
@@ -75,7 +80,8 @@ extern "C" void forward_signal(int sig) {
 
 }  // namespace
 
-int run_under_mpirun(int workers, const std::vector<std::string>& args, std::string& error) {
+int run_under_mpirun(int workers, const std::vector<std::string>& args, const std::string& run_key,
+                     std::string& error) {
   if (geteuid() == 0) {
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
@@ -84,15 +90,17 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, std::str
   // board what the user is really looking at.
   setenv("RANKTUNE_STATUS", isatty(STDOUT_FILENO) ? "tty" : "lines", 0);
   // mpirun exits 1 whenever it was signalled, whatever rank 0 returned; rank 0 leaves its
-  // documented exit code here instead.
-  char code_file[] = "/tmp/ranktune-exit.XXXXXX";
-  const int fd = mkstemp(code_file);
-  if (fd < 0) {
-    error = std::string("cannot create a temporary file: ") + std::strerror(errno);
+  // documented exit code here instead, in our run folder (which also removes the folders
+  // that killed runs of this experiment left).
+  train::TempDir folder;
+  try {
+    folder = train::TempDir::run_folder(run_key);
+  } catch (const std::exception& e) {
+    error = std::string("cannot create the run's temporary folder: ") + e.what();
     return -1;
   }
-  close(fd);
-  setenv("RANKTUNE_EXIT_CODE_FILE", code_file, 1);
+  const std::string code_file = folder.path() + "/exit-code";
+  setenv("RANKTUNE_EXIT_CODE_FILE", code_file.c_str(), 1);
 
   const auto cmd = mpirun_command(workers, args);
   std::vector<char*> argv;
@@ -108,7 +116,6 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, std::str
   sigaction(SIGUSR1, &forward, nullptr);
   pid_t pid = -1;
   if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-    unlink(code_file);
     error = std::string("cannot run mpirun: ") + std::strerror(errno) +
             ". Install Open MPI (apt-get install openmpi-bin) or start ranktune under mpirun/srun.";
     return -1;
@@ -118,12 +125,45 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, std::str
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (std::FILE* f = std::fopen(code_file, "r")) {
+  if (std::FILE* f = std::fopen(code_file.c_str(), "r")) {
     if (int rank0 = 0; std::fscanf(f, "%d", &rank0) == 1) code = rank0;
     std::fclose(f);
   }
-  unlink(code_file);
-  return code;
+  return code;  // the folder goes with `folder`
+}
+
+void exit_with_parent() {
+  const pid_t parent = getppid();
+  if (parent <= 1) return;  // adopted already (a launcher that double-forked): nothing to watch
+  std::thread([parent] {
+    // A pidfd polls readable when the parent exits: the thread sleeps until then, so idle
+    // ranks do not spin. Opened after getppid(), so check that it is still our parent.
+#ifdef SYS_pidfd_open
+    sys::UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, parent, 0)));
+#else
+    sys::UniqueFd fd;
+#endif
+    if (fd && getppid() == parent) {
+      pollfd p{fd.get(), POLLIN, 0};
+      while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+      }
+    } else {
+      while (getppid() == parent) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    // The job is gone (kill -9 of mpirun, or of the whole process group of a self-launched
+    // run). Nothing can be sent any more, not even to stderr (its pipe went with mpirun):
+    // kill the trials and remove our temporary folders, then go. The results file is as
+    // after a kill -9 of rank 0, which `run --resume` handles.
+    train::emergency_cleanup();
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (const char* code_file = std::getenv("RANKTUNE_EXIT_CODE_FILE");
+        code_file != nullptr && rank != nullptr && std::string(rank) == "0") {
+      // The self-launcher's run folder, if the launcher died too (else it removes it).
+      unlink(code_file);
+      rmdir(std::filesystem::path(code_file).parent_path().c_str());
+    }
+    _exit(kExitInternal);
+  }).detach();
 }
 
 void report_exit_code(int code) {

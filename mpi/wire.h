@@ -10,6 +10,7 @@
 ///   driver -> w   : Decision (Continue | Stop)   w -> driver      : Ended (done | failed)
 ///   driver -> w   : Shutdown                     w -> driver      : Bye
 ///                                                w -> driver      : Placed
+///                                                w -> driver      : Notice (any time before Bye)
 ///   driver -> w   : ChunkAck (kTagCheckpointAck) w -> driver      : CheckpointChunk (kTagCheckpoint)
 ///   driver -> w   : CheckpointChunk (kTagRestoreChunk)  w -> driver : ChunkAck (kTagRestoreAck)
 /// Checkpoints stream in chunks of at most kCheckpointChunkBytes, so that rank 0 never
@@ -62,7 +63,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 6;
+inline constexpr int kWireVersion = 7;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -87,6 +88,7 @@ enum Tag : int {
   kTagCheckpointAck = 10,
   kTagRestoreChunk = 11,
   kTagRestoreAck = 12,
+  kTagNotice = 13,
 };
 
 /// Broadcast once by the driver: the experiment as the driver read it.
@@ -206,6 +208,18 @@ struct Ended {
   template <class Ar> void serialize(Ar& ar, unsigned) {
     ar & trial & attempt & failed & reason & log_tail;
   }
+};
+
+/// Something about an attempt that the results file should record as an event, e.g. a
+/// "warning" that its program had to be killed with SIGKILL. Sent by any gang member, also
+/// for an attempt that the driver already stopped (the event records it all the same).
+struct Notice {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::string kind;  ///< the event's kind ("warning")
+  std::string message;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & message; }
 };
 
 /// Shutdown and Bye carry nothing.

@@ -16,6 +16,7 @@
 #include "mpi/gang.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
+#include "train/command.h"
 #include "train/trainable.h"
 
 namespace ranktune::mpi {
@@ -179,12 +180,22 @@ class Worker {
       if (decision[0] == Decision::Stop || decision[0] == Decision::Pause) {
         // The driver already counts the workers as free, and sends no Ended for them.
         trainable->stop();
+        send_warnings(start, *trainable);
         return;
       }
       until = decision[1];
     }
-    if (trainable) trainable->stop();
+    if (trainable) {
+      trainable->stop();
+      send_warnings(start, *trainable);
+    }
     if (leader) send(world_, kDriver, kTagEnded, Ended{start.trial, start.attempt, !outcome.ok, outcome.reason, outcome.log_tail});
+  }
+
+  /// The trainable's warnings (a program killed with SIGKILL) as events in the results file.
+  void send_warnings(const Start& start, train::Trainable& trainable) {
+    for (std::string& w : trainable.take_warnings())
+      send(world_, kDriver, kTagNotice, Notice{start.trial, start.attempt, "warning", std::move(w)});
   }
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless
@@ -289,6 +300,18 @@ int run_worker(const boost::mpi::communicator& world) {
     // The driver validated the same config; failing here means this node differs (the
     // data or the program is missing on it).
     train::validate(cfg);
+    // What a trial leaves behind (a child in a session of its own) becomes ours when its
+    // parent exits, so that the trial's end can kill it (train::ChildProcess::reap).
+    train::become_subreaper();
+    // Trials' temporary folders go into this worker's run folder, which also removes the
+    // folders that killed runs of this experiment left on this host.
+    train::TempDir run_folder;
+    try {
+      run_folder = train::TempDir::run_folder(train::run_folder_key(cfg.results));
+    } catch (const std::exception& e) {  // checkpointing trials say it again when they fail
+      std::fprintf(stderr, "ranktune: worker rank %d: %s; trials' folders go to %s\n", world.rank(), e.what(),
+                   train::temp_base().c_str());
+    }
     Placement placement = place(world);
     const boost::mpi::communicator gangs = gang_parent(world);
     send(world, kDriver, kTagHello,
