@@ -1,6 +1,7 @@
 #include "mpi/driver.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
+#include "mpi/launch.h"
 #include "mpi/placement.h"
 #include "mpi/recorder.h"
 #include "mpi/resume.h"
@@ -514,6 +516,8 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
                  "), or lower ranks_per_trial");
   }
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
+  setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
+  setup.driver_namespace = process_namespace_id();
   boost::mpi::broadcast(world, setup, 0);
   place(world);
   const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it

@@ -2,6 +2,8 @@
 /// Self-launch: `ranktune run` started by hand (no MPI launcher in the environment)
 /// re-executes itself under `mpirun`, so the same command works on a laptop and in a job.
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -46,6 +48,20 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, const st
 /// and its trials outlive the job (Open MPI's ranks have process groups of their own, so a
 /// kill of the launcher's group does not reach them). Call once, early, in every rank.
 void exit_with_parent();
+
+/// The same for another process of this job (a worker watches rank 0 when both run on one
+/// machine: when rank 0 dies, mpirun kills the workers with SIGKILL, which would leave their
+/// trials' folders). Does nothing unless `namespace_id` is this process's
+/// process_namespace_id() and `pid` is running. Until job_ending() is called.
+void exit_with_process(pid_t pid, const std::string& namespace_id);
+
+/// "BOOT_ID/pid:[INODE]": equal for two processes exactly when their pids mean the same
+/// processes (one boot of one machine, one pid namespace); "" when it cannot be read.
+std::string process_namespace_id();
+
+/// The job ends normally from here on (a worker got its Shutdown): the process watched by
+/// exit_with_process() may exit first without taking this one with it.
+void job_ending() noexcept;
 
 /// Rank 0 of a self-launched run: leaves `code` for run_under_mpirun. Never throws.
 void report_exit_code(int code);

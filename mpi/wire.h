@@ -98,9 +98,13 @@ struct Setup {
   std::string config_path;
   std::vector<std::string> overrides;
   std::string log_dir;  ///< where command trials write their output
+  /// Rank 0's pid, and the machine and pid namespace it is valid in
+  /// (process_namespace_id()): a worker that shares them watches rank 0 and ends with it.
+  std::int64_t driver_pid = 0;
+  std::string driver_namespace;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & wire_version & config_text & config_path & overrides & log_dir;
+    ar & wire_version & config_text & config_path & overrides & log_dir & driver_pid & driver_namespace;
   }
 };
 

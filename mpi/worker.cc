@@ -14,6 +14,7 @@
 #include "mpi/driver.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
+#include "mpi/launch.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
 #include "train/command.h"
@@ -41,6 +42,7 @@ class Worker {
         case kTagStart: run_trial(unpack<Start>(world_, in)); break;
         case kTagDecision: break;  // a Stop for a trial that already ended here: nothing to do
         case kTagShutdown:
+          job_ending();  // rank 0 may now exit before us
           // The driver acknowledges chunks until every Bye is in: collect the last acks,
           // so that no send is in flight when MPI finalizes.
           while (!checkpoints_.idle()) take_ack(receive(world_, kDriver, 2ms, kTagCheckpointAck));
@@ -291,6 +293,9 @@ int run_worker(const boost::mpi::communicator& world) {
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);
   if (setup.config_text.empty()) return 0;  // the driver refused the config and said why
+  // When rank 0 dies, mpirun SIGTERMs (ignored, above) and then SIGKILLs us: leave first,
+  // with our trials and folders.
+  exit_with_process(static_cast<pid_t>(setup.driver_pid), setup.driver_namespace);
   try {
     if (setup.wire_version != kWireVersion) {
       throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +

@@ -823,7 +823,8 @@ void CommandTrainable::terminate_child() noexcept {
   if (!child_.alive()) return;
   const auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::duration<double>(spec_.kill_grace_s));
-  if (!child_.terminate(grace).killed) return;
+  // kill_grace_s = 0 asks for SIGKILL at once: nothing to warn about.
+  if (!child_.terminate(grace).killed || spec_.kill_grace_s <= 0) return;
   try {
     warnings_.push_back("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) +
                         ": the program did not exit within " + seconds(spec_.kill_grace_s) +

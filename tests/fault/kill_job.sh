@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kill -9 of a self-launched run's process group (the launcher and mpirun; Open MPI gives
 # each rank a group of its own) takes the ranks, the trials (also a child that called
-# setsid()) and every temporary folder with it, within about a second. A folder that a
-# killed run left is removed by the next start of the same experiment.
+# setsid()) and every temporary folder with it, within about a second; so does kill -9 of
+# rank 0 alone. A folder that a killed run left is removed by the next start of the same
+# experiment.
 source "$(dirname "$0")/../mpi/lib.sh"
 unset OMPI_MCA_rmaps_base_oversubscribe
 export TMPDIR="$WORK/tmp"   # private: every ranktune-* entry in it is this test's
@@ -41,7 +42,8 @@ leftovers() {  # prints what the job left: processes, then ranktune-* folders an
   pgrep -af "$WORK/(exp.toml|sleeper.sh)|sleep 1234.25" || true
   find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'ranktune-*' ! -name '*-99999999[67]' ! -name "*-$$" || true
 }
-start_and_kill() {
+start_and_kill() {  # [rank0]: kill -9 rank 0 alone (mpirun then SIGKILLs the workers)
+  local target=${1:-group}
   setsid "$RANKTUNE" run "$WORK/exp.toml" --np 2 --results "$WORK/k.h5" > "$WORK/out.txt" 2>&1 &
   local launcher=$! trials=0
   for _ in $(seq 150); do
@@ -50,7 +52,16 @@ start_and_kill() {
     sleep 0.1
   done
   [[ $trials -ge 2 ]] || { cat "$WORK/out.txt"; kill -9 -- "-$launcher"; kill_leftovers; fail "the trials did not start"; }
-  kill -9 -- "-$launcher"
+  if [[ $target == rank0 ]]; then
+    local rank0="" pid
+    for pid in $(pgrep -f "ranktune run $WORK/exp.toml" || true); do
+      if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0"; then rank0=$pid; fi
+    done
+    [[ -n $rank0 ]] || { kill -9 -- "-$launcher"; kill_leftovers; fail "rank 0 not found"; }
+    kill -9 "$rank0"
+  else
+    kill -9 -- "-$launcher"
+  fi
   local left=""
   for _ in $(seq 15); do  # 1.5 s
     sleep 0.1
@@ -58,7 +69,7 @@ start_and_kill() {
     [[ -z $left ]] && break
   done
   if [[ -n $left ]]; then
-    echo "left behind 1.5 s after kill -9 of the job's process group:" >&2
+    echo "left behind 1.5 s after kill -9 of the job's $target:" >&2
     echo "$left" >&2
     kill_leftovers
     fail "processes or temporary folders outlived the job"
@@ -66,9 +77,12 @@ start_and_kill() {
 }
 
 start_and_kill
-echo "first kill: nothing left"
+echo "kill -9 of the process group: nothing left"
+# Rank 0 alone: the workers end with it, before mpirun's SIGKILL can leave their folders.
+start_and_kill rank0
+echo "kill -9 of rank 0: nothing left"
 
-# A killed worker that had no chance to clean up: its folder stays (a pid that is not
+# A killed process that had no chance to clean up: its folder stays (a pid that is not
 # running), and the next start of the same experiment removes it, but not a folder of a
 # live process, another experiment's, or something that is not a folder.
 setsid "$RANKTUNE" run "$WORK/exp.toml" --np 2 --results "$WORK/k.h5" > "$WORK/out.txt" 2>&1 &
