@@ -335,8 +335,8 @@ bool ChildProcess::wait_exit(Deadline deadline) const noexcept {
 
 namespace {
 
-// Our children, from /proc (the kernel here may lack /proc/PID/task/TID/children). With
-// `with_groups`, each one's process group too.
+// Our children and their process groups, from /proc (/proc/PID/task/TID/children needs
+// CONFIG_PROC_CHILDREN, which kernels may lack).
 std::vector<std::pair<pid_t, pid_t>> children_of_self() {
   std::vector<std::pair<pid_t, pid_t>> out;  // pid, pgid
   const pid_t self = ::getpid();

@@ -20,6 +20,8 @@
 ///                            ranktune's decisions, and a save is exactly at its iteration.
 /// ranktune packs the directory (io/archive.h) after the acknowledgement.
 /// stdin is /dev/null; stdout and stderr go to <log_dir>/trial_<id>_attempt_<k>.log.
+/// The program leads its own process group and dies with the worker (ChildProcess); a stop
+/// sends SIGTERM to the group and SIGKILL after `kill_grace_s`.
 
 #include <sys/types.h>
 
