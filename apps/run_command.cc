@@ -11,6 +11,7 @@
 #include "mpi/launch.h"
 #include "mpi/resume.h"
 #include "mpi/worker.h"
+#include "train/command.h"
 
 namespace ranktune::apps {
 
@@ -58,12 +59,14 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     }
     std::string error;
     const int code =
-        mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()), error);
+        mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()),
+                              train::run_folder_key(cfg.results), error);
     if (code >= 0) return code;
     std::fprintf(stderr, "ranktune: %s\n", error.c_str());
     return mpi::kExitInternal;
   }
 
+  mpi::exit_with_parent();  // before MPI_Init, which would wait for a dead mpirun too
   boost::mpi::environment env(argc, argv, /*abort_on_exception=*/false);
   boost::mpi::communicator world;
   if (world.size() < 2) {

@@ -960,7 +960,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   static const std::vector<std::string> kinds = {"synthetic", "command", "mlp"};
   static const std::vector<std::string> synthetic = {"function", "seconds_per_step", "noise"};
   static const std::vector<std::string> command = {"command", "workdir", "env", "step_timeout_s",
-                                                   "max_log_mb", "metrics", "checkpoint"};
+                                                   "max_log_mb", "kill_grace_s", "metrics", "checkpoint"};
   static const std::vector<std::string> mlp = {"data_dir",           "val_fraction", "batches_per_step",
                                                "threads_per_worker", "device",       "train_samples",
                                                "val_samples"};
@@ -1034,6 +1034,12 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg,
   if (tr.max_log_mb != 0 && !(tr.max_log_mb >= 0.01 && tr.max_log_mb <= 1e6))
     fail(find(t, "max_log_mb"), t.key("max_log_mb"),
          "must be 0 (no cap) or between 0.01 and 1000000 MiB (got " + human(tr.max_log_mb) + "). Use e.g. 100");
+  // Bounded: the worker waits this long for every stopped trial, and a huge value would
+  // keep a graceful stop from ever ending.
+  if (read(t, "kill_grace_s", tr.kill_grace_s) && !(tr.kill_grace_s >= 0 && tr.kill_grace_s <= kMaxKillGraceS))
+    fail(find(t, "kill_grace_s"), t.key("kill_grace_s"),
+         "must be between 0 and " + human(kMaxKillGraceS) + " seconds (got " + human(*find(t, "kill_grace_s")) +
+             "): the time a stopped program has between SIGTERM and SIGKILL. Use e.g. 2");
   read(t, "checkpoint", tr.checkpoint);
   std::vector<std::string> listed;
   read(t, "metrics", listed);
@@ -1257,6 +1263,7 @@ std::string render_config(const ExperimentConfig& c) {
     kv("env", "{" + env + (env.empty() ? "}" : " }"));
     kv("step_timeout_s", toml_float(t.step_timeout_s));
     kv("max_log_mb", toml_float(t.max_log_mb));
+    kv("kill_grace_s", toml_float(t.kill_grace_s));
     kv("checkpoint", t.checkpoint ? "true" : "false");
     kv("metrics", strings(t.metrics));
   } else if (t.kind == "mlp") {

@@ -30,6 +30,9 @@ class ConfigError : public std::runtime_error {
   std::string key_;
 };
 
+/// The largest `[trainable] kill_grace_s`: a worker waits this long per stopped trial.
+inline constexpr double kMaxKillGraceS = 600.0;
+
 /// `[trainable]`: what runs a trial.
 struct TrainableSpec {
   std::string kind = "synthetic";  ///< "synthetic", "command" or "mlp"
@@ -45,6 +48,8 @@ struct TrainableSpec {
   /// Each trial log (`<results>.logs/trial_T_attempt_A.log`) is kept under about this many
   /// MiB: its head and its tail, with a line saying where and how much was cut. 0: no cap.
   double max_log_mb = 100.0;
+  /// Seconds a stopped program has between SIGTERM and SIGKILL (at most kMaxKillGraceS).
+  double kill_grace_s = 2.0;
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
   /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
   bool checkpoint = false;

@@ -1,6 +1,7 @@
 #include "mpi/driver.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -21,6 +22,7 @@
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
+#include "mpi/launch.h"
 #include "mpi/placement.h"
 #include "mpi/recorder.h"
 #include "mpi/resume.h"
@@ -302,6 +304,12 @@ class Driver {
              ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
       } else if (in.tag == kTagRestoreAck) {
         restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+      } else if (in.tag == kTagNotice) {
+        // The trials stopped by the shutdown send theirs now (a program killed with SIGKILL).
+        try {
+          record_notice(in, now());
+        } catch (const std::exception&) {  // shutting down after an error: the file may not take it
+        }
       }
     }
     for (auto& [worker, box] : restores_) box.window.wait_delivered();
@@ -351,6 +359,9 @@ class Driver {
         recorder_.on_event(t, p.trial, in.source, "placement", placement.dump());
         break;
       }
+      case kTagNotice:
+        record_notice(in, t);
+        break;
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
         carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
@@ -369,6 +380,12 @@ class Driver {
         throw MpiError("driver: unexpected message tag " + std::to_string(in.tag) + " from rank " +
                        std::to_string(in.source));
     }
+  }
+
+  /// A worker's Notice becomes an event of the trial (stale or not: it happened).
+  void record_notice(const Incoming& in, double t) {
+    const auto n = unpack<Notice>(world_, in);
+    recorder_.on_event(t, n.trial, in.source, n.kind, n.message);
   }
 
   /// Writes one chunk of a checkpoint that `source` streams, straight into the results
@@ -630,6 +647,8 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
                  "), or lower ranks_per_trial");
   }
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
+  setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
+  setup.driver_namespace = process_namespace_id();
   if (cfg.trainable.kind == "command") {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect

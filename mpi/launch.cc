@@ -1,20 +1,26 @@
 #include "mpi/launch.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <stdexcept>
 #include <cstring>
 #include <filesystem>
 #include <thread>
 
+#include "mpi/driver.h"
 #include "mpi/gpu.h"
+#include "sys/fd.h"
+#include "train/command.h"
 
 extern char** environ;
 
@@ -75,7 +81,8 @@ extern "C" void forward_signal(int sig) {
 
 }  // namespace
 
-int run_under_mpirun(int workers, const std::vector<std::string>& args, std::string& error) {
+int run_under_mpirun(int workers, const std::vector<std::string>& args, const std::string& run_key,
+                     std::string& error) {
   if (geteuid() == 0) {
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
@@ -84,15 +91,17 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, std::str
   // board what the user is really looking at.
   setenv("RANKTUNE_STATUS", isatty(STDOUT_FILENO) ? "tty" : "lines", 0);
   // mpirun exits 1 whenever it was signalled, whatever rank 0 returned; rank 0 leaves its
-  // documented exit code here instead.
-  char code_file[] = "/tmp/ranktune-exit.XXXXXX";
-  const int fd = mkstemp(code_file);
-  if (fd < 0) {
-    error = std::string("cannot create a temporary file: ") + std::strerror(errno);
+  // documented exit code here instead, in our run folder (which also removes the folders
+  // that killed runs of this experiment left).
+  train::TempDir folder;
+  try {
+    folder = train::TempDir::run_folder(run_key);
+  } catch (const std::exception& e) {
+    error = std::string("cannot create the run's temporary folder: ") + e.what();
     return -1;
   }
-  close(fd);
-  setenv("RANKTUNE_EXIT_CODE_FILE", code_file, 1);
+  const std::string code_file = folder.path() + "/exit-code";
+  setenv("RANKTUNE_EXIT_CODE_FILE", code_file.c_str(), 1);
 
   const auto cmd = mpirun_command(workers, args);
   std::vector<char*> argv;
@@ -108,7 +117,6 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, std::str
   sigaction(SIGUSR1, &forward, nullptr);
   pid_t pid = -1;
   if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-    unlink(code_file);
     error = std::string("cannot run mpirun: ") + std::strerror(errno) +
             ". Install Open MPI (apt-get install openmpi-bin) or start ranktune under mpirun/srun.";
     return -1;
@@ -118,13 +126,91 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, std::str
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (std::FILE* f = std::fopen(code_file, "r")) {
+  if (std::FILE* f = std::fopen(code_file.c_str(), "r")) {
     if (int rank0 = 0; std::fscanf(f, "%d", &rank0) == 1) code = rank0;
     std::fclose(f);
   }
-  unlink(code_file);
-  return code;
+  return code;  // the folder goes with `folder`
 }
+
+namespace {
+
+std::atomic<bool> g_job_ending{false};
+
+/// Sleeps until `pid` has exited (or, for the parent, until we have another parent), then
+/// ends this process after emergency_cleanup, unless the job is ending normally by then.
+[[noreturn]] void watch_and_exit(pid_t pid, sys::UniqueFd fd, bool is_parent) {
+  const auto gone = [&] { return is_parent ? getppid() != pid : kill(pid, 0) != 0 && errno == ESRCH; };
+  if (fd && !gone()) {
+    pollfd p{fd.get(), POLLIN, 0};
+    while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+  } else {
+    while (!gone()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  if (!is_parent && g_job_ending.load()) {
+    // Rank 0 finished first: the normal end. Nothing to do but wait for our own.
+    for (;;) pause();
+  }
+  // The job is gone (kill -9 of mpirun, or of the whole process group of a self-launched
+  // run, or rank 0 died and mpirun is about to SIGKILL us). Nothing can be sent any more,
+  // not even to stderr (its pipe may have gone with mpirun): kill the trials and remove our
+  // temporary folders, then go. The results file is as after a kill -9 of rank 0, which
+  // `run --resume` handles.
+  train::emergency_cleanup();
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (const char* code_file = std::getenv("RANKTUNE_EXIT_CODE_FILE");
+      is_parent && code_file != nullptr && rank != nullptr && std::string(rank) == "0") {
+    // The self-launcher's run folder, if the launcher died too (else it removes it).
+    unlink(code_file);
+    rmdir(std::filesystem::path(code_file).parent_path().c_str());
+  }
+  _exit(kExitInternal);
+}
+
+sys::UniqueFd open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return sys::UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+#else
+  return {};
+#endif
+}
+
+}  // namespace
+
+void exit_with_parent() {
+  const pid_t parent = getppid();
+  if (parent <= 1) return;  // adopted already (a launcher that double-forked): nothing to watch
+  // A pidfd polls readable when the parent exits, so the thread sleeps until then and idle
+  // ranks do not spin. It is opened after getppid(); watch_and_exit checks that the parent
+  // is still ours before it trusts it.
+  std::thread(watch_and_exit, parent, open_pidfd(parent), true).detach();
+}
+
+void exit_with_process(pid_t pid, const std::string& namespace_id) {
+  if (pid <= 1 || namespace_id.empty() || namespace_id != process_namespace_id()) return;
+  sys::UniqueFd fd = open_pidfd(pid);
+  // Without a pidfd, only a process that runs now: never end because of a stale pid.
+  if (!fd && kill(pid, 0) != 0) return;
+  std::thread(watch_and_exit, pid, std::move(fd), false).detach();
+}
+
+std::string process_namespace_id() {
+  std::error_code ec;
+  const auto ns = std::filesystem::read_symlink("/proc/self/ns/pid", ec);
+  if (ec) return {};
+  std::string boot;
+  if (std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char line[64] = {};
+    if (std::fgets(line, sizeof line, f) != nullptr) boot = line;
+    std::fclose(f);
+  }
+  while (!boot.empty() && (boot.back() == '\n' || boot.back() == ' ')) boot.pop_back();
+  if (boot.empty()) return {};
+  return boot + "/" + ns.string();
+}
+
+void job_ending() noexcept { g_job_ending.store(true); }
 
 void report_exit_code(int code) {
   const char* path = std::getenv("RANKTUNE_EXIT_CODE_FILE");

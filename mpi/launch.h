@@ -2,6 +2,8 @@
 /// Self-launch: `ranktune run` started by hand (no MPI launcher in the environment)
 /// re-executes itself under `mpirun`, so the same command works on a laptop and in a job.
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -34,8 +36,32 @@ std::vector<std::string> mpirun_command(int workers, const std::vector<std::stri
 /// Runs `args` under mpirun and waits for it. Sets Open MPI's run-as-root variables when
 /// running as root. Returns rank 0's exit code (which rank 0 leaves in the file named by
 /// RANKTUNE_EXIT_CODE_FILE, since mpirun reports 1 after any signal), else mpirun's; -1 with
-/// a message in `error` if mpirun cannot start.
-int run_under_mpirun(int workers, const std::vector<std::string>& args, std::string& error);
+/// a message in `error` if mpirun or the run folder cannot start. The file lies in this
+/// process's run folder (train::TempDir::run_folder(run_key), under $TMPDIR), removed at the
+/// end; making it removes what killed runs of the same key left.
+int run_under_mpirun(int workers, const std::vector<std::string>& args, const std::string& run_key,
+                     std::string& error);
+
+/// Ends this rank when its parent (mpirun, an orted, slurmstepd) dies, e.g. after kill -9 of
+/// the job: a thread sleeps on a pidfd of the parent, then kills the trials
+/// (train::emergency_cleanup), removes the temporary folders and _exits. Without it a rank
+/// and its trials outlive the job (Open MPI's ranks have process groups of their own, so a
+/// kill of the launcher's group does not reach them). Call once, early, in every rank.
+void exit_with_parent();
+
+/// The same for another process of this job (a worker watches rank 0 when both run on one
+/// machine: when rank 0 dies, mpirun kills the workers with SIGKILL, which would leave their
+/// trials' folders). Does nothing unless `namespace_id` is this process's
+/// process_namespace_id() and `pid` is running. Until job_ending() is called.
+void exit_with_process(pid_t pid, const std::string& namespace_id);
+
+/// "BOOT_ID/pid:[INODE]": equal for two processes exactly when their pids mean the same
+/// processes (one boot of one machine, one pid namespace); "" when it cannot be read.
+std::string process_namespace_id();
+
+/// The job ends normally from here on (a worker got its Shutdown): the process watched by
+/// exit_with_process() may exit first without taking this one with it.
+void job_ending() noexcept;
 
 /// Rank 0 of a self-launched run: leaves `code` for run_under_mpirun. Never throws.
 void report_exit_code(int code);

@@ -11,6 +11,7 @@
 ///   driver -> w   : Shutdown                     w -> driver      : Bye
 ///                                                w -> driver      : Placed
 ///                                                w -> driver      : LogTail (after a failed Stop)
+///                                                w -> driver      : Notice (any time before Bye)
 ///   driver -> w   : ChunkAck (kTagCheckpointAck) w -> driver      : CheckpointChunk (kTagCheckpoint)
 ///   driver -> w   : CheckpointChunk (kTagRestoreChunk)  w -> driver : ChunkAck (kTagRestoreAck)
 /// Checkpoints stream in chunks of at most kCheckpointChunkBytes, so that rank 0 never
@@ -63,7 +64,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 7;
+inline constexpr int kWireVersion = 8;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -89,6 +90,7 @@ enum Tag : int {
   kTagRestoreChunk = 11,
   kTagRestoreAck = 12,
   kTagLogTail = 13,
+  kTagNotice = 14,
 };
 
 /// Broadcast once by the driver: the experiment as the driver read it.
@@ -98,9 +100,13 @@ struct Setup {
   std::string config_path;
   std::vector<std::string> overrides;
   std::string log_dir;  ///< where command trials write their output
+  /// Rank 0's pid, and the machine and pid namespace it is valid in
+  /// (process_namespace_id()): a worker that shares them watches rank 0 and ends with it.
+  std::int64_t driver_pid = 0;
+  std::string driver_namespace;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & wire_version & config_text & config_path & overrides & log_dir;
+    ar & wire_version & config_text & config_path & overrides & log_dir & driver_pid & driver_namespace;
   }
 };
 
@@ -225,6 +231,18 @@ struct Ended {
   template <class Ar> void serialize(Ar& ar, unsigned) {
     ar & trial & attempt & failed & reason & log_tail;
   }
+};
+
+/// Something about an attempt that the results file should record as an event, e.g. a
+/// "warning" that its program had to be killed with SIGKILL. Sent by any gang member, also
+/// for an attempt that the driver already stopped (the event records it all the same).
+struct Notice {
+  std::int64_t trial = 0;
+  int attempt = 0;
+  std::string kind;  ///< the event's kind ("warning")
+  std::string message;
+
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & message; }
 };
 
 /// Shutdown and Bye carry nothing.

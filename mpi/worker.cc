@@ -14,8 +14,10 @@
 #include "mpi/driver.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
+#include "mpi/launch.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
+#include "train/command.h"
 #include "train/trainable.h"
 
 namespace ranktune::mpi {
@@ -40,6 +42,7 @@ class Worker {
         case kTagStart: run_trial(unpack<Start>(world_, in)); break;
         case kTagDecision: break;  // a Stop for a trial that already ended here: nothing to do
         case kTagShutdown:
+          job_ending();  // rank 0 may now exit before us
           // The driver acknowledges chunks until every Bye is in: collect the last acks,
           // so that no send is in flight when MPI finalizes.
           while (!checkpoints_.idle()) take_ack(receive(world_, kDriver, 2ms, kTagCheckpointAck));
@@ -183,19 +186,29 @@ class Worker {
       if (decision[0] == Decision::Stop || decision[0] == Decision::Pause) {
         // The driver already counts the workers as free, and sends no Ended for them.
         trainable->stop();
+        send_warnings(start, *trainable);
         // It failed the attempt on a result (a NaN metric): the output says why.
         if (failed) send(world_, kDriver, kTagLogTail, LogTail{start.trial, start.attempt, trainable->log_tail()});
         return;
       }
       until = decision[1];
     }
-    if (trainable) trainable->stop();
+    if (trainable) {
+      trainable->stop();
+      send_warnings(start, *trainable);
+    }
     // A trainable that ended by itself sends its tail too: the driver fails it when it never
     // reported the metric.
     if (leader)
       send(world_, kDriver, kTagEnded,
            Ended{start.trial, start.attempt, !outcome.ok, outcome.reason,
                  outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail});
+  }
+
+  /// The trainable's warnings (a program killed with SIGKILL) as events in the results file.
+  void send_warnings(const Start& start, train::Trainable& trainable) {
+    for (std::string& w : trainable.take_warnings())
+      send(world_, kDriver, kTagNotice, Notice{start.trial, start.attempt, "warning", std::move(w)});
   }
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless
@@ -291,6 +304,9 @@ int run_worker(const boost::mpi::communicator& world) {
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);
   if (setup.config_text.empty()) return 0;  // the driver refused the config and said why
+  // When rank 0 dies, mpirun SIGTERMs (ignored, above) and then SIGKILLs us: leave first,
+  // with our trials and folders.
+  exit_with_process(static_cast<pid_t>(setup.driver_pid), setup.driver_namespace);
   try {
     if (setup.wire_version != kWireVersion) {
       throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +
@@ -300,6 +316,18 @@ int run_worker(const boost::mpi::communicator& world) {
     // The driver validated the same config; failing here means this node differs (the
     // data or the program is missing on it).
     train::validate(cfg);
+    // What a trial leaves behind (a child in a session of its own) becomes ours when its
+    // parent exits, so that the trial's end can kill it (train::ChildProcess::reap).
+    train::become_subreaper();
+    // Trials' temporary folders go into this worker's run folder, which also removes the
+    // folders that killed runs of this experiment left on this host.
+    train::TempDir run_folder;
+    try {
+      run_folder = train::TempDir::run_folder(train::run_folder_key(cfg.results));
+    } catch (const std::exception& e) {  // checkpointing trials say it again when they fail
+      std::fprintf(stderr, "ranktune: worker rank %d: %s; trials' folders go to %s\n", world.rank(), e.what(),
+                   train::temp_base().c_str());
+    }
     Placement placement = place(world);
     const boost::mpi::communicator gangs = gang_parent(world);
     send(world, kDriver, kTagHello,

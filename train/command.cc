@@ -5,7 +5,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -22,6 +23,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -33,30 +36,107 @@
 
 extern char** environ;
 
-// posix_spawn file actions that glibc added late: chdir (2.29) and closefrom (2.34).
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
-#define RANKTUNE_SPAWN_CHDIR 1
-#else
-#define RANKTUNE_SPAWN_CHDIR 0
-#endif
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-#define RANKTUNE_SPAWN_CLOSEFROM 1
-#else
-#define RANKTUNE_SPAWN_CLOSEFROM 0
-#endif
-
 namespace ranktune::train {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using Deadline = std::optional<Clock::time_point>;
 
-TempDir::TempDir(const std::string& prefix) {
+namespace {
+
+// What emergency_cleanup() must reach: the live trial leaders (their pids are their process
+// groups) and TempDirs. One lock, taken briefly by spawn, reap and TempDir, and for good by
+// emergency_cleanup().
+struct Registry {
+  std::mutex mutex;
+  std::set<pid_t> children;
+  std::set<std::string> temp_dirs;
+  std::string root;                  ///< the live run folder, "" for none
+  bool subreaper = false;
+  std::set<pid_t> foreign_children;  ///< children we had before become_subreaper()
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: the watchdog may use it during exit
+  return *r;
+}
+
+std::string host_name_for_files() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "host";
+  std::string h(host);
+  const auto dot = h.find('.');
+  if (dot != std::string::npos && dot > 0) h.resize(dot);
+  for (char& c : h)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  return h;
+}
+
+}  // namespace
+
+std::string temp_base() {
   const char* base = ::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  return base != nullptr && *base != '\0' ? base : "/tmp";
+}
+
+std::string temp_root() {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  return r.root.empty() ? temp_base() : r.root;
+}
+
+std::string run_folder_key(const std::string& name) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits
+  for (const unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = temp_root() + "/" + prefix + "XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr)
     throw std::system_error(errno, std::generic_category(), "cannot create a temporary directory " + tmpl);
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  r.temp_dirs.insert(tmpl);
   path_ = std::move(tmpl);
+}
+
+TempDir TempDir::run_folder(const std::string& key) {
+  const std::string base = temp_base();
+  const std::string prefix = "ranktune-" + key + "-" + host_name_for_files() + "-";
+  // Folders of this experiment on this host whose process is gone: a run that was killed
+  // (kill -9, the node's OOM killer) before it could remove them. Only ours, and only real
+  // folders, so that another user's name in a shared /tmp is never touched.
+  std::error_code ec;
+  for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    std::error_code rm;
+    fs::remove_all(it->path(), rm);
+  }
+  const std::string path = base + "/" + prefix + std::to_string(::getpid());
+  try {
+    sys::make_private_directory(path, 0700);
+  } catch (const sys::FsError& e) {
+    throw std::system_error(e.error() != 0 ? e.error() : EEXIST, std::generic_category(),
+                            std::string(e.what()) + " (set TMPDIR to a writable folder of yours)");
+  }
+  TempDir dir;
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  r.temp_dirs.insert(path);
+  r.root = path;
+  dir.path_ = path;
+  return dir;
 }
 
 TempDir& TempDir::operator=(TempDir&& o) noexcept {
@@ -69,6 +149,12 @@ TempDir& TempDir::operator=(TempDir&& o) noexcept {
 
 void TempDir::remove() noexcept {
   if (path_.empty()) return;
+  {
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    r.temp_dirs.erase(path_);
+    if (r.root == path_) r.root.clear();
+  }
   std::error_code ec;  // the error overload: nothing to throw from a destructor
   fs::remove_all(path_, ec);
   path_.clear();
@@ -92,17 +178,58 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-struct FileActions {
-  posix_spawn_file_actions_t a;
-  FileActions() { posix_spawn_file_actions_init(&a); }
-  ~FileActions() { posix_spawn_file_actions_destroy(&a); }
+// What the cloned child needs, prepared by the parent: the child shares the parent's memory
+// (CLONE_VM) until it execs, so it only makes system calls, and reports a failure in
+// `error` (which the parent reads once the child has exec'd or exited).
+struct ChildArgs {
+  const char* program = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const char* workdir = nullptr;  ///< nullptr: keep the parent's
+  int output = -1, report = -1, control = -1;
+  int first_unused_fd = 3;  ///< everything from here on is closed (MPI leaves fds inheritable)
+  pid_t parent = -1;
+  int error = 0;
 };
 
-struct SpawnAttr {
-  posix_spawnattr_t a;
-  SpawnAttr() { posix_spawnattr_init(&a); }
-  ~SpawnAttr() { posix_spawnattr_destroy(&a); }
-};
+int child_main(void* p) {
+  ChildArgs& a = *static_cast<ChildArgs*>(p);
+  // Default dispositions (an MPI runtime may ignore or catch signals the program needs);
+  // every signal is still blocked (the parent blocked them around clone), so none of the
+  // parent's handlers can run on this shared memory before the exec.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);  // EINVAL for glibc's own: fine
+  // Own process group, so terminate() reaches the program's children too.
+  if (::setpgid(0, 0) != 0) goto fail;
+  // Die with the worker, even when it is killed with SIGKILL. Then check that it has not
+  // died already, in which case the death signal never comes.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) goto fail;
+  if (::getppid() != a.parent) ::_exit(127);
+  {
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null < 0) goto fail;
+    if (null != 0 && (::dup2(null, 0) < 0 || ::close(null) != 0)) goto fail;
+  }
+  // The parent lifted these fds above 9, so the dup2s cannot overwrite one another.
+  if (a.output >= 0 && (::dup2(a.output, 1) < 0 || ::dup2(a.output, 2) < 0)) goto fail;
+  if (a.report >= 0 && ::dup2(a.report, ChildProcess::kReportFd) < 0) goto fail;
+  if (a.control >= 0 && ::dup2(a.control, ChildProcess::kControlFd) < 0) goto fail;
+#ifdef SYS_close_range
+  ::syscall(SYS_close_range, static_cast<unsigned>(a.first_unused_fd), ~0u, 0u);  // ENOSYS before 5.9: CLOEXEC still applies
+#endif
+  if (a.workdir != nullptr && ::chdir(a.workdir) != 0) goto fail;
+  {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  }
+  ::execve(a.program, a.argv, a.envp);
+fail:
+  a.error = errno != 0 ? errno : EINVAL;
+  ::_exit(127);
+}
 
 std::vector<char*> c_strings(const std::vector<std::string>& v) {
   std::vector<char*> out;
@@ -135,59 +262,48 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
 }
 
 int ChildProcess::spawn(const SpawnRequest& r, ChildProcess& out) {
-  // Lift the fds above the child's fixed numbers 0..3, so the dup2s below cannot overwrite
-  // one another and never dup an fd onto itself (which would keep close-on-exec set).
-  UniqueFd output, report;
+  // Lift the fds above the child's fixed numbers 0..4, so the dup2s in the child cannot
+  // overwrite one another and never dup an fd onto itself (which would keep close-on-exec).
+  UniqueFd output, report, control;
   if (r.output_fd >= 0 && !(output = UniqueFd(::fcntl(r.output_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
   if (r.report_fd >= 0 && !(report = UniqueFd(::fcntl(r.report_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
-  UniqueFd control;
   if (r.control_fd >= 0 && !(control = UniqueFd(::fcntl(r.control_fd, F_DUPFD_CLOEXEC, 10)))) return errno;
 
-  FileActions fa;
-  SpawnAttr attr;
-  int rc = 0;
-  const auto check = [&rc](int e) {
-    if (e != 0 && rc == 0) rc = e;
-  };
-  check(posix_spawn_file_actions_addopen(&fa.a, 0, "/dev/null", O_RDONLY, 0));
-  if (output) {
-    check(posix_spawn_file_actions_adddup2(&fa.a, output.get(), 1));
-    check(posix_spawn_file_actions_adddup2(&fa.a, output.get(), 2));
-  }
-  if (report) check(posix_spawn_file_actions_adddup2(&fa.a, report.get(), kReportFd));
-  if (control) check(posix_spawn_file_actions_adddup2(&fa.a, control.get(), kControlFd));
-#if RANKTUNE_SPAWN_CLOSEFROM
-  // MPI and friends leave fds without close-on-exec; the trial has no business with them.
-  check(posix_spawn_file_actions_addclosefrom_np(&fa.a, (control ? kControlFd : kReportFd) + 1));
-#endif
-  std::string program = r.program;
-  std::vector<std::string> argv = r.argv;
-  if (!r.workdir.empty()) {
-#if RANKTUNE_SPAWN_CHDIR
-    check(posix_spawn_file_actions_addchdir_np(&fa.a, r.workdir.c_str()));
-#else
-    // No chdir action before glibc 2.29: a shell changes directory, then becomes the program.
-    argv.erase(argv.begin());
-    argv.insert(argv.begin(), {"/bin/sh", "-c", "cd -- \"$0\" && exec \"$@\"", r.workdir, program});
-    program = "/bin/sh";
-#endif
-  }
-  // Own process group, so stop() reaches the program's children too. Signal mask and
-  // dispositions reset, since an MPI runtime may block or ignore signals the program needs.
-  check(posix_spawnattr_setflags(&attr.a, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
-  check(posix_spawnattr_setpgroup(&attr.a, 0));
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  check(posix_spawnattr_setsigmask(&attr.a, &none));
-  check(posix_spawnattr_setsigdefault(&attr.a, &all));
-  if (rc != 0) return rc;
+  auto cargv = c_strings(r.argv), cenv = c_strings(r.env);
+  ChildArgs a;
+  a.program = r.program.c_str();
+  a.argv = cargv.data();
+  a.envp = cenv.data();
+  a.workdir = r.workdir.empty() ? nullptr : r.workdir.c_str();
+  a.output = output.get();
+  a.report = report.get();
+  a.control = control.get();
+  a.first_unused_fd = (control ? kControlFd : report ? kReportFd : 2) + 1;
+  a.parent = ::getpid();
 
-  auto cargv = c_strings(argv), cenv = c_strings(r.env);
-  pid_t pid = -1;
-  // glibc's posix_spawn reports exec failures (ENOENT, EACCES, ...) and reaps that child.
-  rc = ::posix_spawn(&pid, program.c_str(), &fa.a, &attr.a, cargv.data(), cenv.data());
-  if (rc != 0) return rc;
+  // clone(CLONE_VM | CLONE_VFORK) as posix_spawn does (no copy of a large worker's page
+  // tables, no fork of memory an RDMA NIC has pinned), but with a child of our own that can
+  // set PR_SET_PDEATHSIG before the exec. We are suspended until it has exec'd or exited.
+  constexpr std::size_t kStack = 256 * 1024;
+  std::unique_ptr<char[]> stack(new (std::nothrow) char[kStack]);
+  if (!stack) return ENOMEM;
+  void* top = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(stack.get()) + kStack) & ~std::uintptr_t{15});
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  Registry& reg = registry();
+  std::unique_lock lock(reg.mutex);  // emergency_cleanup() sees the child as soon as it exists
+  const pid_t pid = ::clone(child_main, top, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+  const int clone_error = errno;
+  if (pid > 0 && a.error == 0) reg.children.insert(pid);
+  lock.unlock();
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) return clone_error;
+  if (a.error != 0) {  // it could not exec (ENOENT, EACCES, ...): collect it
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return a.error;
+  }
   out = ChildProcess();
   out.pid_ = pid;
   out.pidfd_.reset(open_pidfd(pid));
@@ -220,6 +336,92 @@ bool ChildProcess::wait_exit(Deadline deadline) const noexcept {
   }
 }
 
+namespace {
+
+// Our children and their process groups, from /proc (/proc/PID/task/TID/children needs
+// CONFIG_PROC_CHILDREN, which kernels may lack).
+std::vector<std::pair<pid_t, pid_t>> children_of_self() {
+  std::vector<std::pair<pid_t, pid_t>> out;  // pid, pgid
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(it->path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp) || ppid != self) continue;
+    out.emplace_back(static_cast<pid_t>(std::stol(name)), static_cast<pid_t>(pgrp));
+  }
+  return out;
+}
+
+// As a subreaper: kills (SIGKILL, with their process groups) the children that are not
+// the MPI runtime's, nor (unless `leaders_too`) live trial leaders, i.e. what trials left
+// behind and was reparented to us, and reaps them. Goes on while one of `groups` (trials',
+// just killed) still has members, since each becomes our child as its parent dies. Bounded
+// to ~1 s, so that a process stuck in the kernel cannot hang the worker. Called with the
+// registry locked.
+void kill_orphans(Registry& reg, const std::vector<pid_t>& groups, bool leaders_too) noexcept {
+  try {
+    const auto until = Clock::now() + std::chrono::seconds(1);
+    for (auto nap = std::chrono::microseconds(100);; nap = std::min(nap * 2, std::chrono::microseconds(20000))) {
+      bool found = false;
+      for (const auto& [pid, pgid] : children_of_self()) {
+        if ((!leaders_too && reg.children.count(pid) != 0) || reg.foreign_children.count(pid) != 0) continue;
+        found = true;
+        if (pgid == pid) ::kill(-pgid, SIGKILL);  // a leader of its own group (setsid)
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, WNOHANG);
+      }
+      const bool group_left =
+          std::any_of(groups.begin(), groups.end(), [](pid_t g) { return ::kill(-g, 0) == 0; });
+      if ((!found && !group_left) || Clock::now() >= until) return;
+      std::this_thread::sleep_for(nap);
+    }
+  } catch (...) {  // bad_alloc reading /proc: leave them to the next sweep
+  }
+}
+
+}  // namespace
+
+bool become_subreaper() noexcept {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return false;
+  Registry& reg = registry();
+  const std::lock_guard lock(reg.mutex);
+  reg.subreaper = true;
+  try {
+    for (const auto& [pid, pgid] : children_of_self()) reg.foreign_children.insert(pid);
+  } catch (...) {
+  }
+  return true;
+}
+
+void emergency_cleanup() noexcept {
+  Registry& reg = registry();
+  reg.mutex.lock();  // never unlocked: the caller exits, and nothing may spawn meanwhile
+  for (const pid_t pid : reg.children) ::kill(-pid, SIGKILL);
+  // Reaping the leaders too lets their groups empty, and what they started elsewhere
+  // (setsid) become ours to kill.
+  if (reg.subreaper) kill_orphans(reg, std::vector<pid_t>(reg.children.begin(), reg.children.end()), true);
+  try {
+    // Deepest first: a trial's folder lies inside the run folder.
+    std::vector<std::string> dirs(reg.temp_dirs.begin(), reg.temp_dirs.end());
+    std::sort(dirs.begin(), dirs.end(), [](const auto& x, const auto& y) { return x.size() > y.size(); });
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } catch (...) {
+  }
+}
+
 std::optional<int> ChildProcess::reap() noexcept {
   if (pid_ <= 0) return std::nullopt;
   // While the leader is an unreaped zombie its pid, the group id, cannot be reused, so
@@ -229,17 +431,25 @@ std::optional<int> ChildProcess::reap() noexcept {
   pid_t r;
   do r = ::waitpid(pid_, &status, 0);
   while (r < 0 && errno == EINTR);
+  {
+    Registry& reg = registry();
+    const std::lock_guard lock(reg.mutex);
+    reg.children.erase(pid_);
+    // The group's members and what they started in other sessions are ours now (as a
+    // subreaper): kill and reap them, so that nothing of this attempt outlives it.
+    if (reg.subreaper) kill_orphans(reg, {pid_}, /*leaders_too=*/false);
+  }
   pid_ = -1;
   pidfd_.reset();
   if (r < 0) return std::nullopt;
   return status;
 }
 
-std::optional<int> ChildProcess::terminate(std::chrono::milliseconds grace) noexcept {
-  if (pid_ <= 0) return std::nullopt;
+Termination ChildProcess::terminate(std::chrono::milliseconds grace) noexcept {
+  if (pid_ <= 0) return {};
   ::kill(-pid_, SIGTERM);
-  wait_exit(Clock::now() + grace);
-  return reap();
+  const bool exited = wait_exit(Clock::now() + grace);
+  return {reap(), !exited};
 }
 
 // ---- helpers ----
@@ -520,6 +730,8 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   line_no_ = 0;
   eof_ = finished_ = false;
   started_ = true;
+  trial_id_ = context.trial_id;
+  attempt_ = context.attempt;
   log_path_.clear();
   if (spec_.command.empty()) throw TrialFailure("the trainable command is empty");
 
@@ -603,9 +815,10 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   checkpoint_dir_.remove();
   if (spec_.checkpoint) {
     try {
-      // Named by the worker's pid, so one worker's directories are found together.
-      checkpoint_dir_ = TempDir("ranktune-" + std::to_string(::getpid()) + "-trial" + std::to_string(context.trial_id) +
-                                "-attempt" + std::to_string(context.attempt) + "-");
+      // In the worker's run folder (TempDir::run_folder), which goes with the worker even
+      // when its job is killed; "ranktune-" marks it where there is none (a unit test).
+      checkpoint_dir_ = TempDir("ranktune-trial" + std::to_string(context.trial_id) + "-attempt" +
+                                std::to_string(context.attempt) + "-");
     } catch (const std::system_error& e) {
       throw TrialFailure(std::string("RANKTUNE_CHECKPOINT_DIR: ") + e.what() + " (set TMPDIR to a writable folder)");
     }
@@ -868,8 +1081,22 @@ StepResult CommandTrainable::parse(const std::string& line) {
   fail("malformed report line " + std::to_string(line_no_) + ": " + reason + ": '" + line.substr(0, 80) + "'");
 }
 
+void CommandTrainable::terminate_child() noexcept {
+  if (!child_.alive()) return;
+  const auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::duration<double>(spec_.kill_grace_s));
+  // kill_grace_s = 0 asks for SIGKILL at once: nothing to warn about.
+  if (!child_.terminate(grace).killed || spec_.kill_grace_s <= 0) return;
+  try {
+    warnings_.push_back("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) +
+                        ": the program did not exit within " + seconds(spec_.kill_grace_s) +
+                        " s of SIGTERM ([trainable] kill_grace_s), so it was killed with SIGKILL");
+  } catch (...) {  // bad_alloc: the warning is lost, the program is gone all the same
+  }
+}
+
 void CommandTrainable::fail(const std::string& reason) {
-  child_.terminate();
+  terminate_child();
   report_.reset();
   drain_output();  // what it wrote before it was ended is in the pipe
   output_.reset();
@@ -879,7 +1106,7 @@ void CommandTrainable::fail(const std::string& reason) {
 }
 
 void CommandTrainable::stop() {
-  child_.terminate();
+  terminate_child();
   report_.reset();
   drain_output();
   output_.reset();

@@ -24,6 +24,8 @@
 /// stdin is /dev/null; stdout and stderr go to a pipe that the worker copies into
 /// <log_dir>/trial_<id>_attempt_<k>.log (TrialLog: capped, appended to when the same attempt
 /// goes on, a full disk named).
+/// The program leads its own process group and dies with the worker (ChildProcess); a stop
+/// sends SIGTERM to the group and SIGKILL after `kill_grace_s`.
 
 #include <sys/types.h>
 
@@ -54,11 +56,12 @@ struct SpawnRequest {
 };
 
 /// A directory made by mkdtemp(3) and removed with everything in it on destruction (which
-/// never throws). Move-only; empty when default-constructed.
+/// never throws). Move-only; empty when default-constructed. Every live TempDir is listed
+/// for emergency_cleanup(), so a worker whose job is killed removes them on its way out.
 class TempDir {
  public:
   TempDir() = default;
-  /// Creates "<$TMPDIR or /tmp>/<prefix>XXXXXX". Throws std::system_error.
+  /// Creates "<temp_root()>/<prefix>XXXXXX". Throws std::system_error.
   explicit TempDir(const std::string& prefix);
   TempDir(TempDir&& o) noexcept : path_(std::exchange(o.path_, {})) {}
   TempDir& operator=(TempDir&& o) noexcept;
@@ -70,20 +73,47 @@ class TempDir {
   /// Removes the directory now (if any). Never throws.
   void remove() noexcept;
 
+  /// This process's run folder "<$TMPDIR or /tmp>/ranktune-<key>-<host>-<pid>" (mode 0700),
+  /// made the temp_root() of later TempDirs until it is removed. Before making it, removes
+  /// the folders of the same key and host whose process is gone (a run killed with
+  /// kill -9): only real folders owned by the effective user. Throws std::system_error.
+  static TempDir run_folder(const std::string& key);
+
  private:
   std::string path_;
+};
+
+/// "$TMPDIR", or "/tmp" when it is unset or empty.
+std::string temp_base();
+/// Where TempDirs are made: the live run folder, else temp_base().
+std::string temp_root();
+/// A short key for run folders of the experiment `name` (e.g. its results path): 16 hex
+/// digits of a hash, so that any name makes a valid, short folder name.
+std::string run_folder_key(const std::string& name);
+
+/// How ChildProcess::terminate() ended a program.
+struct Termination {
+  std::optional<int> status;  ///< the wait status; nullopt when none was collected
+  bool killed = false;        ///< the leader outlived the grace after SIGTERM: SIGKILL ended it
 };
 
 /// A started child process, leader of its own process group (pgid == pid). Owns the group:
 /// the destructor terminates and reaps it, so no child outlives its handle and none is
 /// left a zombie. Move-only.
+///
+/// The child dies with its parent: it is started with PR_SET_PDEATHSIG = SIGKILL (between
+/// clone and exec, which posix_spawn cannot do). The kernel sends it when the *thread* that
+/// started the child exits, so spawn() must run on a thread that lives as long as the
+/// process (the worker's main thread). With become_subreaper(), what the program leaves
+/// behind (a child that called setsid(), a daemon) is killed and reaped by reap().
 class ChildProcess {
  public:
   /// The fd number the report pipe has in the child.
   static constexpr int kReportFd = 3;
   /// The fd number the control socket has in the child (checkpointing commands only).
   static constexpr int kControlFd = 4;
-  /// How long terminate() waits after SIGTERM before SIGKILL.
+  /// How long terminate() waits after SIGTERM before SIGKILL, by default
+  /// (`[trainable] kill_grace_s`).
   static constexpr std::chrono::milliseconds kGrace{2000};
 
   ChildProcess() = default;
@@ -106,17 +136,30 @@ class ChildProcess {
   /// Returns true when it has exited.
   bool wait_exit(std::optional<std::chrono::steady_clock::time_point> deadline) const noexcept;
   /// For a leader that has exited: SIGKILLs what is left of its group, then reaps the
-  /// leader. Returns its wait status, or nullopt when it could not be collected (SIGCHLD
-  /// ignored).
+  /// leader, and (as a subreaper) kills and reaps the orphans the program left. Returns its
+  /// wait status, or nullopt when it could not be collected (SIGCHLD ignored).
   std::optional<int> reap() noexcept;
   /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group
   /// and reap. No-op once reaped. Never throws.
-  std::optional<int> terminate(std::chrono::milliseconds grace = kGrace) noexcept;
+  Termination terminate(std::chrono::milliseconds grace = kGrace) noexcept;
 
  private:
   pid_t pid_ = -1;
   UniqueFd pidfd_;
 };
+
+/// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER), so that processes a trial
+/// leaves behind, even in a session of their own, become its children when their parent
+/// exits, and ChildProcess::reap() kills and reaps them. The children it has already (an
+/// MPI runtime's) are left alone. Returns false where the kernel refuses. Call once, on the
+/// thread that spawns the trials, before the first one.
+bool become_subreaper() noexcept;
+
+/// For a process whose job is gone (its parent died): SIGKILLs every trial's process group
+/// and what they left behind, and removes every live TempDir. Then the caller _exit()s.
+/// Safe to call from any thread; it never returns the lock it takes, so nothing starts or
+/// removes a child after it. Never throws.
+void emergency_cleanup() noexcept;
 
 /// Where argv[0] of a command resolves to: `path` is absolute when `error` is 0.
 struct ResolvedProgram {
@@ -223,6 +266,9 @@ class CommandTrainable : public Trainable {
   const std::string& log_path() const { return log_path_; }
   /// The program's pid while it runs, else -1.
   pid_t pid() const { return child_.pid(); }
+  /// Warnings about the attempts since the last call (e.g. the program ignored SIGTERM and
+  /// had to be killed), each naming the trial.
+  std::vector<std::string> take_warnings() override { return std::exchange(warnings_, {}); }
 
  private:
   /// Moves the next complete line out of buffer_, if any.
@@ -251,6 +297,8 @@ class CommandTrainable : public Trainable {
   void check_log();
   /// Waits until the leader exits or `deadline` passes (false), copying its output meanwhile.
   bool wait_for_exit(std::optional<std::chrono::steady_clock::time_point> deadline);
+  /// Terminates the program within kill_grace_s; notes a warning when SIGKILL was needed.
+  void terminate_child() noexcept;
 
   io::TrainableSpec spec_;
   /// RANKTUNE_CHECKPOINT_DIR. Declared before child_, so it is destroyed after it: the
@@ -273,6 +321,9 @@ class CommandTrainable : public Trainable {
   UniqueFd control_;           ///< ranktune's end of the control socket
   bool launched_ = false;
   bool awaiting_continue_ = false;  ///< the program waits on its control fd after a report
+  std::int64_t trial_id_ = 0;
+  int attempt_ = 0;
+  std::vector<std::string> warnings_;  ///< for take_warnings()
 };
 
 /// The folder holding the `ranktune` Python helper package (installed copy first, then the

@@ -90,6 +90,9 @@ class Trainable {
   virtual void stop() {}
   /// Last lines of the trial's output, if it has any.
   virtual std::string log_tail() const { return {}; }
+  /// Warnings since the last call, for the results file's events (e.g. a command that had
+  /// to be killed with SIGKILL). Never throws.
+  virtual std::vector<std::string> take_warnings() { return {}; }
   /// The path and threads the trial runs with, known after setup().
   virtual ComputeInfo compute_info() const { return {}; }
 

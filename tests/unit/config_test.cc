@@ -203,6 +203,25 @@ TEST(Config, MaxLogMb) {
                "trainable.max_log_mb", "applies only to kind = \"command\"");
 }
 
+TEST(Config, KillGraceSIsReadBoundedAndRendered) {
+  const std::string head =
+      "[experiment]\nname=\"c\"\nmetric=\"acc\"\nmode=\"max\"\n[search.space]\nx={randint=[0,3]}\n"
+      "[trainable]\nkind=\"command\"\ncommand=[\"python3\",\"t.py\"]\n";
+  EXPECT_EQ(parse_config(head, "/a/c.toml").trainable.kill_grace_s, 2.0);
+  const auto c = parse_config(head + "kill_grace_s = 0.5\n", "/a/c.toml");
+  EXPECT_EQ(c.trainable.kill_grace_s, 0.5);
+  EXPECT_EQ(parse_config(render_config(c), "/b/r.toml").trainable.kill_grace_s, 0.5);
+  EXPECT_EQ(parse_config(head + "kill_grace_s = 0\n", "/a/c.toml").trainable.kill_grace_s, 0.0);
+  for (const std::string bad : {"-0.1", "600.5", "1e300"})
+    expect_error(error_of(head + "kill_grace_s = " + bad + "\n"), "exp.toml:10:", "trainable.kill_grace_s",
+                 "must be between 0 and 600 seconds (got ");
+  expect_error(error_of(head + "kill_grace_s = \"2\"\n"), "exp.toml:10:", "trainable.kill_grace_s",
+               "expected a number");
+  // A synthetic trainable has no program to stop.
+  expect_error(error_of(text("", "x = { uniform = [0.0, 1.0] }", "kill_grace_s = 1")), "exp.toml:", "trainable.kill_grace_s",
+               "applies only to kind = \"command\"");
+}
+
 TEST(Config, Errors) {
   struct Case {
     std::string text, where, key, fragment;

@@ -463,6 +463,96 @@ TEST_F(CommandTrainableTest, StopKillsTheProcessGroup) {
   EXPECT_TRUE(t.step().done);
 }
 
+TEST_F(CommandTrainableTest, KillGraceBoundsTheWaitAndSIGKILLLeavesAWarning) {
+  io::TrainableSpec stubborn = spec({script("stubborn.sh", "trap '' TERM\necho '{\"loss\": 1}' >&3\nexec sleep 1000")});
+  stubborn.kill_grace_s = 0.3;
+  CommandTrainable t(stubborn);
+  t.setup({}, context(7, 2));
+  EXPECT_EQ(t.step().metrics.at("loss"), 1);
+  const auto t0 = Clock::now();
+  t.stop();
+  const double waited = seconds_since(t0);
+  EXPECT_GE(waited, 0.25);
+  EXPECT_LT(waited, 1.5);
+  const auto warnings = t.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("trial 7 attempt 2"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("0.3 s of SIGTERM ([trainable] kill_grace_s)"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(t.take_warnings().empty());  // taken once
+
+  // A program that exits on SIGTERM needs no SIGKILL and leaves no warning.
+  CommandTrainable polite(spec({script("polite.sh", "echo '{\"loss\": 1}' >&3\nexec sleep 1000")}));
+  polite.setup({}, context());
+  EXPECT_EQ(polite.step().metrics.at("loss"), 1);
+  polite.stop();
+  EXPECT_TRUE(polite.take_warnings().empty());
+}
+
+TEST_F(CommandTrainableTest, ATrialsChildDiesWithTheWorkerEvenUnderSIGKILL) {
+  // A "worker" (a forked copy of this test) starts a trial and is killed with SIGKILL: the
+  // trial's program gets its death signal (PR_SET_PDEATHSIG), nobody has to stop it.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string program = script("forever.sh", "exec sleep 1000");
+  const pid_t worker = ::fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {
+    ::close(fds[0]);
+    ChildProcess child;
+    SpawnRequest r{program, {program}, {}, ""};
+    pid_t pid = ChildProcess::spawn(r, child) == 0 ? child.pid() : -1;
+    (void)!::write(fds[1], &pid, sizeof pid);
+    ::pause();  // until SIGKILL: no destructor runs
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t trial = -1;
+  ASSERT_EQ(::read(fds[0], &trial, sizeof trial), static_cast<ssize_t>(sizeof trial));
+  ::close(fds[0]);
+  ASSERT_GT(trial, 0);
+  ASSERT_FALSE(process_gone(trial, 0.0));
+  ::kill(worker, SIGKILL);
+  ::waitpid(worker, nullptr, 0);
+  EXPECT_TRUE(process_gone(trial, 2.0));
+}
+
+TEST_F(CommandTrainableTest, ASubreaperKillsWhatTheProgramLeftInAnotherSession) {
+  // In a forked copy of this test, so that becoming a subreaper does not outlast the test.
+  const std::string program = script("daemon.sh",
+                                     "setsid sleep 1000 < /dev/null > /dev/null 2>&1 &\n"
+                                     "echo $! > daemon.pid\n"
+                                     "( setsid sleep 1000 < /dev/null > /dev/null 2>&1 & echo $! > deeper.pid ) &\n"
+                                     "wait $!\n"
+                                     "echo '{\"loss\": 1}' >&3");
+  const pid_t worker = ::fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {
+    int ok = become_subreaper() ? 0 : 10;
+    {
+      CommandTrainable t(spec({program}));
+      t.setup({}, context());
+      if (t.step().metrics.at("loss") != 1) ok = 11;
+      if (!t.step().done) ok = 12;  // the program exited: its trial is over
+    }
+    for (const char* name : {"daemon.pid", "deeper.pid"}) {
+      std::ifstream in(dir_ / name);
+      pid_t pid = 0;
+      if (!(in >> pid) || pid <= 0) ok = 13;
+      else if (::kill(pid, 0) == 0) ok = 14;  // still there (not even a zombie: reaped)
+    }
+    ::_exit(ok);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(worker, &status, 0), worker);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: no subreaper, 11/12: the trial, 13: no pid, 14: an orphan lived on";
+  for (const char* name : {"daemon.pid", "deeper.pid"}) {
+    std::ifstream in(dir_ / name);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0 && ::kill(pid, 0) == 0) ::kill(pid, SIGKILL);  // the old code's orphan
+  }
+}
+
 TEST_F(CommandTrainableTest, LeaderExitEndsTheTrialEvenIfAGrandchildHoldsThePipe) {
   CommandTrainable t(spec({script("orphan.sh", "sleep 1000 &\necho $! > grandchild.pid\necho '{\"loss\": 1}' >&3\nexit 0")}));
   t.setup({}, context());
