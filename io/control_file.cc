@@ -39,7 +39,10 @@ void check_mode(const struct stat& st, const std::string& path) {
 // Opens the control file for rank 0: the existing one, which must be this user's, a
 // regular file with one link (not followed through a link, not blocking on a FIFO) and
 // mode 0600; else, with `create`, made with O_EXCL and mode 0600 (without, an empty fd).
-sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create = true) {
+// With `tighten` (a run that starts), an existing file that no one else could write but
+// that others may read (0644: an older ranktune's ctl made it so) is made 0600: its lines
+// are an earlier run's and are never carried out, so nothing in it needs to be trusted.
+sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create = true, bool tighten = false) {
   sys::OpenOptions o;
   o.access = O_RDONLY;
   o.mode = kMode;
@@ -60,6 +63,11 @@ sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create =
         throw std::invalid_argument(path + ": cannot chmod it 0600: " + std::strerror(errno));
     }
     if (::fstat(fd.get(), &st) != 0) throw std::invalid_argument(path + ": cannot stat it: " + std::strerror(errno));
+    if (tighten && (st.st_mode & 07777) != kMode && (st.st_mode & 07777 & ~(kMode | S_IRGRP | S_IROTH)) == 0) {
+      if (::fchmod(fd.get(), kMode) != 0)
+        throw std::invalid_argument(path + ": cannot chmod it 0600: " + std::strerror(errno));
+      if (::fstat(fd.get(), &st) != 0) throw std::invalid_argument(path + ": cannot stat it: " + std::strerror(errno));
+    }
     check_mode(st, path);
     return fd;
   } catch (const sys::FsError& e) {
@@ -187,12 +195,12 @@ void append_control(const std::string& results, search::ControlRequest request) 
 
 void check_control_file(const std::string& results) {
   struct stat st {};
-  (void)open_inbox(control_path(results), st, /*create=*/false);
+  (void)open_inbox(control_path(results), st, /*create=*/false, /*tighten=*/true);
 }
 
 ControlInbox::ControlInbox(std::string results) : path_(control_path(results)) {
   struct stat st {};
-  const sys::UniqueFd fd = open_inbox(path_, st);  // throws: the run does not start
+  const sys::UniqueFd fd = open_inbox(path_, st, /*create=*/true, /*tighten=*/true);  // throws: the run does not start
   // What is in it was for an earlier run.
   offset_ = static_cast<std::uint64_t>(st.st_size);
   device_ = st.st_dev;

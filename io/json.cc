@@ -1,5 +1,6 @@
 #include "io/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -59,7 +60,7 @@ std::string json_type(const nlohmann::json& v) {
 
 }  // namespace
 
-search::Metrics metrics_from_json_line(const std::string& line) {
+search::Metrics metrics_from_json_line(const std::string& line, const std::vector<std::string>& recorded) {
   // JSON has no NaN or Infinity; Python's json.dumps writes them bare, so accept those
   // spellings too rather than fail a trial over a common idiom.
   nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -83,7 +84,7 @@ search::Metrics metrics_from_json_line(const std::string& line) {
       m[k] = std::numeric_limits<double>::quiet_NaN();
     } else if (v.is_string() && non_finite(v.get_ref<const std::string&>())) {
       m[k] = *non_finite(v.get_ref<const std::string&>());
-    } else {
+    } else if (std::find(recorded.begin(), recorded.end(), k) != recorded.end()) {
       throw std::invalid_argument("'" + (k.size() > 60 ? k.substr(0, 60) + "..." : k) + "' is " + json_type(v) + ", not a number (report numbers; NaN and "
                                   "infinities as null, \"nan\", \"inf\" or \"-inf\")");
     }

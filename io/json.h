@@ -3,6 +3,7 @@
 /// lines it reports, and config text on the wire.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,11 +18,13 @@ nlohmann::json to_json(const search::Config& config);
 /// Float, strings String. Throws std::invalid_argument on other JSON types.
 search::Config config_from_json(const nlohmann::json& j);
 
-/// Parses one reported JSON line into metrics. Accepts an object whose values are numbers
-/// (or null / "nan" / "inf" / "-inf", which become non-finite doubles). Throws
-/// std::invalid_argument with a short reason when the line is not a JSON object, or when a
-/// value is anything else (a string such as "0.5", a boolean, an object, an array): read as
-/// NaN it would pass for an iteration with a missing metric, even with non_finite = "error".
-search::Metrics metrics_from_json_line(const std::string& line);
+/// Parses one reported JSON line into metrics. Numbers (and null / "nan" / "inf" / "-inf",
+/// which become non-finite doubles) are metrics. Throws std::invalid_argument with a short
+/// reason when the line is not a JSON object, or when a key of `recorded` (the metrics the
+/// experiment records) has any other value (a string such as "0.5", a boolean, an object,
+/// an array): read as missing it would pass for an iteration with a NaN metric, even with
+/// non_finite = "error". Other keys with such values are not metrics and are left out, so a
+/// script may report `"phase": "train"` beside its numbers.
+search::Metrics metrics_from_json_line(const std::string& line, const std::vector<std::string>& recorded);
 
 }  // namespace ranktune::io

@@ -255,9 +255,11 @@ void Controller::revert_attempt(Trial& t, const std::string& reason, const std::
                                ? "its own checkpoint at iteration " + std::to_string(r.restore_checkpoint)
                                : "trial " + std::to_string(r.restore_trial) + "'s checkpoint at iteration " +
                                      std::to_string(r.restore_checkpoint);
+  // What it does comes before the reason, which quotes the program's exception and may be
+  // long (an event's message is a bounded column).
   event(now, &t, "revert",
-        "failed before its first result after " + r.change + ": " + reason + "; it goes back to " + back +
-            " with its old values");
+        "failed before its first result after " + r.change + ", so it goes back to " + back +
+            " with its old values: " + reason);
   release(t);
   // Rows past the point it goes back to are in the file (an exploit keeps the trial's own
   // count): a new attempt then, so no (trial, attempt, iteration) repeats. Not a failure.

@@ -1072,7 +1072,7 @@ StepResult CommandTrainable::finish() {
 StepResult CommandTrainable::parse(const std::string& line) {
   std::string reason;
   try {
-    search::Metrics m = io::metrics_from_json_line(line);
+    search::Metrics m = io::metrics_from_json_line(line, spec_.metrics);
     if (!m.empty()) return StepResult{std::move(m), false};
     reason = "no numeric value in the object";
   } catch (const std::exception& e) {

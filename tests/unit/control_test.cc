@@ -562,8 +562,13 @@ TEST(ControlFile, TheRunMakesTheFileMode0600AndRefusesOneOthersCouldHaveWritten)
   EXPECT_EQ(mode_of(path), 0600u);
   EXPECT_EQ(refusal([&] { io::ControlInbox again(results); }), "no error");  // an earlier run's: ours, 0600
 
-  ::chmod(path.c_str(), 0644);  // what ranktune ctl made before: readable, and a hint of carelessness
-  EXPECT_CONTAINS(refusal([&] { io::ControlInbox inbox(results); }), "has mode 0644, not 0600");
+  // What an older ranktune's ctl made (0644): ours, and no one else could write it, so the
+  // run that starts tightens it to 0600 instead of refusing to resume an old experiment.
+  ::chmod(path.c_str(), 0644);
+  EXPECT_EQ(refusal([&] { io::ControlInbox inbox(results); }), "no error");
+  EXPECT_EQ(mode_of(path), 0600u);
+  ::chmod(path.c_str(), 0620);  // group-writable: someone else could have written into it
+  EXPECT_CONTAINS(refusal([&] { io::ControlInbox inbox(results); }), "has mode 0620, not 0600");
   ::chmod(path.c_str(), 0666);
   EXPECT_CONTAINS(refusal([&] { io::ControlInbox inbox(results); }), "has mode 0666, not 0600");
   ::chmod(path.c_str(), 0600);

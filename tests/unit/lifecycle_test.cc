@@ -112,7 +112,9 @@ TEST(Lifecycle, EachStartSaysWhyForTheTrialLog) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].trial, 1);
   EXPECT_EQ(out[0].cause.rfind("ctl set: x ", 0), 0u) << out[0].cause;
-  // A failure: the retry is a new attempt (a new log).
+  // A failure after it trained with the new values (a failure before its first result would
+  // go back to the old values instead): the retry is a new attempt (a new log).
+  c.on_result(1, 0, {{"loss", 0.8}}, 7);
   out = c.on_trial_failed(1, 0, "segfault", "", 7);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].attempt, 1);
