@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,14 +182,6 @@ std::atomic<bool> g_job_ending{false};
   _exit(kExitInternal);
 }
 
-sys::UniqueFd open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return sys::UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-#else
-  return {};
-#endif
-}
-
 }  // namespace
 
 void exit_with_parent() {
@@ -199,12 +190,12 @@ void exit_with_parent() {
   // A pidfd polls readable when the parent exits, so the thread sleeps until then and idle
   // ranks do not spin. It is opened after getppid(); watch_and_exit checks that the parent
   // is still ours before it trusts it.
-  std::thread(watch_and_exit, parent, open_pidfd(parent), true).detach();
+  std::thread(watch_and_exit, parent, sys::open_pidfd(parent), true).detach();
 }
 
 void exit_with_process(pid_t pid, const std::string& namespace_id) {
   if (pid <= 1 || namespace_id.empty() || namespace_id != process_namespace_id()) return;
-  sys::UniqueFd fd = open_pidfd(pid);
+  sys::UniqueFd fd = sys::open_pidfd(pid);
   // Without a pidfd, only a process that runs now: never end because of a stale pid.
   if (!fd && kill(pid, 0) != 0) return;
   std::thread(watch_and_exit, pid, std::move(fd), false).detach();

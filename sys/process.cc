@@ -59,15 +59,15 @@ std::vector<std::string> current_environment() {
   return env;
 }
 
-namespace {
-
-int open_pidfd(pid_t pid) {
+UniqueFd open_pidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
 #else
-  return -1;
+  return {};
 #endif
 }
+
+namespace {
 
 // What the cloned child needs, prepared by the parent: the child shares the parent's memory
 // (CLONE_VM) until it execs, so it only makes system calls, and reports a failure in
@@ -207,7 +207,7 @@ int ChildProcess::spawn(const SpawnRequest& r, ChildProcess& out) {
   out = ChildProcess();
   out.pid_ = pid;
   out.own_group_ = r.own_group;
-  out.pidfd_.reset(open_pidfd(pid));
+  out.pidfd_ = open_pidfd(pid);
   return 0;
 }
 
@@ -331,7 +331,7 @@ std::optional<int> ChildProcess::reap() noexcept {
   if (pid_ <= 0) return std::nullopt;
   // While the leader is an unreaped zombie its pid, the group id, cannot be reused, so
   // killing the group now cannot hit a stranger.
-  signal(SIGKILL);
+  send_signal(SIGKILL);
   int status = 0;
   pid_t r;
   do r = ::waitpid(pid_, &status, 0);
@@ -352,12 +352,12 @@ std::optional<int> ChildProcess::reap() noexcept {
 
 Termination ChildProcess::terminate(std::chrono::milliseconds grace) noexcept {
   if (pid_ <= 0) return {};
-  signal(SIGTERM);
+  send_signal(SIGTERM);
   const bool exited = wait_exit(Clock::now() + grace);
   return {reap(), !exited};
 }
 
-void ChildProcess::signal(int sig) const noexcept {
+void ChildProcess::send_signal(int sig) const noexcept {
   if (pid_ > 0) ::kill(own_group_ ? -pid_ : pid_, sig);
 }
 

@@ -92,7 +92,7 @@ class ChildProcess {
 
  private:
   /// kill(2) to the group, or to the child alone when it shares ours.
-  void signal(int sig) const noexcept;
+  void send_signal(int sig) const noexcept;
 
   pid_t pid_ = -1;
   bool own_group_ = true;
@@ -126,6 +126,10 @@ ResolvedProgram resolve_program(const std::string& program, const std::string& c
 
 /// "SIGSEGV (11)", or "signal 42" for one without a common name.
 std::string signal_description(int sig);
+
+/// A pidfd of `pid` (polls readable once it has exited), or none (kernel < 5.3, no such
+/// process). Open it while `pid` is known to be the process meant (a child not yet reaped).
+UniqueFd open_pidfd(pid_t pid);
 
 /// This process's environment as SpawnRequest::env wants it.
 std::vector<std::string> current_environment();

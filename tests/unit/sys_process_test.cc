@@ -20,6 +20,7 @@
 
 #include "sys/run.h"
 #include "sys/temp_dir.h"
+#include "tests/unit/process_gone.h"
 
 namespace fs = std::filesystem;
 using namespace ranktune::sys;
@@ -28,21 +29,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// True once `pid` has exited (gone, or a zombie of someone else) within `within_s`.
-bool process_gone(pid_t pid, double within_s = 3.0) {
-  const auto t0 = Clock::now();
-  for (;;) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    if (!stat || text.empty()) return true;
-    const auto paren = text.rfind(')');
-    if (paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X'))
-      return true;
-    if (seconds_since(t0) > within_s) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
 
 SpawnRequest shell(const std::string& script) {
   SpawnRequest r;
@@ -202,13 +188,19 @@ TEST(RunProgram, ReportsASignalAs128PlusIt) {
   EXPECT_FALSE(r.timed_out);
 }
 
-TEST(RunProgram, ATimeLimitKillsTheProgramAndItsGroup) {
-  // The program's child holds the output pipe open: the limit ends both.
+// Runs `script` under a limit of 0.3 s; false when it took 5 s or more.
+bool limited(const std::string& script, RunResult& r) {
   RunOptions o;
   o.timeout_s = 0.3;
   const auto t0 = Clock::now();
-  const RunResult r = run_program({"sh", "-c", "sleep 100 & echo $!; wait"}, o);
-  EXPECT_LT(seconds_since(t0), 5.0);
+  r = run_program({"sh", "-c", script}, o);
+  return seconds_since(t0) < 5.0;
+}
+
+TEST(RunProgram, ATimeLimitKillsTheProgramAndItsGroup) {
+  // The program's child holds the output pipe open: the limit ends both.
+  RunResult r;
+  EXPECT_TRUE(limited("sleep 100 & echo $!; wait", r));
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.status, 128 + SIGKILL);
   ASSERT_FALSE(r.out.empty());
@@ -216,11 +208,8 @@ TEST(RunProgram, ATimeLimitKillsTheProgramAndItsGroup) {
 }
 
 TEST(RunProgram, ATimeLimitHoldsForAProgramThatClosedItsOutput) {
-  RunOptions o;
-  o.timeout_s = 0.3;
-  const auto t0 = Clock::now();
-  const RunResult r = run_program({"sh", "-c", "exec >&- 2>&-; sleep 100"}, o);
-  EXPECT_LT(seconds_since(t0), 5.0);
+  RunResult r;
+  EXPECT_TRUE(limited("exec >&- 2>&-; sleep 100", r));
   EXPECT_TRUE(r.timed_out);
 }
 
