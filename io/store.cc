@@ -1957,11 +1957,8 @@ CompactSummary compact_results(const std::string& in, const std::string& out) {
     throw StoreError(in + ": cannot compact into " + tmp.string() + ": " + e.what());
   }
   // rename(2) is atomic, but only durable once the new file's bytes are on disk.
-  if (const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    const int rc = ::fsync(fd);
-    ::close(fd);
-    if (rc != 0) throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
-  }
+  if (const sys::UniqueFd fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC)); fd && ::fsync(fd.get()) != 0)
+    throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
   if (!(stamp(in) == before))
     throw StoreError(in + ": changed while it was being compacted (did a run start writing it?); nothing was "
                      "replaced. Compact it again once the run has ended");
