@@ -136,8 +136,8 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, const st
   if (const int err = sys::ChildProcess::spawn(request, child); err != 0) return cannot_run(err, mpirun.path);
   g_mpirun = child.pid();
   child.wait_exit(std::nullopt);
+  g_mpirun = -1;  // before the reap frees its pid for reuse
   const std::optional<int> reaped = child.reap();
-  g_mpirun = -1;
   const int status = reaped.value_or(0);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (std::FILE* f = std::fopen(code_file.c_str(), "r")) {
