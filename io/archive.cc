@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "io/crc32c.h"
+#include "sys/fd.h"
 
 namespace ranktune::io {
 namespace {
@@ -38,23 +39,6 @@ struct ReadArchive {
 };
 struct EntryFree {
   void operator()(archive_entry* e) const noexcept { archive_entry_free(e); }
-};
-
-/// A file descriptor closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-  /// close(2) reports deferred write errors (NFS, quota), so the writer checks it.
-  int close() noexcept { return ::close(std::exchange(fd_, -1)); }
-
- private:
-  int fd_;
 };
 
 std::string errno_text(int err) { return std::generic_category().message(err); }
@@ -205,7 +189,7 @@ class Packer {
   }
 
   void add_file(const fs::path& rel, archive_entry* entry) {
-    Fd fd(::open((root_ / rel).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    sys::UniqueFd fd(::open((root_ / rel).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0)
       fail("cannot read '" + rel.string() + "': " + errno_text(errno));
@@ -450,7 +434,7 @@ class Unpacker {
   }
 
   void extract_file(archive_entry* entry, const fs::path& full, const char* raw) {
-    Fd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    sys::UniqueFd fd(::open(full.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd.get() < 0) refuse(raw, "cannot be created: " + errno_text(errno));
     std::uint64_t written = 0;
     for (;;) {

@@ -26,6 +26,7 @@
 #include "io/hdf5.h"
 #include "io/store_detail.h"
 #include "ranktune/config.h"
+#include "sys/run.h"
 
 namespace ranktune::io {
 using namespace detail;
@@ -1258,15 +1259,14 @@ void require_checksummed(hid_t loc, const char* name) {
 }
 
 std::string mend_status_flags(const std::string& path) {
-  const std::string cmd = "h5clear -s --increment '" + path + "' 2>&1";
-  if (path.find('\'') != std::string::npos) return "the path contains a quote";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return "cannot run h5clear";
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  const int status = ::pclose(p);
-  if (status != 0) return "h5clear failed" + (out.empty() ? std::string() : ": " + out.substr(0, out.find('\n')));
+  // No shell: the path goes to h5clear as one argument, whatever characters it holds.
+  sys::RunOptions options;
+  options.merge_stderr = true;
+  options.timeout_s = 120;  // it rewrites a superblock: a hang is a stuck file system
+  const sys::RunResult r = sys::run_program({"h5clear", "-s", "--increment", path}, options);
+  if (r.timed_out) return "h5clear did not finish within 120 s";
+  if (r.status < 0) return r.err + " (h5clear comes with hdf5-tools)";
+  if (r.status != 0) return "h5clear failed" + (r.out.empty() ? std::string() : ": " + r.out.substr(0, r.out.find('\n')));
   return {};
 }
 
@@ -1957,11 +1957,8 @@ CompactSummary compact_results(const std::string& in, const std::string& out) {
     throw StoreError(in + ": cannot compact into " + tmp.string() + ": " + e.what());
   }
   // rename(2) is atomic, but only durable once the new file's bytes are on disk.
-  if (const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    const int rc = ::fsync(fd);
-    ::close(fd);
-    if (rc != 0) throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
-  }
+  if (const sys::UniqueFd fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC)); fd && ::fsync(fd.get()) != 0)
+    throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
   if (!(stamp(in) == before))
     throw StoreError(in + ": changed while it was being compacted (did a run start writing it?); nothing was "
                      "replaced. Compact it again once the run has ended");

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "io/hdf5.h"
+#include "sys/fd.h"
 
 namespace ranktune::io::detail {
 
@@ -79,33 +80,23 @@ class WriterLock {
   WriterLock() = default;
   /// Throws StoreError when another process holds the lock.
   explicit WriterLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
-    if (fd_ < 0) throw StoreError(std::string("cannot open it to lock it: ") + std::strerror(errno));
+    if (!fd_) throw StoreError(std::string("cannot open it to lock it: ") + std::strerror(errno));
     struct flock whole {};  // l_start = l_len = 0: the whole file
     whole.l_type = F_WRLCK;
     whole.l_whence = SEEK_SET;
-    if (::fcntl(fd_, F_OFD_SETLK, &whole) == 0) return;
+    if (::fcntl(fd_.get(), F_OFD_SETLK, &whole) == 0) return;
     const int err = errno;
-    ::close(std::exchange(fd_, -1));
+    fd_.reset();
     if (err == EAGAIN || err == EACCES)
       throw StoreError("another process is writing it (a run still going, or rank 0 of a killed mpirun that "
                        "has not exited yet): wait until that process has ended, then resume");
   }
-  WriterLock(WriterLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  WriterLock& operator=(WriterLock&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  WriterLock(const WriterLock&) = delete;
-  WriterLock& operator=(const WriterLock&) = delete;
   /// The locked file, open for writing (-1 when not locked): ResultsWriter reserves disk
   /// space through it.
-  int fd() const noexcept { return fd_; }
-  ~WriterLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  int fd() const noexcept { return fd_.get(); }
 
  private:
-  int fd_ = -1;
+  sys::UniqueFd fd_;  ///< the lock goes with it
 };
 
 }  // namespace ranktune::io::detail

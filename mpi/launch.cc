@@ -2,8 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,14 +13,14 @@
 #include <stdexcept>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "mpi/driver.h"
 #include "mpi/gpu.h"
 #include "sys/fd.h"
-#include "train/command.h"
-
-extern char** environ;
+#include "sys/process.h"
+#include "sys/temp_dir.h"
 
 namespace ranktune::mpi {
 
@@ -93,9 +91,9 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, const st
   // mpirun exits 1 whenever it was signalled, whatever rank 0 returned; rank 0 leaves its
   // documented exit code here instead, in our run folder (which also removes the folders
   // that killed runs of this experiment left).
-  train::TempDir folder;
+  sys::TempDir folder;
   try {
-    folder = train::TempDir::run_folder(run_key);
+    folder = sys::TempDir::run_folder(run_key);
   } catch (const std::exception& e) {
     error = std::string("cannot create the run's temporary folder: ") + e.what();
     return -1;
@@ -104,27 +102,43 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, const st
   setenv("RANKTUNE_EXIT_CODE_FILE", code_file.c_str(), 1);
 
   const auto cmd = mpirun_command(workers, args);
-  std::vector<char*> argv;
-  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  // Ctrl-C reaches mpirun directly (same process group); a signal sent to this process
-  // alone (kill PID, a batch system) is passed on.
+  const char* path_env = std::getenv("PATH");
+  const sys::ResolvedProgram mpirun = sys::resolve_program(cmd[0], "", path_env != nullptr ? path_env : "");
+  const auto cannot_run = [&](int err, const std::string& where) {
+    // The error is what resolve_program or spawn returned: a spawn that fails reports it
+    // that way and need not set `errno`.
+    error = "cannot run mpirun: " + std::string(std::strerror(err)) + " (" + where +
+            "). Install Open MPI (apt-get install openmpi-bin) or start ranktune under mpirun/srun.";
+    return -1;
+  };
+  if (mpirun.error != 0)
+    return cannot_run(mpirun.error, mpirun.error == ENOENT   ? "not found in PATH"
+                                    : mpirun.error == EACCES ? "found in PATH, but not executable"
+                                                             : "looked up in PATH");
+  // mpirun stays in our process group, so that Ctrl-C reaches it directly, and keeps our
+  // stdin, our fds and its life (it must outlive us long enough to stop the ranks).
+  sys::SpawnRequest request;
+  request.program = mpirun.path;
+  request.argv = cmd;
+  request.env = sys::current_environment();
+  request.keep_stdin = true;
+  request.own_group = false;
+  request.die_with_parent = false;
+  request.close_other_fds = false;
+  // A signal sent to this process alone (kill PID, a batch system) is passed on.
   struct sigaction ignore {}, forward {};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = forward_signal;
   sigaction(SIGINT, &ignore, nullptr);
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGUSR1, &forward, nullptr);
-  pid_t pid = -1;
-  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-    error = std::string("cannot run mpirun: ") + std::strerror(errno) +
-            ". Install Open MPI (apt-get install openmpi-bin) or start ranktune under mpirun/srun.";
-    return -1;
-  }
-  g_mpirun = pid;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  sys::ChildProcess child;
+  if (const int err = sys::ChildProcess::spawn(request, child); err != 0) return cannot_run(err, mpirun.path);
+  g_mpirun = child.pid();
+  child.wait_exit(std::nullopt);
+  g_mpirun = -1;  // before the reap frees its pid for reuse
+  const std::optional<int> reaped = child.reap();
+  const int status = reaped.value_or(0);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (std::FILE* f = std::fopen(code_file.c_str(), "r")) {
     if (int rank0 = 0; std::fscanf(f, "%d", &rank0) == 1) code = rank0;
@@ -157,7 +171,7 @@ std::atomic<bool> g_job_ending{false};
   // not even to stderr (its pipe may have gone with mpirun): kill the trials and remove our
   // temporary folders, then go. The results file is as after a kill -9 of rank 0, which
   // `run --resume` handles.
-  train::emergency_cleanup();
+  sys::emergency_cleanup();
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (const char* code_file = std::getenv("RANKTUNE_EXIT_CODE_FILE");
       is_parent && code_file != nullptr && rank != nullptr && std::string(rank) == "0") {
@@ -168,14 +182,6 @@ std::atomic<bool> g_job_ending{false};
   _exit(kExitInternal);
 }
 
-sys::UniqueFd open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return sys::UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-#else
-  return {};
-#endif
-}
-
 }  // namespace
 
 void exit_with_parent() {
@@ -184,12 +190,12 @@ void exit_with_parent() {
   // A pidfd polls readable when the parent exits, so the thread sleeps until then and idle
   // ranks do not spin. It is opened after getppid(); watch_and_exit checks that the parent
   // is still ours before it trusts it.
-  std::thread(watch_and_exit, parent, open_pidfd(parent), true).detach();
+  std::thread(watch_and_exit, parent, sys::open_pidfd(parent), true).detach();
 }
 
 void exit_with_process(pid_t pid, const std::string& namespace_id) {
   if (pid <= 1 || namespace_id.empty() || namespace_id != process_namespace_id()) return;
-  sys::UniqueFd fd = open_pidfd(pid);
+  sys::UniqueFd fd = sys::open_pidfd(pid);
   // Without a pidfd, only a process that runs now: never end because of a stale pid.
   if (!fd && kill(pid, 0) != 0) return;
   std::thread(watch_and_exit, pid, std::move(fd), false).detach();

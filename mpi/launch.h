@@ -37,14 +37,14 @@ std::vector<std::string> mpirun_command(int workers, const std::vector<std::stri
 /// running as root. Returns rank 0's exit code (which rank 0 leaves in the file named by
 /// RANKTUNE_EXIT_CODE_FILE, since mpirun reports 1 after any signal), else mpirun's; -1 with
 /// a message in `error` if mpirun or the run folder cannot start. The file lies in this
-/// process's run folder (train::TempDir::run_folder(run_key), under $TMPDIR), removed at the
+/// process's run folder (sys::TempDir::run_folder(run_key), under $TMPDIR), removed at the
 /// end; making it removes what killed runs of the same key left.
 int run_under_mpirun(int workers, const std::vector<std::string>& args, const std::string& run_key,
                      std::string& error);
 
 /// Ends this rank when its parent (mpirun, an orted, slurmstepd) dies, e.g. after kill -9 of
 /// the job: a thread sleeps on a pidfd of the parent, then kills the trials
-/// (train::emergency_cleanup), removes the temporary folders and _exits. Without it a rank
+/// (sys::emergency_cleanup), removes the temporary folders and _exits. Without it a rank
 /// and its trials outlive the job (Open MPI's ranks have process groups of their own, so a
 /// kill of the launcher's group does not reach them). Call once, early, in every rank.
 void exit_with_parent();

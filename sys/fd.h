@@ -29,6 +29,9 @@ class UniqueFd {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
   }
+  /// Closes it now and returns close(2)'s result (0, or -1 with errno), which reports
+  /// deferred write errors (NFS, quota) that a writer must check. 0 when there is none.
+  int close() noexcept { return fd_ >= 0 ? ::close(std::exchange(fd_, -1)) : 0; }
 
  private:
   int fd_ = -1;

@@ -38,143 +38,28 @@
 #include <vector>
 
 #include "sys/fd.h"
+#include "sys/process.h"
+#include "sys/temp_dir.h"
 #include "train/trainable.h"
 
 namespace ranktune::train {
 
 using sys::UniqueFd;
 
-/// What ChildProcess::spawn starts.
-struct SpawnRequest {
-  std::string program;            ///< path to execute (already resolved; no PATH lookup)
-  std::vector<std::string> argv;  ///< argv[0] is what the program sees as its name
-  std::vector<std::string> env;   ///< the complete environment, "KEY=VALUE"
-  std::string workdir;            ///< "" keeps the caller's
-  int output_fd = -1;             ///< becomes the child's stdout and stderr (-1: inherit)
-  int report_fd = -1;             ///< becomes the child's fd `kReportFd` (-1: none)
-  int control_fd = -1;            ///< becomes the child's fd `kControlFd` (-1: none)
-};
-
-/// A directory made by mkdtemp(3) and removed with everything in it on destruction (which
-/// never throws). Move-only; empty when default-constructed. Every live TempDir is listed
-/// for emergency_cleanup(), so a worker whose job is killed removes them on its way out.
-class TempDir {
- public:
-  TempDir() = default;
-  /// Creates "<temp_root()>/<prefix>XXXXXX". Throws std::system_error.
-  explicit TempDir(const std::string& prefix);
-  TempDir(TempDir&& o) noexcept : path_(std::exchange(o.path_, {})) {}
-  TempDir& operator=(TempDir&& o) noexcept;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() { remove(); }
-
-  const std::string& path() const { return path_; }
-  /// Removes the directory now (if any). Never throws.
-  void remove() noexcept;
-
-  /// This process's run folder "<$TMPDIR or /tmp>/ranktune-<key>-<host>-<pid>" (mode 0700),
-  /// made the temp_root() of later TempDirs until it is removed. Before making it, removes
-  /// the folders of the same key and host whose process is gone (a run killed with
-  /// kill -9): only real folders owned by the effective user. Throws std::system_error.
-  static TempDir run_folder(const std::string& key);
-
- private:
-  std::string path_;
-};
-
-/// "$TMPDIR", or "/tmp" when it is unset or empty.
-std::string temp_base();
-/// Where TempDirs are made: the live run folder, else temp_base().
-std::string temp_root();
-/// A short key for run folders of the experiment `name` (e.g. its results path): 16 hex
-/// digits of a hash, so that any name makes a valid, short folder name.
-std::string run_folder_key(const std::string& name);
-
-/// How ChildProcess::terminate() ended a program.
-struct Termination {
-  std::optional<int> status;  ///< the wait status; nullopt when none was collected
-  bool killed = false;        ///< the leader outlived the grace after SIGTERM: SIGKILL ended it
-};
-
-/// A started child process, leader of its own process group (pgid == pid). Owns the group:
-/// the destructor terminates and reaps it, so no child outlives its handle and none is
-/// left a zombie. Move-only.
-///
-/// The child dies with its parent: it is started with PR_SET_PDEATHSIG = SIGKILL (between
-/// clone and exec, which posix_spawn cannot do). The kernel sends it when the *thread* that
-/// started the child exits, so spawn() must run on a thread that lives as long as the
-/// process (the worker's main thread). With become_subreaper(), what the program leaves
-/// behind (a child that called setsid(), a daemon) is killed and reaped by reap().
-class ChildProcess {
- public:
-  /// The fd number the report pipe has in the child.
-  static constexpr int kReportFd = 3;
-  /// The fd number the control socket has in the child (checkpointing commands only).
-  static constexpr int kControlFd = 4;
-  /// How long terminate() waits after SIGTERM before SIGKILL, by default
-  /// (`[trainable] kill_grace_s`).
-  static constexpr std::chrono::milliseconds kGrace{2000};
-
-  ChildProcess() = default;
-  ChildProcess(ChildProcess&& o) noexcept;
-  ChildProcess& operator=(ChildProcess&& o) noexcept;
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
-  ~ChildProcess() { terminate(); }
-
-  /// Starts `request`. Returns 0 and sets `out`, or returns the errno of the failure.
-  static int spawn(const SpawnRequest& request, ChildProcess& out);
-
-  pid_t pid() const { return pid_; }
-  /// True from spawn until reaped.
-  bool alive() const { return pid_ > 0; }
-  /// A pidfd that polls readable once the leader has exited, or -1 (kernel < 5.3).
-  int pidfd() const { return pidfd_.get(); }
-
-  /// Waits until the leader has exited (without reaping it) or `deadline` passes.
-  /// Returns true when it has exited.
-  bool wait_exit(std::optional<std::chrono::steady_clock::time_point> deadline) const noexcept;
-  /// For a leader that has exited: SIGKILLs what is left of its group, then reaps the
-  /// leader, and (as a subreaper) kills and reaps the orphans the program left. Returns its
-  /// wait status, or nullopt when it could not be collected (SIGCHLD ignored).
-  std::optional<int> reap() noexcept;
-  /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group
-  /// and reap. No-op once reaped. Never throws.
-  Termination terminate(std::chrono::milliseconds grace = kGrace) noexcept;
-
- private:
-  pid_t pid_ = -1;
-  UniqueFd pidfd_;
-};
-
-/// Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER), so that processes a trial
-/// leaves behind, even in a session of their own, become its children when their parent
-/// exits, and ChildProcess::reap() kills and reaps them. The children it has already (an
-/// MPI runtime's) are left alone. Returns false where the kernel refuses. Call once, on the
-/// thread that spawns the trials, before the first one.
-bool become_subreaper() noexcept;
-
-/// For a process whose job is gone (its parent died): SIGKILLs every trial's process group
-/// and what they left behind, and removes every live TempDir. Then the caller _exit()s.
-/// Safe to call from any thread; it never returns the lock it takes, so nothing starts or
-/// removes a child after it. Never throws.
-void emergency_cleanup() noexcept;
-
-/// Where argv[0] of a command resolves to: `path` is absolute when `error` is 0.
-struct ResolvedProgram {
-  std::string path;
-  int error = 0;  ///< errno: ENOENT, EACCES (not executable), ...
-};
-
-/// Resolves `program` as the command trainable does: a name with a '/' is a path, relative
-/// ones to `config_dir` (or the working directory when that is ""); a bare name is looked up
-/// in `path_env` (a PATH value) like execvp does.
-ResolvedProgram resolve_program(const std::string& program, const std::string& config_dir,
-                                const std::string& path_env);
-
-/// "SIGSEGV (11)", or "signal 42" for one without a common name.
-std::string signal_description(int sig);
+// The process and folder types the command trainable is built on live in sys/; these
+// names keep the trainable's callers (the worker, its tests) reading as before.
+using sys::ChildProcess;
+using sys::ResolvedProgram;
+using sys::SpawnRequest;
+using sys::TempDir;
+using sys::Termination;
+using sys::become_subreaper;
+using sys::emergency_cleanup;
+using sys::resolve_program;
+using sys::run_folder_key;
+using sys::signal_description;
+using sys::temp_base;
+using sys::temp_root;
 
 /// The last `max_lines` lines of the file at `path`, at most `max_bytes` bytes of it; "" when
 /// it cannot be read.

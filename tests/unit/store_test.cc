@@ -430,6 +430,34 @@ TEST_F(StoreTest, RowsFlushedBeforeAKillSurvive) {
   EXPECT_EQ(f.results.size(), 1u);
 }
 
+TEST_F(StoreTest, AKilledWritersFileIsMendedWhateverItsPathHolds) {
+  // h5clear runs without a shell, so a name that a shell would need quoted is mended like
+  // any other (it was refused: "the path contains a quote").
+  const std::string p = path("it's a $HOME `file`.h5");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the writer dies holding the file open for SWMR writing, as under kill -9
+    ResultsWriter w(p, sample_meta(), sample_schema(), {});
+    w.write_trial(make_trial(1, TrialStatus::Running, 0.5));
+    w.append_result(1, 0, 1, 1.0, {{"acc", 0.5}});
+    w.flush();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_TRUE(marked_open_for_writing(p));
+  ResumeInfo info;
+  {
+    ResultsWriter w(p, info);
+    EXPECT_TRUE(info.mended);
+  }
+  EXPECT_FALSE(marked_open_for_writing(p));
+  const ResultsFile f = ResultsFile::read(p);
+  EXPECT_EQ(f.trials.size(), 1u);
+  EXPECT_EQ(f.results.size(), 1u);
+}
+
 // ---------------------------------------------------------------- files not to trust
 
 TEST_F(StoreTest, MissingFile) { expect_store_error(path("nope.h5"), "no such file"); }

@@ -23,6 +23,7 @@
 #include "train/synthetic.h"
 #include "train/trainable.h"
 #include "tests/unit/expect_text.h"
+#include "tests/unit/process_gone.h"
 
 namespace ranktune::train {
 namespace {
@@ -225,23 +226,6 @@ TEST(SyntheticTrainable, RefusesAForeignOrTruncatedCheckpoint) {
 }
 
 // ---------------------------------------------------------------- command trainable
-
-// True once `pid` is gone or a zombie (an orphan waits for init to reap it).
-bool process_gone(pid_t pid, double within_s = 3.0) {
-  const auto t0 = Clock::now();
-  for (;;) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    if (!stat || text.empty()) return true;
-    const auto paren = text.rfind(')');
-    if (paren != std::string::npos && paren + 2 < text.size()) {
-      const char state = text[paren + 2];
-      if (state == 'Z' || state == 'X') return true;
-    }
-    if (seconds_since(t0) > within_s) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
 
 // No child of this process is left, running or zombie.
 bool no_children() {
