@@ -91,6 +91,16 @@ Controller running_trial(std::int64_t max_t, std::initializer_list<double> losse
   return c;
 }
 
+// Why the control file's parser refuses `line`, or "accepted".
+std::string why(const std::string& line) {
+  try {
+    io::parse_control_line(line);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 std::size_t count(const std::vector<Command>& cmds, Command::Kind k, TrialId trial) {
   return static_cast<std::size_t>(
       std::count_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.kind == k && c.trial == trial; }));
@@ -434,14 +444,6 @@ TEST(ControlFile, LinesRoundTripAndBadLinesSayWhy) {
   EXPECT_EQ(back.trial, 4);
   EXPECT_EQ(back.config, r.config);
   EXPECT_TRUE(back.force);
-  const auto why = [](const std::string& line) {
-    try {
-      io::parse_control_line(line);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   EXPECT_CONTAINS(why("stop 4"), "not JSON");
   EXPECT_CONTAINS(why("[1]"), "not a JSON object");
   EXPECT_CONTAINS(why(R"({"op": "kill", "trial": 1})"), "unknown op 'kill'; valid: stop, set, add");
@@ -682,14 +684,6 @@ TEST(ControlFile, CtlNeverMakesTheFileNorWritesThroughALinkOrIntoAFifo) {
 }
 
 TEST(ControlFile, CountsAreBounded) {
-  const auto why = [](const std::string& line) {
-    try {
-      io::parse_control_line(line);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   EXPECT_CONTAINS(why(R"({"op": "add", "count": 1000000000000})"), "\"count\" 1000000000000 is more than 100000");
   EXPECT_CONTAINS(why(R"({"op": "add", "count": 18446744073709551615})"), "is more than 100000");
   EXPECT_CONTAINS(why(R"({"op": "add", "count": -5})"), "\"count\" must be an integer >= 1");
