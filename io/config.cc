@@ -425,6 +425,11 @@ ConfigError syntax_error(const toml::exception& e, const std::string& file, cons
                      msg + ". Fix the TOML syntax on this line.");
 }
 
+// The name of an override's document, "--set KEY=VALUE", for messages. A long one is cut:
+// toml11 copies the name into every region it makes while parsing, so a 1 MB --set took
+// minutes to parse (quadratic) and its errors were 1 MB long.
+std::string override_name(const std::string& ov) { return search::excerpt(kSetPrefix + ov, 200); }
+
 // Counts the components of an override's key path (quoted keys may contain dots, so let the
 // TOML parser split it).
 std::size_t key_depth(const std::string& key, const std::string& name) {
@@ -438,7 +443,7 @@ std::size_t key_depth(const std::string& key, const std::string& name) {
 // replaced as a whole); missing tables on the way are taken from the override, which keeps
 // their "--set" origin for the unknown-key check.
 void apply_override(toml::value& root, const std::string& ov) {
-  const std::string name = kSetPrefix + ov;
+  const std::string name = override_name(ov);
   const auto eq = ov.find('=');
   const std::string key = trim(ov.substr(0, eq));
   if (eq == std::string::npos || key.empty() || ov.find('\n') != std::string::npos)
@@ -516,7 +521,7 @@ class Parser {
  public:
   Parser(std::string file, const LineMap& lines, const std::vector<std::string>& overrides)
       : file_(std::move(file)), lines_(lines) {
-    for (const auto& ov : overrides) set_names_.push_back(kSetPrefix + ov);
+    for (const auto& ov : overrides) set_names_.push_back(override_name(ov));
   }
 
   // Call on the file's tree before overrides, so a key an override replaces keeps its place.
@@ -1138,7 +1143,9 @@ std::string display_name(const std::string& path) { return path.empty() ? "<conf
 
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error([&] {
-        std::string s = file + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
+        // An override names itself ("--set KEY=VALUE"): quote a long one shortly, as values are.
+        std::string s = (file.rfind(kSetPrefix, 0) == 0 ? search::excerpt(file, 200) : file) +
+                        (line > 0 ? ":" + std::to_string(line) : "") + ": " +
                         (key.empty() ? "" : search::excerpt(key, 200) + ": ") + message;
         std::replace(s.begin(), s.end(), '\n', ' ');
         return s;

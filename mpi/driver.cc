@@ -304,6 +304,15 @@ class Driver {
              ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
       } else if (in.tag == kTagRestoreAck) {
         restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+      } else if (in.tag == kTagLogTail) {
+        // The attempt whose NaN ended the run: its worker sends the tail (a LogTail, or the
+        // Ended of a program that exited before the Stop came) after the controller has
+        // finished. Only the tail is taken; the final flush records it.
+        const auto l = unpack<LogTail>(world_, in);
+        controller_.on_log_tail(l.trial, l.attempt, l.log_tail);
+      } else if (in.tag == kTagEnded) {
+        const auto e = unpack<Ended>(world_, in);
+        controller_.on_log_tail(e.trial, e.attempt, e.log_tail);
       } else if (in.tag == kTagNotice) {
         // The trials stopped by the shutdown send theirs now (a program killed with SIGKILL).
         try {

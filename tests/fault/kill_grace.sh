@@ -9,23 +9,7 @@ trap '' TERM   # ignored, and so for its children too
 for i in $(seq 1000); do echo "{\"loss\": $i}" >&3; sleep 0.05; done
 SH
 chmod +x "$WORK/stubborn.sh"
-cat > "$WORK/exp.toml" <<TOML
-[experiment]
-name = "kill_grace"
-metric = "loss"
-mode = "min"
-num_samples = 3
-[search]
-algorithm = "random"
-[search.space]
-x = { uniform = [0.0, 1.0] }
-[stop]
-max_t = 3
-[trainable]
-kind = "command"
-command = ["./stubborn.sh"]
-kill_grace_s = 0.5
-TOML
+command_config "$WORK/exp.toml" kill_grace 3 3 ./stubborn.sh "kill_grace_s = 0.5"
 
 rc=0
 # One worker: the trials run one after another, so each stop delays the next start.

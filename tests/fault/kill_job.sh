@@ -16,23 +16,7 @@ setsid sleep 1234.25 &
 for i in 1 2 3 4 5 6 7 8 9; do echo "{\"loss\": $i}" >&3; sleep 30; done
 SH
 chmod +x "$WORK/sleeper.sh"
-cat > "$WORK/exp.toml" <<TOML
-[experiment]
-name = "kill_job"
-metric = "loss"
-mode = "min"
-num_samples = 4
-[search]
-algorithm = "random"
-[search.space]
-x = { uniform = [0.0, 1.0] }
-[stop]
-max_t = 9
-[trainable]
-kind = "command"
-command = ["./sleeper.sh"]
-checkpoint = true
-TOML
+command_config "$WORK/exp.toml" kill_job 4 9 ./sleeper.sh "checkpoint = true"
 
 kill_leftovers() {  # by pid: only this test's processes
   local p

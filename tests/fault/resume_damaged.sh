@@ -7,7 +7,8 @@
 # second try (nothing was mended into a healthy-looking file). Self-launched (refused
 # before mpirun starts, or by rank 0), and three cases under a real `mpirun -np 3`, where
 # rank 0 must print the reason and end the job (MPI_Abort) instead of hanging in
-# MPI_Finalize. The intact copy must resume to the end. FAULT_SEED=N replays a run.
+# MPI_Finalize. The intact copy must resume to the end. Truncated copies of an `mlp` results
+# file are refused too. FAULT_SEED=N replays a run.
 source "$(dirname "$0")/../mpi/lib.sh"
 SEED=${FAULT_SEED:-$RANDOM}
 echo "resume_damaged: FAULT_SEED=$SEED"
@@ -17,17 +18,23 @@ sets=(--set experiment.num_samples=12 --set trainable.seconds_per_step=0.05)
 # Each copy is resumed at the path it was written to: the path is part of the stored config.
 exp="$WORK/exp.h5"
 good="$WORK/good.h5"
-"$RANKTUNE" run "$cfg" --np 2 --results "$exp" "${sets[@]}" > "$WORK/run.txt" 2>&1 &
-pid=$!
+# run_and_stop TABLE N: runs $cfg with $sets into $exp and stops it with SIGTERM (exit 4)
+# once /TABLE has N rows.
+run_and_stop() {
+  local pid rc=0 n
+  "$RANKTUNE" run "$cfg" --np 2 --results "$exp" "${sets[@]}" > "$WORK/run.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do
+    n=$("$PY" -c "import h5py,sys; print(len(h5py.File(sys.argv[1],'r',swmr=True)[sys.argv[2]]))" "$exp" "$1" 2>/dev/null || echo 0)
+    ((n >= $2)) && break
+    sleep 0.1
+  done
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  ((rc == 4)) || { cat "$WORK/run.txt"; fail "$exp: SIGTERM: expected exit 4, got $rc"; }
+}
 # Stop it once at least 9 trials exist (the damage needs /trials rows 6 to 8).
-for _ in $(seq 300); do
-  n=$("$PY" -c "import h5py,sys; print(len(h5py.File(sys.argv[1],'r',swmr=True)['trials']))" "$exp" 2>/dev/null || echo 0)
-  ((n >= 9)) && break
-  sleep 0.1
-done
-kill -TERM "$pid"
-rc=0; wait "$pid" || rc=$?
-((rc == 4)) || { cat "$WORK/run.txt"; fail "SIGTERM: expected exit 4, got $rc"; }
+run_and_stop trials 9
 cp "$exp" "$good"
 "$PY" "$SRC/tests/fault/make_resume_damage.py" "$good" "$WORK/bad" "$SEED" > "$WORK/cases.txt" || fail "make_resume_damage.py failed"
 
@@ -79,4 +86,18 @@ assert sorted(t["trial_id"]) == list(range(1, 13)), t["trial_id"]
 keys = [(int(x["trial_id"]), int(x["attempt"]), int(x["iteration"])) for x in r]
 assert len(keys) == len(set(keys)) and min(k[0] for k in keys) >= 1, "a result twice, or of trial 0"
 PY
+# The same for an mlp results file (the issue's second corpus): its checkpoints are whole
+# networks, so most of the file is /checkpoint_data. Truncated copies must be refused too.
+cfg="$SRC/configs/fashion_mlp_asha.toml"
+sets=(--set experiment.num_samples=40 --set stop.max_t=6 --set trainable.batches_per_step=4
+      --set trainable.train_samples=2000 --set trainable.val_samples=300 --set checkpoint.every=1)
+exp="$WORK/mlp.h5"
+run_and_stop results 20
+cp "$exp" "$WORK/mlp-good.h5"
+size=$(stat -c %s "$exp")
+for p in 50 90 99; do
+  head -c $((size * p / 100)) "$WORK/mlp-good.h5" > "$WORK/bad/mlp-truncated-$p.h5"
+  refused self "$WORK/bad/mlp-truncated-$p.h5" truncated
+done
+refused mpirun "$WORK/bad/mlp-truncated-90.h5" truncated
 echo "PASS"

@@ -15,23 +15,7 @@ setsid sleep 1234.75 < /dev/null > /dev/null 2>&1 &
 for i in 1 2 3; do echo "{\"loss\": $i}" >&3; sleep 0.05; done
 SH
 chmod +x "$WORK/daemon.sh"
-cat > "$WORK/exp.toml" <<TOML
-[experiment]
-name = "setsid_orphans"
-metric = "loss"
-mode = "min"
-num_samples = 3
-[search]
-algorithm = "random"
-[search.space]
-x = { uniform = [0.0, 1.0] }
-[stop]
-max_t = 3
-[trainable]
-kind = "command"
-command = ["./daemon.sh"]
-env = { SEEN = "$WORK/seen.txt" }
-TOML
+command_config "$WORK/exp.toml" setsid_orphans 3 3 ./daemon.sh "env = { SEEN = \"$WORK/seen.txt\" }"
 cleanup() {  # by pid: only this test's orphans, whatever happened
   local p
   for p in $(pgrep -f "sleep 1234.75" || true); do kill -9 "$p" 2> /dev/null || true; done

@@ -29,3 +29,18 @@ wait_for_rank0() {
   [[ -n $rank0 ]] || { kill "$launcher"; fail "rank 0 not found"; }
   echo "$rank0"
 }
+
+# command_config FILE NAME NUM_SAMPLES MAX_T PROGRAM [TRAINABLE_LINE...]: writes a config of
+# NUM_SAMPLES random trials of x in [0, 1] running the command PROGRAM (relative to FILE's
+# folder) for up to MAX_T iterations, minimising the loss it reports; each further argument
+# is one more line of [trainable] (e.g. "checkpoint = true").
+command_config() {
+  local file=$1 name=$2 samples=$3 max_t=$4 program=$5
+  shift 5
+  {
+    printf '[experiment]\nname = "%s"\nmetric = "loss"\nmode = "min"\nnum_samples = %s\n' "$name" "$samples"
+    printf '[search]\nalgorithm = "random"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n'
+    printf '[stop]\nmax_t = %s\n[trainable]\nkind = "command"\ncommand = ["%s"]\n' "$max_t" "$program"
+    if (($# > 0)); then printf '%s\n' "$@"; fi
+  } > "$file"
+}

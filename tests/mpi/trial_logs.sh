@@ -8,7 +8,8 @@
 #   log_tail; a string for a metric fails the attempt naming the key and its type;
 # - the log of a trial printing 2 MB is capped by max_log_mb, head and tail kept;
 # - a symlink planted in the logs folder is not written through, and a logs folder that is
-#   a link ends the run before any trial starts.
+#   a link ends the run before any trial starts;
+# - the NaN of the run's last trial keeps its log_tail too.
 # Arguments: the parts to run (default: all), e.g. `trial_logs.sh 2 4`.
 source "$(dirname "$0")/lib.sh"
 cp "$SRC/tests/data/trial_logs.py" "$SRC/tests/data/trial_logs.toml" "$SRC/tests/data/trial_log_faults.toml" "$WORK/"
@@ -142,4 +143,19 @@ grep -q "belongs to uid $other" "$WORK/other.txt" || { cat "$WORK/other.txt"; fa
 echo "second user: their logs folder was refused with exit 2, the root-only file untouched"
 }
 
-for part in ${@:-1 2 3 4 5 6}; do "part$part"; done
+# 7. The NaN that ends the run: its worker sends the tail after the driver has finished
+# (the last trial's tail was lost).
+part7() {
+mpirun -np 2 --bind-to none "$RANKTUNE" run "$WORK/trial_log_faults.toml" --results "$WORK/last.h5" \
+  --set 'search.space.mode={grid=["nan"]}' > "$WORK/last.txt" 2>&1 || true
+"$PY" - "$WORK/last.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    (t,) = f["trials"][:]
+assert t["status"] == b"ERROR" and b"is nan" in t["error"], (t["status"], t["error"])
+assert b"the loss diverged before this report" in t["log_tail"], t["log_tail"]
+PY
+echo "last NaN: the trial that ended the run keeps its log tail"
+}
+
+for part in ${@:-1 2 3 4 5 6 7}; do "part$part"; done

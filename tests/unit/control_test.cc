@@ -76,6 +76,31 @@ Controller make(ControllerOptions o, std::int64_t n, Events* rec, const std::str
                     rec);
 }
 
+// Trial 1 running on worker 1 of a FIFO run that checkpoints on stop, having reported
+// `losses` at iterations 1, 2, ... (at times 1, 2, ...): where the `set` tests start.
+Controller running_trial(std::int64_t max_t, std::initializer_list<double> losses, Events* rec) {
+  ControllerOptions o = opts(max_t);
+  o.checkpoint_on_stop = true;
+  Controller c = make(o, 1, rec);
+  c.on_worker_free(1, 0);
+  std::int64_t i = 0;
+  for (const double loss : losses) {
+    ++i;
+    c.on_result(1, 0, {{"loss", loss}}, static_cast<double>(i));
+  }
+  return c;
+}
+
+// Why the control file's parser refuses `line`, or "accepted".
+std::string why(const std::string& line) {
+  try {
+    io::parse_control_line(line);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 std::size_t count(const std::vector<Command>& cmds, Command::Kind k, TrialId trial) {
   return static_cast<std::size_t>(
       std::count_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.kind == k && c.trial == trial; }));
@@ -123,13 +148,8 @@ TEST(Control, StopWithAtEndCheckpointsFirst) {
 }
 
 TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNewValues) {
-  ControllerOptions o = opts(10);
-  o.checkpoint_on_stop = true;
   Events ev;
-  Controller c = make(o, 1, &ev);
-  c.on_worker_free(1, 0);
-  c.on_result(1, 0, {{"loss", 1.0}}, 1);
-  c.on_result(1, 0, {{"loss", 0.9}}, 2);
+  Controller c = running_trial(10, {1.0, 0.9}, &ev);
   std::vector<Command> out;
   const double old_x = std::get<double>(c.find(1)->config.at("x"));
   ControlRequest set = request(ControlRequest::Kind::Set, 1, {{"x", 0.25}});
@@ -169,13 +189,8 @@ TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNew
 // Issue 12 item 1, FIFO: the worker ran on in its lease after the Pause, so the checkpoint
 // (and the change) came at iteration 4, not at 2 where it was asked.
 TEST(Control, SetTakesEffectAtTheCheckpointItResumesFromNotWhereItWasAsked) {
-  ControllerOptions o = opts(10);
-  o.checkpoint_on_stop = true;
   Events ev;
-  Controller c = make(o, 1, &ev);
-  c.on_worker_free(1, 0);
-  c.on_result(1, 0, {{"loss", 1.0}}, 1);
-  c.on_result(1, 0, {{"loss", 0.9}}, 2);
+  Controller c = running_trial(10, {1.0, 0.9}, &ev);
   std::vector<Command> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out).pending);
   c.on_result(1, 0, {{"loss", 0.8}}, 3);  // results of its lease, sent before it saw the Pause
@@ -191,12 +206,8 @@ TEST(Control, SetTakesEffectAtTheCheckpointItResumesFromNotWhereItWasAsked) {
 // Issue 12 item 1, ASHA: the trial ended (its lease reached a stop) before it took the new
 // value. It never trained with it: /trials keeps the old value and a warning says so.
 TEST(Control, SetOnATrialThatEndsBeforeItResumesIsReportedNotApplied) {
-  ControllerOptions o = opts(3);
-  o.checkpoint_on_stop = true;
   Events ev;
-  Controller c = make(o, 1, &ev);
-  c.on_worker_free(1, 0);
-  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  Controller c = running_trial(3, {1.0}, &ev);
   std::vector<Command> out;
   ControlRequest set = request(ControlRequest::Kind::Set, 1, {{"x", 0.25}});
   set.id = "r2";
@@ -241,13 +252,8 @@ TEST(Control, SetOnATrialThatAshaStopsWhilePausingIsNotApplied) {
 
 // Issue 12 item 12: `ctl set channels=4` on a trial whose checkpoint cannot load with it.
 TEST(Control, ASetWhoseCheckpointDoesNotLoadGoesBackToTheOldValuesOnce) {
-  ControllerOptions o = opts(10);
-  o.checkpoint_on_stop = true;
   Events ev;
-  Controller c = make(o, 1, &ev);
-  c.on_worker_free(1, 0);
-  c.on_result(1, 0, {{"loss", 1.0}}, 1);
-  c.on_result(1, 0, {{"loss", 0.9}}, 2);
+  Controller c = running_trial(10, {1.0, 0.9}, &ev);
   const Config before = c.find(1)->config;
   std::vector<Command> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out).pending);
@@ -438,14 +444,6 @@ TEST(ControlFile, LinesRoundTripAndBadLinesSayWhy) {
   EXPECT_EQ(back.trial, 4);
   EXPECT_EQ(back.config, r.config);
   EXPECT_TRUE(back.force);
-  const auto why = [](const std::string& line) {
-    try {
-      io::parse_control_line(line);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   EXPECT_CONTAINS(why("stop 4"), "not JSON");
   EXPECT_CONTAINS(why("[1]"), "not a JSON object");
   EXPECT_CONTAINS(why(R"({"op": "kill", "trial": 1})"), "unknown op 'kill'; valid: stop, set, add");
@@ -686,14 +684,6 @@ TEST(ControlFile, CtlNeverMakesTheFileNorWritesThroughALinkOrIntoAFifo) {
 }
 
 TEST(ControlFile, CountsAreBounded) {
-  const auto why = [](const std::string& line) {
-    try {
-      io::parse_control_line(line);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   EXPECT_CONTAINS(why(R"({"op": "add", "count": 1000000000000})"), "\"count\" 1000000000000 is more than 100000");
   EXPECT_CONTAINS(why(R"({"op": "add", "count": 18446744073709551615})"), "is more than 100000");
   EXPECT_CONTAINS(why(R"({"op": "add", "count": -5})"), "\"count\" must be an integer >= 1");
