@@ -312,7 +312,9 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     log_path_.clear();
     throw TrialFailure(std::string("cannot open its log: ") + e.what());
   }
-  if (append && log_.initial_size() > 0) {
+  // Also at the top of a log still empty (a retry, or an exploit before its first output):
+  // the line says why this run started where it did.
+  if (append) {
     log_.write(std::string(kOurLine) + "---- trial " + std::to_string(context.trial_id) + " attempt " +
                std::to_string(context.attempt) + " goes on at iteration " + std::to_string(context.first_iteration) +
                " (" + context.start_cause + ") ----\n");
