@@ -635,6 +635,17 @@ TEST_F(CommandTrainableTest, ALaterRunOfTheSameAttemptAppendsAfterASeparator) {
   EXPECT_TRUE(t.step().metrics.contains("it"));
   EXPECT_TRUE(t.step().done);
   EXPECT_EQ(read("logs/trial_3_attempt_0.log"), "run at 1\n");
+  // A run that starts in a log still empty (an exploit before the trial wrote anything)
+  // says why at its top too.
+  Context exploit = context(4, 0);
+  exploit.first_iteration = 9;
+  exploit.start_cause = "exploit of trial 2 at its iteration 8";
+  t.setup({}, exploit);
+  EXPECT_TRUE(t.step().metrics.contains("it"));
+  EXPECT_TRUE(t.step().done);
+  EXPECT_EQ(read("logs/trial_4_attempt_0.log"),
+            "[ranktune] ---- trial 4 attempt 0 goes on at iteration 9 (exploit of trial 2 at its iteration 8) ----\n"
+            "run at 9\n");
 }
 
 TEST_F(CommandTrainableTest, PythonHelperCountsFromRanktuneIteration) {
