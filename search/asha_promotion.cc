@@ -74,11 +74,12 @@ std::optional<TrialId> AshaPromotionScheduler::choose_trial_to_run(const std::ve
   return order_.next(trials);
 }
 
-// Layout: "asha_promotion 1 RUNGS", a line per rung with its (id, -score) entries and its
-// promoted ids, then the trials with the number of rungs each reached.
+// Layout (version 2; version 1 is the same without the field names): the rung count and a
+// line per rung with its (id, -score) entries and its promoted ids, then "reached": the
+// trials with the number of rungs each reached.
 std::string AshaPromotionScheduler::save() const {
-  StateWriter w("asha_promotion", 1);
-  w.integer(static_cast<std::int64_t>(rungs_.size())).line();
+  StateWriter w("asha_promotion", 2);
+  w.field("rungs").integer(static_cast<std::int64_t>(rungs_.size())).line();
   for (const Rung& rung : rungs_) {
     w.integer(static_cast<std::int64_t>(rung.scores.size()));
     for (const auto& [neg, id] : rung.scores) w.integer(id).number(neg);
@@ -86,15 +87,15 @@ std::string AshaPromotionScheduler::save() const {
     for (TrialId id : rung.promoted) w.integer(id);
     w.line();
   }
-  w.integer(static_cast<std::int64_t>(reached_.size()));
+  w.field("reached").integer(static_cast<std::int64_t>(reached_.size()));
   for (const auto& [id, r] : reached_) w.integer(id).integer(static_cast<std::int64_t>(r.rungs));
   w.line();
   return w.str();
 }
 
 void AshaPromotionScheduler::restore(const std::string& state) {
-  StateReader r(state, "asha_promotion", 1, "asha (promotion)");
-  const std::size_t n = r.count("rungs");
+  StateReader r(state, "asha_promotion", 2, "asha (promotion)", /*named_since=*/2);
+  const std::size_t n = r.count_field("rungs");
   r.require(n == milestones_.size(), "saved with " + std::to_string(n) + " rungs, this config has " +
                                          std::to_string(milestones_.size()));
   std::vector<Rung> rungs(n);
@@ -106,7 +107,7 @@ void AshaPromotionScheduler::restore(const std::string& state) {
     for (std::size_t m = r.count("a rung's promoted trials"); m > 0; --m) rung.promoted.insert(r.integer("a promoted id"));
   }
   std::map<TrialId, Reached> reached;
-  for (std::size_t m = r.count("trials"); m > 0; --m) {
+  for (std::size_t m = r.count_field("reached"); m > 0; --m) {
     const TrialId id = r.integer("a trial id");
     reached[id].rungs = static_cast<std::size_t>(
         r.integer("the rungs a trial reached", 0, static_cast<std::int64_t>(milestones_.size())));

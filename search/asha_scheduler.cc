@@ -149,18 +149,21 @@ std::int64_t AshaScheduler::next_decision(const Trial& trial) const {
   return std::max(trial.iterations + 1, rungs[it->second.next_rung].milestone);
 }
 
-// Layout: "asha 1 ADDED BRACKETS TRIALS", then a line per bracket with its rung count and
-// milestones (checked on restore), a line per rung (bracket by bracket) with its score
-// count and scores, and a line per trial (by id): "ID BRACKET NEXT_RUNG".
+// Layout (version 2; version 1 is the same without the field names): the trials added,
+// the bracket and trial counts, then under "milestones" a line per bracket with its rung
+// count and milestones (checked on restore), under "scores" a line per rung (bracket by
+// bracket) with its score count and scores, and under "records" a line per trial (by id):
+// "ID BRACKET NEXT_RUNG".
 std::string AshaScheduler::save() const {
-  StateWriter w("asha", 1);
-  w.integer(added_).integer(static_cast<std::int64_t>(brackets_.size()))
-      .integer(static_cast<std::int64_t>(records_.size())).line();
+  StateWriter w("asha", 2);
+  w.field("added").integer(added_).field("brackets").integer(static_cast<std::int64_t>(brackets_.size()));
+  w.field("trials").integer(static_cast<std::int64_t>(records_.size())).field("milestones").line();
   for (const auto& rungs : brackets_) {
     w.integer(static_cast<std::int64_t>(rungs.size()));
     for (const auto& rung : rungs) w.integer(rung.milestone);
     w.line();
   }
+  w.field("scores").line();
   for (const auto& rungs : brackets_) {
     for (const auto& rung : rungs) {
       const auto values = rung.scores.values();
@@ -173,6 +176,7 @@ std::string AshaScheduler::save() const {
   ids.reserve(records_.size());
   for (const auto& [id, rec] : records_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());  // a deterministic text for the same state
+  w.field("records").line();
   for (TrialId id : ids) {
     const auto& rec = records_.at(id);
     w.integer(id).integer(rec.bracket).integer(static_cast<std::int64_t>(rec.next_rung)).line();
@@ -181,10 +185,11 @@ std::string AshaScheduler::save() const {
 }
 
 void AshaScheduler::restore(const std::string& state) {
-  StateReader r(state, "asha", 1, "asha");
-  const std::int64_t added = r.integer("the trials added", 0);
-  const std::size_t nbrackets = r.count("brackets");
-  const std::size_t ntrials = r.count("trials");
+  StateReader r(state, "asha", 2, "asha", /*named_since=*/2);
+  const std::int64_t added = r.integer_field("added", 0);
+  const std::size_t nbrackets = r.count_field("brackets");
+  const std::size_t ntrials = r.count_field("trials");
+  r.field("milestones");
   r.require(nbrackets == brackets_.size(), "saved with other options (brackets differ)");
   auto brackets = brackets_;
   for (auto& rungs : brackets) {
@@ -194,6 +199,7 @@ void AshaScheduler::restore(const std::string& state) {
       rung.scores = RankSplit{};
     }
   }
+  r.field("scores");
   for (auto& rungs : brackets) {
     for (auto& rung : rungs) {
       for (std::size_t n = r.count("a rung's scores"); n > 0; --n) {
@@ -204,6 +210,7 @@ void AshaScheduler::restore(const std::string& state) {
     }
   }
   std::unordered_map<TrialId, TrialRecord> records;
+  r.field("records");
   for (std::size_t i = 0; i < ntrials; ++i) {
     const TrialId id = r.integer("a trial id");
     TrialRecord rec;

@@ -160,11 +160,12 @@ std::optional<TrialId> HyperBandScheduler::choose_trial_to_run(const std::vector
   return order_.next(trials);
 }
 
-// Layout: "hyperband 1 BRACKETS", a line per bracket "S RUNG CLOSED MEMBERS ids... LIVE
-// (id score)..." (score NaN: not at the rung yet), then the promoted and abandoned lists.
+// Layout (version 2; version 1 is the same without the field names): the bracket count, a
+// line per bracket "S RUNG CLOSED MEMBERS ids... LIVE (id score)..." (score NaN: not at the
+// rung yet), then the promoted and abandoned lists.
 std::string HyperBandScheduler::save() const {
-  StateWriter w("hyperband", 1);
-  w.integer(static_cast<std::int64_t>(brackets_.size())).line();
+  StateWriter w("hyperband", 2);
+  w.field("brackets").integer(static_cast<std::int64_t>(brackets_.size())).line();
   for (const Bracket& b : brackets_) {
     w.integer(b.s).integer(static_cast<std::int64_t>(b.rung)).integer(b.closed ? 1 : 0);
     w.integer(static_cast<std::int64_t>(b.members.size()));
@@ -173,8 +174,8 @@ std::string HyperBandScheduler::save() const {
     for (const auto& [id, score] : b.live) w.integer(id).number(score);
     w.line();
   }
-  for (const auto* ids : {&promoted_, &abandoned_}) {
-    w.integer(static_cast<std::int64_t>(ids->size()));
+  for (const auto& [name, ids] : {std::pair{"promoted", &promoted_}, std::pair{"abandoned", &abandoned_}}) {
+    w.field(name).integer(static_cast<std::int64_t>(ids->size()));
     for (TrialId id : *ids) w.integer(id);
     w.line();
   }
@@ -182,10 +183,10 @@ std::string HyperBandScheduler::save() const {
 }
 
 void HyperBandScheduler::restore(const std::string& state) {
-  StateReader r(state, "hyperband", 1, "hyperband");
+  StateReader r(state, "hyperband", 2, "hyperband", /*named_since=*/2);
   std::vector<Bracket> brackets;
   std::map<TrialId, std::size_t> index;
-  for (std::size_t i = 0, nb = r.count("brackets"); i < nb; ++i) {
+  for (std::size_t i = 0, nb = r.count_field("brackets"); i < nb; ++i) {
     const std::string which = "bracket " + std::to_string(i);
     Bracket b;
     b.s = static_cast<int>(r.integer(which + "'s s", 0, s_max_));
@@ -205,13 +206,13 @@ void HyperBandScheduler::restore(const std::string& state) {
     }
     brackets.push_back(std::move(b));
   }
-  const auto read_ids = [&](const std::string& what) {
-    std::vector<TrialId> ids(r.count(what));
-    for (auto& id : ids) id = r.integer("an id of " + what);
+  const auto read_ids = [&](const char* name) {
+    std::vector<TrialId> ids(r.count_field(name));
+    for (auto& id : ids) id = r.integer(std::string("an id of ") + name);
     return ids;
   };
-  auto promoted = read_ids("the promoted list");
-  auto abandoned = read_ids("the abandoned list");
+  auto promoted = read_ids("promoted");
+  auto abandoned = read_ids("abandoned");
   r.finish();
   brackets_ = std::move(brackets);
   bracket_index_ = std::move(index);

@@ -106,12 +106,13 @@ void MedianStoppingScheduler::on_trial_error(const Trial& trial) {
   }
 }
 
-// Layout: "median_stopping 1 TRIALS", then a line per trial
+// Layout (version 2; version 1 is the same without the field name): "trials COUNT", then a
+// line per trial
 //   ID ATTEMPT SEEN N SUM BEST LEN MEANS[0] ... MEANS[LEN-1]
 // The per-iteration splits are rebuilt from the means, which are the exact doubles inserted.
 std::string MedianStoppingScheduler::save() const {
-  StateWriter w("median_stopping", 1);
-  w.integer(static_cast<std::int64_t>(records_.size())).line();
+  StateWriter w("median_stopping", 2);
+  w.field("trials").integer(static_cast<std::int64_t>(records_.size())).line();
   for (const auto& [id, r] : records_) {
     w.integer(id).integer(r.attempt).integer(r.seen).integer(r.n).number(r.sum).number(r.best);
     w.integer(static_cast<std::int64_t>(r.means.size()));
@@ -122,10 +123,10 @@ std::string MedianStoppingScheduler::save() const {
 }
 
 void MedianStoppingScheduler::restore(const std::string& state) {
-  StateReader in(state, "median_stopping", 1, "median_stopping");
+  StateReader in(state, "median_stopping", 2, "median_stopping", /*named_since=*/2);
   std::map<TrialId, TrialRecord> records;
   std::vector<RankSplit> at_t;
-  for (std::size_t count = in.count("trials"); count > 0; --count) {
+  for (std::size_t count = in.count_field("trials"); count > 0; --count) {
     const TrialId id = in.integer("a trial id");
     const std::string of = " of trial " + std::to_string(id);
     TrialRecord r;

@@ -131,14 +131,15 @@ Config PbtScheduler::explore(const Config& config, std::uint64_t index) const {
   return out;
 }
 
-// Layout: "pbt 1 DRAWS SCORES", a line per score "ID SCORE", then the config count and a
-// line per trial "ID PARAMS (name type value)..." with the types 0 double, 1 integer,
-// 2 string.
+// Layout (version 2; version 1 is the same without the field names): the draws, the
+// score count and a line per score "ID SCORE", then the config count and a line per trial
+// "ID PARAMS (name type value)..." with the types 0 double, 1 integer, 2 string.
 std::string PbtScheduler::save() const {
-  StateWriter w("pbt", 1);
-  w.integer(static_cast<std::int64_t>(draws_)).integer(static_cast<std::int64_t>(scores_.size())).line();
+  StateWriter w("pbt", 2);
+  w.field("draws").integer(static_cast<std::int64_t>(draws_));
+  w.field("scores").integer(static_cast<std::int64_t>(scores_.size())).line();
   for (const auto& [id, score] : scores_) w.integer(id).number(score).line();
-  w.integer(static_cast<std::int64_t>(configs_.size())).line();
+  w.field("configs").integer(static_cast<std::int64_t>(configs_.size())).line();
   for (const auto& [id, config] : configs_) {
     w.integer(id).integer(static_cast<std::int64_t>(config.size()));
     for (const auto& [name, value] : config) w.text(name).value(value, kValueTags);
@@ -148,15 +149,15 @@ std::string PbtScheduler::save() const {
 }
 
 void PbtScheduler::restore(const std::string& state) {
-  StateReader r(state, "pbt", 1, "pbt");
-  const auto draws = static_cast<std::uint64_t>(r.integer("the draws", 0));
+  StateReader r(state, "pbt", 2, "pbt", /*named_since=*/2);
+  const auto draws = static_cast<std::uint64_t>(r.integer_field("draws", 0));
   std::map<TrialId, double> scores;
-  for (std::size_t n = r.count("scores"); n > 0; --n) {
+  for (std::size_t n = r.count_field("scores"); n > 0; --n) {
     const TrialId id = r.integer("a trial id");
     scores[id] = r.number("a pbt score");
   }
   std::map<TrialId, Config> configs;
-  for (std::size_t n = r.count("configs"); n > 0; --n) {
+  for (std::size_t n = r.count_field("configs"); n > 0; --n) {
     Config& c = configs[r.integer("a trial id")];
     for (std::size_t m = r.count("a config's parameters"); m > 0; --m) {
       std::string name = r.text("a parameter name");

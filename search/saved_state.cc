@@ -83,7 +83,8 @@ StateWriter& StateWriter::inner(const std::string& state) {
 StateReader::StateReader(const std::string& state, std::string owner)
     : text_(state), version_(1), owner_(std::move(owner)) {}
 
-StateReader::StateReader(const std::string& state, std::string_view tag, int newest, std::string owner)
+StateReader::StateReader(const std::string& state, std::string_view tag, int newest, std::string owner,
+                         int named_since)
     : StateReader(state, std::move(owner)) {
   const auto expected = [&] { return "expected a '" + std::string(tag) + " VERSION' header"; };
   skip_space();
@@ -97,6 +98,7 @@ StateReader::StateReader(const std::string& state, std::string_view tag, int new
          std::string(tag) + " versions 1 to " + std::to_string(newest) + "); resume with that version");
   }
   version_ = version;
+  named_ = version >= named_since;
 }
 
 StateReader StateReader::untagged(const std::string& state, std::string owner) {
@@ -124,6 +126,7 @@ std::string_view StateReader::word(std::string_view what) {
 }
 
 void StateReader::field(std::string_view name) {
+  if (!named_) return;  // an older layout, without the names
   const std::string_view w = word(cat({"'", name, "'"}));
   if (w != name) fail(cat({"expected '", name, "', found '", w, "'"}));
 }

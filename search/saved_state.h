@@ -18,7 +18,9 @@
 /// version() where a layout differs, and refuses a newer one (a newer ranktune wrote it).
 /// Changing a layout (a field added, removed or read differently) makes a new version; the
 /// layouts written before it stay readable, so an old results file resumes. The layouts of
-/// the state each algorithm wrote before this writer existed are its version 1, unchanged.
+/// the state each algorithm wrote before this writer existed are its version 1, unchanged;
+/// the schedulers whose version 1 named no field (ASHA, its promotion variant, HyperBand,
+/// PBT, median stopping) write version 2, the same layout with the names, and read both.
 ///
 /// Every read checks what it reads and throws std::invalid_argument "OWNER: saved state:
 /// ..." naming the field, so a damaged state is refused instead of half-restored: restore()
@@ -63,13 +65,16 @@ class StateWriter {
 class StateReader {
  public:
   /// Reads the header: TAG must be `tag` and VERSION in 1..newest. `owner` names the
-  /// algorithm in errors ("tpe searcher").
-  StateReader(const std::string& state, std::string_view tag, int newest, std::string owner);
+  /// algorithm in errors ("tpe searcher"). Field names are in the text from version
+  /// `named_since` on: before it, field() reads nothing, so that one restore() reads the
+  /// unnamed layout of an older version and the named one of the current version alike.
+  StateReader(const std::string& state, std::string_view tag, int newest, std::string owner,
+              int named_since = 1);
   /// A state without a header (random search's index; its only layout).
   static StateReader untagged(const std::string& state, std::string owner);
 
   int version() const { return version_; }
-  /// The next word must be `name`: a named field starts.
+  /// The next word must be `name`: a named field starts (from version named_since on).
   void field(std::string_view name);
   /// A named field holding one integer ("next 5"), or a table's count ("runs 2").
   std::int64_t integer_field(std::string_view name, std::int64_t min = std::numeric_limits<std::int64_t>::min(),
@@ -103,6 +108,7 @@ class StateReader {
   std::string text_;
   std::size_t pos_ = 0;
   int version_ = 0;
+  bool named_ = true;
   std::string owner_;
 };
 

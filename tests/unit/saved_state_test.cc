@@ -107,6 +107,20 @@ TEST(SavedState, ReadsOlderVersionsAndRefusesNewerOnes) {
     EXPECT_THROW(StateReader(bad, "demo", 3, "demo"), std::invalid_argument) << bad;
 }
 
+TEST(SavedState, OneReaderReadsTheUnnamedOlderLayoutAndTheNamedOne) {
+  // Version 1 of "demo" named no field; version 2 writes the same values with names.
+  for (const char* text : {"demo 1 7 2\n1.5 2.5\n", "demo 2\nadded 7\nscores 2\n1.5 2.5\n"}) {
+    StateReader r(text, "demo", 2, "demo", /*named_since=*/2);
+    EXPECT_EQ(r.integer_field("added"), 7) << text;
+    EXPECT_EQ(r.count_field("scores"), 2u) << text;
+    EXPECT_EQ(r.number("a"), 1.5);
+    EXPECT_EQ(r.number("b"), 2.5);
+    EXPECT_NO_THROW(r.finish());
+  }
+  StateReader unnamed_in_v2("demo 2 7", "demo", 2, "demo", /*named_since=*/2);
+  EXPECT_THROW(unnamed_in_v2.integer_field("added"), std::invalid_argument);
+}
+
 TEST(SavedState, DamageIsRefusedNamingTheField) {
   const auto error = [](const std::string& text, auto read) {
     try {
@@ -201,7 +215,14 @@ TEST(SavedState, StatesSavedByTheOlderVersionResume) {
     for (int i = 0; i < kSchedulerRounds; ++i) a.round();
     SchedulerRun b(c);
     b.trials = a.trials;
-    ASSERT_NO_THROW(b.sched->restore(fixture(c.label)));
+    const std::string old_state = fixture(c.label);
+    ASSERT_NO_THROW(b.sched->restore(old_state));
+    // Every scheduler with a state named no field in version 1; it writes version 2 now.
+    if (!old_state.empty()) {
+      const std::string tag = old_state.substr(0, old_state.find(' '));
+      EXPECT_EQ(old_state.rfind(tag + " 1 ", 0), 0u) << old_state;
+      EXPECT_EQ(b.sched->save().rfind(tag + " 2\n", 0), 0u) << b.sched->save();
+    }
     expect_same_future(a, b, c.label);
   }
   for (const auto& c : searcher_cases()) {
