@@ -1,7 +1,6 @@
 #include "search/asha_promotion.h"
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "search/asha_scheduler.h"
@@ -75,58 +74,45 @@ std::optional<TrialId> AshaPromotionScheduler::choose_trial_to_run(const std::ve
   return order_.next(trials);
 }
 
-// State: "asha_promotion 1 rungs", per rung its scores and promoted ids, then reached_.
+// Layout (version 2; version 1 is the same without the field names): the rung count and a
+// line per rung with its (id, -score) entries and its promoted ids, then "reached": the
+// trials with the number of rungs each reached.
 std::string AshaPromotionScheduler::save() const {
-  std::ostringstream out;
-  out << "asha_promotion 1 " << rungs_.size() << '\n';
+  StateWriter w("asha_promotion", 2);
+  w.field("rungs").integer(static_cast<std::int64_t>(rungs_.size())).line();
   for (const Rung& rung : rungs_) {
-    out << rung.scores.size();
-    for (const auto& [neg, id] : rung.scores) {
-      out << ' ' << id << ' ';
-      write_double(out, neg);
-    }
-    out << ' ' << rung.promoted.size();
-    for (TrialId id : rung.promoted) out << ' ' << id;
-    out << '\n';
+    w.integer(static_cast<std::int64_t>(rung.scores.size()));
+    for (const auto& [neg, id] : rung.scores) w.integer(id).number(neg);
+    w.integer(static_cast<std::int64_t>(rung.promoted.size()));
+    for (TrialId id : rung.promoted) w.integer(id);
+    w.line();
   }
-  out << reached_.size();
-  for (const auto& [id, r] : reached_) out << ' ' << id << ' ' << r.rungs;
-  out << '\n';
-  return out.str();
+  w.field("reached").integer(static_cast<std::int64_t>(reached_.size()));
+  for (const auto& [id, r] : reached_) w.integer(id).integer(static_cast<std::int64_t>(r.rungs));
+  w.line();
+  return w.str();
 }
 
 void AshaPromotionScheduler::restore(const std::string& state) {
-  std::istringstream in(state);
-  const auto bad = [](const std::string& what) { throw std::invalid_argument("asha (promotion): saved state: " + what); };
-  std::string tag;
-  int version = 0;
-  std::size_t n = 0;
-  if (!(in >> tag >> version >> n) || tag != "asha_promotion" || version != 1) bad("no 'asha_promotion 1' header");
-  if (n != milestones_.size()) bad("saved with " + std::to_string(n) + " rungs, this config has " + std::to_string(milestones_.size()));
+  StateReader r(state, "asha_promotion", 2, "asha (promotion)", /*named_since=*/2);
+  const std::size_t n = r.count_field("rungs");
+  r.require(n == milestones_.size(), "saved with " + std::to_string(n) + " rungs, this config has " +
+                                         std::to_string(milestones_.size()));
   std::vector<Rung> rungs(n);
   for (Rung& rung : rungs) {
-    std::size_t m = 0;
-    if (!(in >> m)) bad("bad rung");
-    for (std::size_t i = 0; i < m; ++i) {
-      TrialId id = 0;
-      if (!(in >> id)) bad("bad score");
-      rung.scores.insert({read_double(in, "asha score"), id});
+    for (std::size_t m = r.count("a rung's scores"); m > 0; --m) {
+      const TrialId id = r.integer("a trial id");
+      rung.scores.insert({r.number("an asha score"), id});
     }
-    if (!(in >> m)) bad("bad promoted count");
-    for (std::size_t i = 0; i < m; ++i) {
-      TrialId id = 0;
-      if (!(in >> id)) bad("bad promoted id");
-      rung.promoted.insert(id);
-    }
+    for (std::size_t m = r.count("a rung's promoted trials"); m > 0; --m) rung.promoted.insert(r.integer("a promoted id"));
   }
   std::map<TrialId, Reached> reached;
-  if (!(in >> n)) bad("no trial count");
-  for (std::size_t i = 0; i < n; ++i) {
-    TrialId id = 0;
-    std::size_t k = 0;
-    if (!(in >> id >> k) || k > milestones_.size()) bad("bad trial line");
-    reached[id].rungs = k;
+  for (std::size_t m = r.count_field("reached"); m > 0; --m) {
+    const TrialId id = r.integer("a trial id");
+    reached[id].rungs = static_cast<std::size_t>(
+        r.integer("the rungs a trial reached", 0, static_cast<std::int64_t>(milestones_.size())));
   }
+  r.finish();
   // The waiting sets follow: a trial waits at the last rung it reached unless promoted.
   for (std::size_t k = 0; k < rungs.size(); ++k) {
     for (const Entry& e : rungs[k].scores) {

@@ -27,10 +27,8 @@
 #include <set>
 #include <vector>
 
-#include <ext/pb_ds/assoc_container.hpp>
-#include <ext/pb_ds/tree_policy.hpp>
-
 #include "search/fifo_scheduler.h"
+#include "search/ranked_set.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search {
@@ -52,10 +50,8 @@ class AshaPromotionScheduler final : public Scheduler {
 
  private:
   using Entry = std::pair<double, TrialId>;  // (-score, id): best first, ties to lower id
-  // An ordered set with ranks (libstdc++'s policy tree): the rank of an entry is O(log n),
-  // so choosing does not walk the already promoted top of a rung.
-  using RankedSet = __gnu_pbds::tree<Entry, __gnu_pbds::null_type, std::less<Entry>, __gnu_pbds::rb_tree_tag,
-                                     __gnu_pbds::tree_order_statistics_node_update>;
+  // Scores in a RankedSet: the rank of an entry is O(log n), so choosing does not walk the
+  // already promoted top of a rung.
   struct Rung {
     RankedSet scores;            // every trial recorded at the rung
     std::set<Entry> waiting;     // those paused there, not promoted yet

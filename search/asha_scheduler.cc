@@ -4,8 +4,9 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
+
+#include "search/saved_state.h"
 
 namespace ranktune::search {
 
@@ -148,86 +149,77 @@ std::int64_t AshaScheduler::next_decision(const Trial& trial) const {
   return std::max(trial.iterations + 1, rungs[it->second.next_rung].milestone);
 }
 
-// Format:
-//   asha 1 <added> <brackets> <trials>
-//   <rungs of bracket 0> <milestone 0> ... (one line per bracket; checked on restore)
-//   <count> <score> ...                    (one line per rung, bracket by bracket)
-//   <id> <bracket> <next_rung>             (one line per trial, by id)
+// Layout (version 2; version 1 is the same without the field names): the trials added,
+// the bracket and trial counts, then under "milestones" a line per bracket with its rung
+// count and milestones (checked on restore), under "scores" a line per rung (bracket by
+// bracket) with its score count and scores, and under "records" a line per trial (by id):
+// "ID BRACKET NEXT_RUNG".
 std::string AshaScheduler::save() const {
-  std::ostringstream out;
-  out << "asha 1 " << added_ << ' ' << brackets_.size() << ' ' << records_.size() << '\n';
+  StateWriter w("asha", 2);
+  w.field("added").integer(added_).field("brackets").integer(static_cast<std::int64_t>(brackets_.size()));
+  w.field("trials").integer(static_cast<std::int64_t>(records_.size())).field("milestones").line();
   for (const auto& rungs : brackets_) {
-    out << rungs.size();
-    for (const auto& rung : rungs) out << ' ' << rung.milestone;
-    out << '\n';
+    w.integer(static_cast<std::int64_t>(rungs.size()));
+    for (const auto& rung : rungs) w.integer(rung.milestone);
+    w.line();
   }
+  w.field("scores").line();
   for (const auto& rungs : brackets_) {
     for (const auto& rung : rungs) {
       const auto values = rung.scores.values();
-      out << values.size();
-      for (double v : values) {
-        out << ' ';
-        write_double(out, v);
-      }
-      out << '\n';
+      w.integer(static_cast<std::int64_t>(values.size()));
+      for (double v : values) w.number(v);
+      w.line();
     }
   }
   std::vector<TrialId> ids;
   ids.reserve(records_.size());
   for (const auto& [id, rec] : records_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());  // a deterministic text for the same state
+  w.field("records").line();
   for (TrialId id : ids) {
     const auto& rec = records_.at(id);
-    out << id << ' ' << rec.bracket << ' ' << rec.next_rung << '\n';
+    w.integer(id).integer(rec.bracket).integer(static_cast<std::int64_t>(rec.next_rung)).line();
   }
-  return out.str();
+  return w.str();
 }
 
 void AshaScheduler::restore(const std::string& state) {
-  std::istringstream in(state);
-  const auto bad = [](const std::string& what) {
-    return std::invalid_argument("asha: saved state: " + what);
-  };
-  std::string magic;
-  int version = 0;
-  std::int64_t added = 0;
-  std::size_t nbrackets = 0, ntrials = 0;
-  if (!(in >> magic >> version >> added >> nbrackets >> ntrials) || magic != "asha" || version != 1) {
-    throw bad("no 'asha 1' header");
-  }
-  if (nbrackets != brackets_.size()) throw bad("saved with other options (brackets differ)");
+  StateReader r(state, "asha", 2, "asha", /*named_since=*/2);
+  const std::int64_t added = r.integer_field("added", 0);
+  const std::size_t nbrackets = r.count_field("brackets");
+  const std::size_t ntrials = r.count_field("trials");
+  r.field("milestones");
+  r.require(nbrackets == brackets_.size(), "saved with other options (brackets differ)");
   auto brackets = brackets_;
   for (auto& rungs : brackets) {
-    std::size_t n = 0;
-    if (!(in >> n) || n != rungs.size()) throw bad("saved with other options (rungs differ)");
+    r.require(r.count("rungs") == rungs.size(), "saved with other options (rungs differ)");
     for (auto& rung : rungs) {
-      std::int64_t at = 0;
-      if (!(in >> at) || at != rung.milestone) throw bad("saved with other options (rungs differ)");
+      r.require(r.integer("a milestone") == rung.milestone, "saved with other options (rungs differ)");
       rung.scores = RankSplit{};
     }
   }
+  r.field("scores");
   for (auto& rungs : brackets) {
     for (auto& rung : rungs) {
-      std::size_t n = 0;
-      if (!(in >> n)) throw bad("missing rung size");
-      for (std::size_t i = 0; i < n; ++i) {
-        const double v = read_double(in, "rung score");
-        if (std::isnan(v)) throw bad("NaN rung score");
+      for (std::size_t n = r.count("a rung's scores"); n > 0; --n) {
+        const double v = r.number("a rung score");
+        r.require(!std::isnan(v), "NaN rung score");
         rung.scores.insert(v);
       }
     }
   }
   std::unordered_map<TrialId, TrialRecord> records;
+  r.field("records");
   for (std::size_t i = 0; i < ntrials; ++i) {
-    TrialId id = 0;
+    const TrialId id = r.integer("a trial id");
     TrialRecord rec;
-    if (!(in >> id >> rec.bracket >> rec.next_rung) || rec.bracket < 0 ||
-        static_cast<std::size_t>(rec.bracket) >= brackets.size() ||
-        rec.next_rung > brackets[static_cast<std::size_t>(rec.bracket)].size() ||
-        !records.emplace(id, rec).second) {
-      throw bad("bad trial line " + std::to_string(i + 1));
-    }
+    rec.bracket = static_cast<int>(r.integer("a trial's bracket", 0, static_cast<std::int64_t>(brackets.size()) - 1));
+    rec.next_rung = static_cast<std::size_t>(r.integer(
+        "a trial's next rung", 0, static_cast<std::int64_t>(brackets[static_cast<std::size_t>(rec.bracket)].size())));
+    r.require(records.emplace(id, rec).second, "trial " + std::to_string(id) + " twice");
   }
+  r.finish();
   brackets_ = std::move(brackets);
   records_ = std::move(records);
   added_ = added;

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "search/saved_state.h"
@@ -108,84 +107,58 @@ void BohbSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error
 }
 
 std::string BohbSearcher::save() const {
-  std::ostringstream out;
-  out << "bohb 1\nnext " << next_ << "\nrandom " << random_ << "\nbudget " << budget_ << "\nruns " << runs_.size()
-      << "\n";
+  StateWriter w("bohb", 1);
+  w.field("next").integer(next_).field("random").integer(random_).field("budget").integer(budget_);
+  w.field("runs").integer(static_cast<std::int64_t>(runs_.size())).line();
   for (const auto& [id, run] : runs_) {
-    out << id << ' ' << run.results << ' ' << (run.complete ? 1 : 0);
-    parzen::write_point(out, run.point);
-    out << '\n';
+    w.integer(id).integer(run.results).integer(run.complete ? 1 : 0);
+    parzen::write_point(w, run.point);
+    w.line();
   }
-  out << "budgets " << by_budget_.size() << "\n";
+  w.field("budgets").integer(static_cast<std::int64_t>(by_budget_.size())).line();
   for (const auto& [budget, at] : by_budget_) {
-    out << budget << ' ' << at.size() << '\n';
-    for (const auto& o : at) {
-      // The metric as reported, not the signed score, so the text reads like the results.
-      out << o.id << ' ';
-      write_double(out, sign(options_.mode) * o.score);
-      out << '\n';
-    }
+    w.integer(budget).integer(static_cast<std::int64_t>(at.size())).line();
+    // The metric as reported, not the signed score, so the text reads like the results.
+    for (const auto& o : at) w.integer(o.id).number(sign(options_.mode) * o.score).line();
   }
-  return out.str();
+  return w.str();
 }
 
 void BohbSearcher::restore(const std::string& state) {
-  const auto bad = [](const std::string& why) {
-    return std::invalid_argument("bohb searcher: bad saved state: " + why);
-  };
-  std::istringstream in(state);
-  std::string word;
-  int version = 0;
-  if (!(in >> word >> version) || word != "bohb" || version != 1) throw bad("expected 'bohb 1'");
-  const auto number = [&](const char* key, long long min) {
-    long long n = 0;
-    if (!(in >> word >> n) || word != key || n < min) {
-      throw bad(std::string("expected '") + key + " N' with N >= " + std::to_string(min));
-    }
-    return static_cast<std::int64_t>(n);
-  };
-  const std::int64_t next = number("next", 0);
-  const std::int64_t random = number("random", 0);
-  const std::int64_t budget = number("budget", -1);
-  if (random > next) throw bad("more random suggestions than suggestions");
+  StateReader r(state, "bohb", 1, "bohb searcher");
+  const std::int64_t next = r.integer_field("next", 0);
+  const std::int64_t random = r.integer_field("random", 0);
+  const std::int64_t budget = r.integer_field("budget", -1);
+  r.require(random <= next, "more random suggestions than suggestions");
   std::map<TrialId, Run> runs;
-  for (std::int64_t n = number("runs", 0); n > 0; --n) {
-    TrialId id = 0;
+  for (std::size_t n = r.count_field("runs"); n > 0; --n) {
+    const TrialId id = r.integer("a trial id");
     Run run;
-    int complete = 0;
-    if (!(in >> id >> run.results >> complete) || run.results < 0 || (complete != 0 && complete != 1)) {
-      throw bad("expected 'id results complete' for a trial");
-    }
-    run.complete = complete == 1;
-    run.point = parzen::read_point(in, space_, "bohb searcher");
-    if (!runs.emplace(id, std::move(run)).second) throw bad("trial " + std::to_string(id) + " listed twice");
+    run.results = r.integer("a trial's results", 0);
+    run.complete = r.flag("whether a trial is complete");
+    run.point = parzen::read_point(r, space_);
+    r.require(runs.emplace(id, std::move(run)).second, "trial " + std::to_string(id) + " listed twice");
   }
   std::map<std::int64_t, std::vector<Observation>> by_budget;
-  for (std::int64_t n = number("budgets", 0); n > 0; --n) {
-    long long b = -1, count = -1;
-    if (!(in >> b >> count) || b < std::max<long long>(budget, 0) || count < 0 || by_budget.contains(b)) {
-      throw bad("expected 'budget count' with budgets distinct and not below the model budget");
-    }
+  for (std::size_t n = r.count_field("budgets"); n > 0; --n) {
+    const std::int64_t b = r.integer("a budget", std::max<std::int64_t>(budget, 0));
+    r.require(!by_budget.contains(b), "budget " + std::to_string(b) + " listed twice");
     auto& at = by_budget[b];
-    for (; count > 0; --count) {
+    for (std::size_t count = r.count("a budget's observations"); count > 0; --count) {
       Observation o{};
-      if (!(in >> o.id)) throw bad("expected an observation's trial id");
+      o.id = r.integer("an observation's trial id");
       const auto run = runs.find(o.id);
-      if (run == runs.end() || run->second.results < b) {
-        throw bad("observation of trial " + std::to_string(o.id) + " at budget " + std::to_string(b) +
-                  " that the trial never reached");
-      }
-      const double value = read_double(in, "observation value");
-      if (!std::isfinite(value)) throw bad("an observation's value must be finite");
-      o.score = sign(options_.mode) * value;
+      r.require(run != runs.end() && run->second.results >= b,
+                "observation of trial " + std::to_string(o.id) + " at budget " + std::to_string(b) +
+                    " that the trial never reached");
+      o.score = sign(options_.mode) * r.finite("an observation's value");
       at.push_back(o);
     }
   }
-  if (budget >= 0 && (!by_budget.contains(budget) ||
-                      static_cast<std::int64_t>(by_budget.at(budget).size()) < bohb_.min_points_in_model)) {
-    throw bad("the model budget has fewer than min_points_in_model observations");
-  }
-  if (in >> word) throw bad("unexpected '" + word + "' after the observations");
+  r.require(budget < 0 || (by_budget.contains(budget) && static_cast<std::int64_t>(by_budget.at(budget).size()) >=
+                                                             bohb_.min_points_in_model),
+            "the model budget has fewer than min_points_in_model observations");
+  r.finish();
   next_ = next;
   random_ = random;
   budget_ = budget;

@@ -2,7 +2,6 @@
 
 #include "search/saved_state.h"
 
-#include <sstream>
 #include <stdexcept>
 
 namespace ranktune::search {
@@ -37,32 +36,18 @@ void ConcurrencyLimiter::on_trial_complete(TrialId id, const Metrics& last, bool
 }
 
 std::string ConcurrencyLimiter::save() const {
-  std::ostringstream out;
-  out << "concurrency_limiter 1\nlive " << live_.size();
-  for (TrialId id : live_) out << ' ' << id;
-  write_inner(out, inner_->save());
-  return out.str();
+  StateWriter w("concurrency_limiter", 1);
+  w.field("live").integer(static_cast<std::int64_t>(live_.size()));
+  for (TrialId id : live_) w.integer(id);
+  w.inner(inner_->save());
+  return w.str();
 }
 
 void ConcurrencyLimiter::restore(const std::string& state) {
-  const auto bad = [](const std::string& why) {
-    return std::invalid_argument("concurrency limiter: bad saved state: " + why);
-  };
-  std::istringstream in(state);
-  std::string word;
-  int version = 0;
-  if (!(in >> word >> version) || word != "concurrency_limiter" || version != 1) {
-    throw bad("expected 'concurrency_limiter 1'");
-  }
-  long long n = -1;
-  if (!(in >> word >> n) || word != "live" || n < 0) throw bad("expected 'live N'");
+  StateReader r(state, "concurrency_limiter", 1, "concurrency limiter");
   std::set<TrialId> live;
-  for (; n > 0; --n) {
-    TrialId id = 0;
-    if (!(in >> id) || id < 1) throw bad("expected a live trial id");
-    live.insert(id);
-  }
-  inner_->restore(read_inner(in));  // first: if it throws, this decorator is unchanged too
+  for (std::size_t n = r.count_field("live"); n > 0; --n) live.insert(r.integer("a live trial id", 1));
+  inner_->restore(r.inner());  // first: if it throws, this decorator is unchanged too
   live_ = std::move(live);
 }
 

@@ -344,12 +344,12 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
     // Paused by a graceful stop while it ran: its scheduler still judges the result, or a
     // rung it reached now would be skipped after the resume. The worker is pausing anyway;
     // what changes is what the trial is once its checkpoint lands.
-    if (interrupted_.count(t.id) > 0) {
+    if (requeue_on_checkpoint_.count(t.id) > 0) {
       const Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
       if (d == Decision::Pause) {
-        interrupted_.erase(t.id);  // the scheduler's own pause: it stays PAUSED
+        requeue_on_checkpoint_.erase(t.id);  // the scheduler's own pause: it stays PAUSED
       } else if (d == Decision::Stop) {
-        interrupted_.erase(t.id);
+        requeue_on_checkpoint_.erase(t.id);
         t.saving = false;
         --saving_;
         finish(t, TrialStatus::Terminated, now);
@@ -455,7 +455,7 @@ std::vector<Command> Controller::on_checkpoint(TrialId id, int attempt, std::int
     --saving_;
     // Paused by a graceful stop, not by its scheduler: it is PENDING (from this checkpoint),
     // so that after a resume any scheduler runs it again.
-    if (interrupted_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);
+    if (requeue_on_checkpoint_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(*t);
   }
   changed(*t);
@@ -557,7 +557,7 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
     if (t.status != TrialStatus::Running) continue;
     if (why == EndReason::Interrupted && options_.checkpoint_on_stop) {
       pause_trial(t, now, out);
-      interrupted_.insert(t.id);
+      requeue_on_checkpoint_.insert(t.id);
     }
     else stop_trial(t, final_status, now, out);
   }
@@ -605,7 +605,7 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
     } else {
       // Pending or paused: nothing runs. A paused trial still saving keeps its count in
       // saving_ until the checkpoint lands (on_checkpoint settles a finished trial's).
-      interrupted_.erase(t->id);
+      requeue_on_checkpoint_.erase(t->id);
       finish(*t, TrialStatus::Terminated, now);
       changed(*t);
     }
@@ -641,7 +641,7 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
     when = "when it resumes from its next checkpoint (pausing it at iteration " + std::to_string(t->iterations) +
            "; it may run on a few iterations first)";
     pause_trial(*t, now, out);
-    interrupted_.insert(t->id);
+    requeue_on_checkpoint_.insert(t->id);
   } else if (t->saving) {
     when = "when it resumes from the checkpoint it is saving";
   } else if (t->restore_trial != 0) {

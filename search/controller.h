@@ -252,7 +252,9 @@ class Controller {
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
   std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
-  std::set<TrialId> interrupted_;        // paused by request_stop, checkpoint on its way
+  // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
+  // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.
+  std::set<TrialId> requeue_on_checkpoint_;
   bool searcher_finished_ = false;
   std::int64_t added_ = 0;               // trials added by on_control, beyond the searcher's
   std::int64_t extended_ = 0;            // trials on_control asked of the searcher beyond its plan

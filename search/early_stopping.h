@@ -1,16 +1,14 @@
 #pragma once
 /// Building blocks shared by the early-stopping schedulers (median_stopping, asha): the
-/// scheduler's view of a result, an order-statistics split of a multiset, and the exact
-/// text form of doubles used by their save()/restore().
+/// scheduler's view of a result and an order-statistics split of a multiset. (The text
+/// form of their saved state is search/saved_state.h's, as every algorithm's.)
 
 #include <cstddef>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "search/saved_state.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search {

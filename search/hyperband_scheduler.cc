@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "search/saved_state.h"
@@ -161,68 +160,60 @@ std::optional<TrialId> HyperBandScheduler::choose_trial_to_run(const std::vector
   return order_.next(trials);
 }
 
-// State: "hyperband 1", then per bracket "bracket s rung closed n_members ids... n_live
-// (id score)...", then the promoted and abandoned lists.
+// Layout (version 2; version 1 is the same without the field names): the bracket count, a
+// line per bracket "S RUNG CLOSED MEMBERS ids... LIVE (id score)..." (score NaN: not at the
+// rung yet), then the promoted and abandoned lists.
 std::string HyperBandScheduler::save() const {
-  std::ostringstream out;
-  out << "hyperband 1 " << brackets_.size() << '\n';
+  StateWriter w("hyperband", 2);
+  w.field("brackets").integer(static_cast<std::int64_t>(brackets_.size())).line();
   for (const Bracket& b : brackets_) {
-    out << b.s << ' ' << b.rung << ' ' << b.closed << ' ' << b.members.size();
-    for (TrialId id : b.members) out << ' ' << id;
-    out << ' ' << b.live.size();
-    for (const auto& [id, score] : b.live) {
-      out << ' ' << id << ' ';
-      write_double(out, score);
-    }
-    out << '\n';
+    w.integer(b.s).integer(static_cast<std::int64_t>(b.rung)).integer(b.closed ? 1 : 0);
+    w.integer(static_cast<std::int64_t>(b.members.size()));
+    for (TrialId id : b.members) w.integer(id);
+    w.integer(static_cast<std::int64_t>(b.live.size()));
+    for (const auto& [id, score] : b.live) w.integer(id).number(score);
+    w.line();
   }
-  out << promoted_.size();
-  for (TrialId id : promoted_) out << ' ' << id;
-  out << '\n' << abandoned_.size();
-  for (TrialId id : abandoned_) out << ' ' << id;
-  out << '\n';
-  return out.str();
+  for (const auto& [name, ids] : {std::pair{"promoted", &promoted_}, std::pair{"abandoned", &abandoned_}}) {
+    w.field(name).integer(static_cast<std::int64_t>(ids->size()));
+    for (TrialId id : *ids) w.integer(id);
+    w.line();
+  }
+  return w.str();
 }
 
 void HyperBandScheduler::restore(const std::string& state) {
-  std::istringstream in(state);
-  const auto bad = [](const std::string& what) { throw std::invalid_argument("hyperband: saved state: " + what); };
-  std::string tag;
-  int version = 0;
-  std::size_t nb = 0;
-  if (!(in >> tag >> version >> nb) || tag != "hyperband" || version != 1) bad("no 'hyperband 1' header");
+  StateReader r(state, "hyperband", 2, "hyperband", /*named_since=*/2);
   std::vector<Bracket> brackets;
   std::map<TrialId, std::size_t> index;
-  for (std::size_t i = 0; i < nb; ++i) {
+  for (std::size_t i = 0, nb = r.count_field("brackets"); i < nb; ++i) {
+    const std::string which = "bracket " + std::to_string(i);
     Bracket b;
-    std::size_t nm = 0, nl = 0;
-    if (!(in >> b.s >> b.rung >> b.closed >> nm) || b.s < 0 || b.s > s_max_) bad("bad bracket " + std::to_string(i));
+    b.s = static_cast<int>(r.integer(which + "'s s", 0, s_max_));
     b.shape = shape(b.s);
-    if (b.rung >= b.shape.milestones.size()) bad("bad rung in bracket " + std::to_string(i));
-    for (std::size_t k = 0; k < nm; ++k) {
-      TrialId id = 0;
-      if (!(in >> id) || id < 1 || index.count(id)) bad("bad member of bracket " + std::to_string(i));
+    b.rung = static_cast<std::size_t>(
+        r.integer(which + "'s rung", 0, static_cast<std::int64_t>(b.shape.milestones.size()) - 1));
+    b.closed = r.flag("whether " + which + " is closed");
+    for (std::size_t k = r.count(which + "'s members"); k > 0; --k) {
+      const TrialId id = r.integer("a member of " + which, 1);
+      r.require(!index.contains(id), "trial " + std::to_string(id) + " is in two brackets");
       b.members.push_back(id);
       index[id] = i;
     }
-    if (!(in >> nl)) bad("bad live count in bracket " + std::to_string(i));
-    for (std::size_t k = 0; k < nl; ++k) {
-      TrialId id = 0;
-      if (!(in >> id)) bad("bad live trial in bracket " + std::to_string(i));
-      b.live[id] = read_double(in, "hyperband score");
+    for (std::size_t k = r.count(which + "'s live trials"); k > 0; --k) {
+      const TrialId id = r.integer("a live trial of " + which);
+      b.live[id] = r.number("a hyperband score");
     }
     brackets.push_back(std::move(b));
   }
-  const auto read_ids = [&](const char* what) {
-    std::size_t n = 0;
-    if (!(in >> n)) bad(std::string("no ") + what + " list");
-    std::vector<TrialId> ids(n);
-    for (auto& id : ids)
-      if (!(in >> id)) bad(std::string("bad ") + what + " list");
+  const auto read_ids = [&](const char* name) {
+    std::vector<TrialId> ids(r.count_field(name));
+    for (auto& id : ids) id = r.integer(std::string("an id of ") + name);
     return ids;
   };
   auto promoted = read_ids("promoted");
   auto abandoned = read_ids("abandoned");
+  r.finish();
   brackets_ = std::move(brackets);
   bracket_index_ = std::move(index);
   promoted_ = std::move(promoted);

@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
+
+#include "search/saved_state.h"
 
 namespace ranktune::search {
 
@@ -105,60 +106,47 @@ void MedianStoppingScheduler::on_trial_error(const Trial& trial) {
   }
 }
 
-// Format:
-//   median_stopping 1 <number of trials>
-//   <id> <attempt> <seen> <n> <sum> <best> <len> <means[0]> ... <means[len-1]>   (per trial)
+// Layout (version 2; version 1 is the same without the field name): "trials COUNT", then a
+// line per trial
+//   ID ATTEMPT SEEN N SUM BEST LEN MEANS[0] ... MEANS[LEN-1]
 // The per-iteration splits are rebuilt from the means, which are the exact doubles inserted.
 std::string MedianStoppingScheduler::save() const {
-  std::ostringstream out;
-  out << "median_stopping 1 " << records_.size() << '\n';
+  StateWriter w("median_stopping", 2);
+  w.field("trials").integer(static_cast<std::int64_t>(records_.size())).line();
   for (const auto& [id, r] : records_) {
-    out << id << ' ' << r.attempt << ' ' << r.seen << ' ' << r.n << ' ';
-    write_double(out, r.sum);
-    out << ' ';
-    write_double(out, r.best);
-    out << ' ' << r.means.size();
-    for (double m : r.means) {
-      out << ' ';
-      write_double(out, m);
-    }
-    out << '\n';
+    w.integer(id).integer(r.attempt).integer(r.seen).integer(r.n).number(r.sum).number(r.best);
+    w.integer(static_cast<std::int64_t>(r.means.size()));
+    for (double m : r.means) w.number(m);
+    w.line();
   }
-  return out.str();
+  return w.str();
 }
 
 void MedianStoppingScheduler::restore(const std::string& state) {
-  std::istringstream in(state);
-  std::string magic;
-  int version = 0;
-  std::size_t count = 0;
-  if (!(in >> magic >> version >> count) || magic != "median_stopping" || version != 1) {
-    throw std::invalid_argument("median_stopping: saved state has no 'median_stopping 1' header");
-  }
+  StateReader in(state, "median_stopping", 2, "median_stopping", /*named_since=*/2);
   std::map<TrialId, TrialRecord> records;
   std::vector<RankSplit> at_t;
-  for (std::size_t i = 0; i < count; ++i) {
-    TrialId id = 0;
+  for (std::size_t count = in.count_field("trials"); count > 0; --count) {
+    const TrialId id = in.integer("a trial id");
+    const std::string of = " of trial " + std::to_string(id);
     TrialRecord r;
-    std::size_t len = 0;
-    if (!(in >> id >> r.attempt >> r.seen >> r.n)) {
-      throw std::invalid_argument("median_stopping: saved state: bad trial line " + std::to_string(i + 1));
-    }
-    r.sum = read_double(in, "sum");
-    r.best = read_double(in, "best");
-    if (!(in >> len) || len > static_cast<std::size_t>(std::max<std::int64_t>(r.seen, 0))) {
-      throw std::invalid_argument("median_stopping: saved state: bad length for trial " + std::to_string(id));
-    }
+    r.attempt = static_cast<int>(in.integer("the attempt" + of, 0, std::numeric_limits<int>::max()));
+    r.seen = in.integer("the last iteration" + of);
+    r.n = in.integer("the score count" + of);
+    r.sum = in.number("the sum" + of);
+    r.best = in.number("the best score" + of);
+    const std::size_t len = in.count("the running averages" + of);
+    in.require(len <= static_cast<std::size_t>(std::max<std::int64_t>(r.seen, 0)),
+               "more running averages than iterations" + of);
     r.means.resize(len);
     if (at_t.size() < len) at_t.resize(len);
     for (std::size_t k = 0; k < len; ++k) {
-      r.means[k] = read_double(in, "running average");
+      r.means[k] = in.number("a running average" + of);
       if (!std::isnan(r.means[k])) at_t[k].insert(r.means[k]);
     }
-    if (!records.emplace(id, std::move(r)).second) {
-      throw std::invalid_argument("median_stopping: saved state: trial " + std::to_string(id) + " twice");
-    }
+    in.require(records.emplace(id, std::move(r)).second, "trial " + std::to_string(id) + " twice");
   }
+  in.finish();
   records_ = std::move(records);
   at_t_ = std::move(at_t);
 }

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <istream>
 #include <limits>
 #include <numbers>
 #include <numeric>
 #include <optional>
-#include <ostream>
 #include <stdexcept>
 
 #include "search/saved_state.h"
@@ -412,30 +410,21 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   return point;
 }
 
-void write_point(std::ostream& out, const Point& point) {
-  for (double x : point) {
-    out << ' ';
-    write_double(out, x);
-  }
+void write_point(StateWriter& w, const Point& point) {
+  for (double x : point) w.number(x);
 }
 
-Point read_point(std::istream& in, const Space& space, const std::string& owner) {
-  const auto bad = [&](const std::string& why) {
-    return std::invalid_argument(owner + ": bad saved state: " + why);
-  };
+Point read_point(StateReader& r, const Space& space) {
   Point p(space.params.size());
   for (std::size_t i = 0; i < p.size(); ++i) {
-    const Domain& d = space.params[i].domain;
-    p[i] = read_double(in, "point value");
-    if (!std::isfinite(p[i])) throw bad("expected " + std::to_string(p.size()) + " finite values per row");
+    const Param& param = space.params[i];
+    const Domain& d = param.domain;
+    p[i] = r.finite("a value of '" + param.name + "'");
     const bool integral = d.is_listed() || d.kind == DomainKind::RandInt;
-    if (integral && p[i] != std::floor(p[i])) throw bad("'" + space.params[i].name + "' needs an integer");
-    if (d.is_listed() && (p[i] < 0 || p[i] >= static_cast<double>(d.values.size()))) {
-      throw bad("'" + space.params[i].name + "' index out of range");
-    }
-    if (!d.is_listed() && (p[i] < d.low || p[i] > d.high)) {
-      throw bad("'" + space.params[i].name + "' outside its domain");
-    }
+    r.require(!integral || p[i] == std::floor(p[i]), "'" + param.name + "' needs an integer");
+    r.require(!d.is_listed() || (p[i] >= 0 && p[i] < static_cast<double>(d.values.size())),
+              "'" + param.name + "' index out of range");
+    r.require(d.is_listed() || (p[i] >= d.low && p[i] <= d.high), "'" + param.name + "' outside its domain");
   }
   return p;
 }

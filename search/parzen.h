@@ -30,11 +30,11 @@
 /// by log l(x) - log g(x) over all parameters at once.
 
 #include <cstdint>
-#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "search/options.h"
+#include "search/saved_state.h"
 #include "search/space.h"
 
 namespace ranktune::search::parzen {
@@ -84,11 +84,10 @@ Point sample_point(const Space& space, Rng& rng);
 Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
               Rng& rng, const std::vector<const Point*>& running = {});
 
-/// Writes a point as space-separated exact doubles, each preceded by a space.
-void write_point(std::ostream& out, const Point& point);
+/// Writes a point into a saved state: its coordinates, as exact doubles.
+void write_point(StateWriter& w, const Point& point);
 /// Reads a point of `space` that write_point wrote, and checks it lies in the space (finite,
-/// integral where it must be, in range). Throws std::invalid_argument
-/// "OWNER: bad saved state: ..." otherwise.
-Point read_point(std::istream& in, const Space& space, const std::string& owner);
+/// integral where it must be, in range); the reader throws naming the parameter otherwise.
+Point read_point(StateReader& r, const Space& space);
 
 }  // namespace ranktune::search::parzen

@@ -2,12 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "search/saved_state.h"
 
 namespace ranktune::search {
+
+namespace {
+
+// The type tags of a config value in the state: double, integer, string.
+constexpr char kValueTags[4] = "012";
+
+}  // namespace
 
 PbtScheduler::PbtScheduler(SchedulerContext ctx, const Options& options) : ctx_(std::move(ctx)) {
   if (ctx_.space == nullptr) throw std::invalid_argument("pbt needs the search space");
@@ -125,64 +131,40 @@ Config PbtScheduler::explore(const Config& config, std::uint64_t index) const {
   return out;
 }
 
-// State: "pbt 1 draws", the scores, then each trial's config as (name, value) pairs.
+// Layout (version 2; version 1 is the same without the field names): the draws, the
+// score count and a line per score "ID SCORE", then the config count and a line per trial
+// "ID PARAMS (name type value)..." with the types 0 double, 1 integer, 2 string.
 std::string PbtScheduler::save() const {
-  std::ostringstream out;
-  out << "pbt 1 " << draws_ << ' ' << scores_.size() << '\n';
-  for (const auto& [id, score] : scores_) {
-    out << id << ' ';
-    write_double(out, score);
-    out << '\n';
-  }
-  out << configs_.size() << '\n';
+  StateWriter w("pbt", 2);
+  w.field("draws").integer(static_cast<std::int64_t>(draws_));
+  w.field("scores").integer(static_cast<std::int64_t>(scores_.size())).line();
+  for (const auto& [id, score] : scores_) w.integer(id).number(score).line();
+  w.field("configs").integer(static_cast<std::int64_t>(configs_.size())).line();
   for (const auto& [id, config] : configs_) {
-    out << id << ' ' << config.size();
-    for (const auto& [name, value] : config) {
-      out << ' ';
-      write_text(out, name);
-      out << ' ' << value.index() << ' ';
-      if (const auto* d = std::get_if<double>(&value)) write_double(out, *d);
-      else if (const auto* i = std::get_if<std::int64_t>(&value)) out << *i;
-      else write_text(out, std::get<std::string>(value));
-    }
-    out << '\n';
+    w.integer(id).integer(static_cast<std::int64_t>(config.size()));
+    for (const auto& [name, value] : config) w.text(name).value(value, kValueTags);
+    w.line();
   }
-  return out.str();
+  return w.str();
 }
 
 void PbtScheduler::restore(const std::string& state) {
-  std::istringstream in(state);
-  const auto bad = [](const std::string& what) { throw std::invalid_argument("pbt: saved state: " + what); };
-  std::string tag;
-  int version = 0;
-  std::uint64_t draws = 0;
-  std::size_t n = 0;
-  if (!(in >> tag >> version >> draws >> n) || tag != "pbt" || version != 1) bad("no 'pbt 1' header");
+  StateReader r(state, "pbt", 2, "pbt", /*named_since=*/2);
+  const auto draws = static_cast<std::uint64_t>(r.integer_field("draws", 0));
   std::map<TrialId, double> scores;
-  for (std::size_t i = 0; i < n; ++i) {
-    TrialId id = 0;
-    if (!(in >> id)) bad("bad score line");
-    scores[id] = read_double(in, "pbt score");
+  for (std::size_t n = r.count_field("scores"); n > 0; --n) {
+    const TrialId id = r.integer("a trial id");
+    scores[id] = r.number("a pbt score");
   }
   std::map<TrialId, Config> configs;
-  if (!(in >> n)) bad("no config count");
-  for (std::size_t i = 0; i < n; ++i) {
-    TrialId id = 0;
-    std::size_t m = 0;
-    if (!(in >> id >> m)) bad("bad config line");
-    Config& c = configs[id];
-    for (std::size_t j = 0; j < m; ++j) {
-      const std::string name = read_text(in, "pbt parameter name");
-      int kind = -1;
-      if (!(in >> kind) || kind < 0 || kind > 2) bad("bad value kind for " + name);
-      if (kind == 0) c[name] = read_double(in, "pbt value");
-      else if (kind == 1) {
-        std::int64_t v = 0;
-        if (!(in >> v)) bad("bad integer for " + name);
-        c[name] = v;
-      } else c[name] = read_text(in, "pbt value");
+  for (std::size_t n = r.count_field("configs"); n > 0; --n) {
+    Config& c = configs[r.integer("a trial id")];
+    for (std::size_t m = r.count("a config's parameters"); m > 0; --m) {
+      std::string name = r.text("a parameter name");
+      c[name] = r.value("'" + name + "'", kValueTags);
     }
   }
+  r.finish();
   draws_ = draws;
   scores_ = std::move(scores);
   ranked_.clear();

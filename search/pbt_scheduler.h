@@ -36,10 +36,8 @@
 #include <utility>
 #include <vector>
 
-#include <ext/pb_ds/assoc_container.hpp>
-#include <ext/pb_ds/tree_policy.hpp>
-
 #include "search/fifo_scheduler.h"
+#include "search/ranked_set.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search {
@@ -78,10 +76,7 @@ class PbtScheduler final : public Scheduler {
   std::map<TrialId, Config> configs_;  // each trial's current config
   std::map<TrialId, double> scores_;   // score at the trial's latest perturbation point
   // The same scores as (score, id), worst first and ties by id, with ranks in O(log n)
-  // (libstdc++'s policy tree), so a perturbation point does not sort the population.
-  using RankedSet = __gnu_pbds::tree<std::pair<double, TrialId>, __gnu_pbds::null_type,
-                                     std::less<std::pair<double, TrialId>>,
-                                     __gnu_pbds::rb_tree_tag, __gnu_pbds::tree_order_statistics_node_update>;
+  // (a RankedSet), so a perturbation point does not sort the population.
   RankedSet ranked_;
   void set_score(TrialId id, double score);
   void erase_score(TrialId id);

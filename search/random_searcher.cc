@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "search/saved_state.h"
+
 namespace ranktune::search {
 
 RandomSearcher::RandomSearcher(Space space, SearcherOptions options)
@@ -21,17 +23,14 @@ Suggestion RandomSearcher::suggest(TrialId id) {
   return {Suggestion::Kind::Config, std::move(config)};
 }
 
+// The whole state is the index of the next suggestion, without a header (its only layout).
 std::string RandomSearcher::save() const { return std::to_string(next_); }
 
 void RandomSearcher::restore(const std::string& state) {
-  try {
-    std::size_t used = 0;
-    const long long n = std::stoll(state, &used);
-    if (used != state.size() || n < 0) throw std::invalid_argument(state);
-    next_ = n;
-  } catch (const std::exception&) {
-    throw std::invalid_argument("random searcher: bad saved state '" + state + "'");
-  }
+  StateReader r = StateReader::untagged(state, "random searcher");
+  const std::int64_t next = r.integer("the next suggestion's index", 0);
+  r.finish();
+  next_ = next;
 }
 
 }  // namespace ranktune::search

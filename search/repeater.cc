@@ -5,23 +5,14 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 namespace ranktune::search {
 
 namespace {
 
-std::invalid_argument bad(const std::string& why) {
-  return std::invalid_argument("repeater: bad saved state: " + why);
-}
-
-long long read_count(std::istream& in, const char* key) {
-  std::string word;
-  long long n = -1;
-  if (!(in >> word >> n) || word != key || n < 0) throw bad(std::string("expected '") + key + " N'");
-  return n;
-}
+// The type tags of a config value in the state: double, integer, string.
+constexpr char kValueTags[4] = "fis";
 
 }  // namespace
 
@@ -80,89 +71,52 @@ std::int64_t Repeater::total() const {
 }
 
 std::string Repeater::save() const {
-  std::ostringstream out;
-  out << "repeater 1\nrepeat " << repeat_ << "\ncurrent " << current_ << ' ' << to_suggest_
-      << "\nconfig " << config_.size() << '\n';
-  for (const auto& [name, value] : config_) {
-    write_text(out, name);
-    if (const auto* d = std::get_if<double>(&value)) {
-      out << " f ";
-      write_double(out, *d);
-    } else if (const auto* i = std::get_if<std::int64_t>(&value)) {
-      out << " i " << *i;
-    } else {
-      out << " s ";
-      write_text(out, std::get<std::string>(value));
-    }
-    out << '\n';
-  }
-  out << "groups " << groups_.size() << '\n';
-  for (const auto& [first, g] : groups_) {
-    out << first << ' ' << g.left << ' ' << g.valid << ' ' << g.errors << ' ';
-    write_double(out, g.sum);
-    out << '\n';
-  }
-  out << "members " << member_of_.size() << '\n';
-  for (const auto& [id, first] : member_of_) out << id << ' ' << first << '\n';
-  write_inner(out, inner_->save());
-  return out.str();
+  StateWriter w("repeater", 1);
+  w.field("repeat").integer(repeat_).field("current").integer(current_).integer(to_suggest_);
+  w.field("config").integer(static_cast<std::int64_t>(config_.size())).line();
+  for (const auto& [name, value] : config_) w.text(name).value(value, kValueTags).line();
+  w.field("groups").integer(static_cast<std::int64_t>(groups_.size())).line();
+  for (const auto& [first, g] : groups_) w.integer(first).integer(g.left).integer(g.valid).integer(g.errors).number(g.sum).line();
+  w.field("members").integer(static_cast<std::int64_t>(member_of_.size())).line();
+  for (const auto& [id, first] : member_of_) w.integer(id).integer(first).line();
+  w.inner(inner_->save());
+  return w.str();
 }
 
 void Repeater::restore(const std::string& state) {
-  std::istringstream in(state);
-  std::string word;
-  int version = 0;
-  if (!(in >> word >> version) || word != "repeater" || version != 1) {
-    throw bad("expected 'repeater 1'");
-  }
-  const long long repeat = read_count(in, "repeat");
-  if (repeat != repeat_) {
-    throw bad("saved with repeat = " + std::to_string(repeat) + ", but repeat is now " +
-              std::to_string(repeat_));
-  }
-  TrialId current = 0;
-  long long to_suggest = -1;
-  if (!(in >> word >> current >> to_suggest) || word != "current" || current < 0 ||
-      to_suggest < 0 || to_suggest >= repeat_ || (current == 0 && to_suggest > 0)) {
-    throw bad("expected 'current FIRST_ID TO_SUGGEST'");
-  }
+  StateReader r(state, "repeater", 1, "repeater");
+  const std::int64_t repeat = r.integer_field("repeat", 1);
+  r.require(repeat == repeat_, "saved with repeat = " + std::to_string(repeat) + ", but repeat is now " +
+                                   std::to_string(repeat_));
+  r.field("current");
+  const TrialId current = r.integer("the current group", 0);
+  const std::int64_t to_suggest = r.integer("the members left to suggest", 0, repeat_ - 1);
+  r.require(current > 0 || to_suggest == 0, "members left to suggest without a current group");
   Config config;
-  for (long long n = read_count(in, "config"); n > 0; --n) {
-    std::string name = read_text(in, "a name or string");
-    char type = 0;
-    if (!(in >> type)) throw bad("expected a value type");
-    if (type == 'f') {
-      config[name] = read_double(in, "a number");
-    } else if (type == 'i') {
-      std::int64_t i = 0;
-      if (!(in >> i)) throw bad("expected an integer for '" + name + "'");
-      config[name] = i;
-    } else if (type == 's') {
-      if (in.get() != ' ') throw bad("expected a string for '" + name + "'");
-      config[name] = read_text(in, "a name or string");
-    } else {
-      throw bad(std::string("unknown value type '") + type + "'");
-    }
+  for (std::size_t n = r.count_field("config"); n > 0; --n) {
+    std::string name = r.text("a parameter name");
+    config[name] = r.value("'" + name + "'", kValueTags);
   }
   std::map<TrialId, Group> groups;
-  for (long long n = read_count(in, "groups"); n > 0; --n) {
-    TrialId first = 0;
+  for (std::size_t n = r.count_field("groups"); n > 0; --n) {
+    const TrialId first = r.integer("a group's first trial", 1);
     Group g;
-    if (!(in >> first >> g.left >> g.valid >> g.errors) || first < 1 || g.left < 1 ||
-        g.valid < 0 || g.errors < 0 || g.left + g.valid + g.errors > repeat_) {
-      throw bad("expected 'FIRST_ID LEFT VALID ERRORS SUM'");
-    }
-    g.sum = read_double(in, "a number");
+    g.left = r.integer("a group's members left", 1);
+    g.valid = r.integer("a group's valid members", 0);
+    g.errors = r.integer("a group's failed members", 0);
+    r.require(g.left + g.valid + g.errors <= repeat_, "group " + std::to_string(first) + " has more than repeat members");
+    g.sum = r.number("a group's sum");
     groups[first] = g;
   }
   std::map<TrialId, TrialId> member_of;
-  for (long long n = read_count(in, "members"); n > 0; --n) {
-    TrialId id = 0, first = 0;
-    if (!(in >> id >> first) || !groups.contains(first)) throw bad("expected 'ID FIRST_ID' of an open group");
+  for (std::size_t n = r.count_field("members"); n > 0; --n) {
+    const TrialId id = r.integer("a member's trial id");
+    const TrialId first = r.integer("a member's group");
+    r.require(groups.contains(first), "trial " + std::to_string(id) + " is in a group that is not open");
     member_of[id] = first;
   }
-  if (to_suggest > 0 && !groups.contains(current)) throw bad("the current group is not open");
-  inner_->restore(read_inner(in));  // first: if it throws, this decorator is unchanged too
+  r.require(to_suggest == 0 || groups.contains(current), "the current group is not open");
+  inner_->restore(r.inner());  // first: if it throws, this decorator is unchanged too
   config_ = std::move(config);
   current_ = current;
   to_suggest_ = to_suggest;

@@ -11,23 +11,52 @@
 
 namespace ranktune::search {
 
-std::vector<std::string> scheduler_names() { return {"fifo", "asha", "hyperband", "median_stopping", "pbt"}; }
+namespace {
+
+template <class T>
+std::unique_ptr<Scheduler> make(const SchedulerContext& ctx, const Options& options) {
+  return std::make_unique<T>(ctx, options);
+}
+
+std::unique_ptr<Scheduler> make_fifo(const SchedulerContext&, const Options& options) {
+  OptionReader(options, "fifo").finish();  // FIFO takes no options
+  return std::make_unique<FifoScheduler>();
+}
+
+std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options& options) {
+  const auto v = options.find("variant");
+  if (v != options.end() && v->second == Value{std::string("promotion")})
+    return std::make_unique<AshaPromotionScheduler>(ctx, options);
+  return std::make_unique<AshaScheduler>(ctx, options);
+}
+
+}  // namespace
+
+const std::vector<SchedulerKind>& schedulers() {
+  static const std::vector<SchedulerKind> table = {
+      {"fifo", "runs every trial to max_t, in the order they were created", make_fifo},
+      {"asha", "asynchronous successive halving: stops (or, variant = \"promotion\", pauses) trials "
+               "below the top 1/reduction_factor at each rung", make_asha},
+      {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor",
+       make<HyperBandScheduler>},
+      {"median_stopping", "stops a trial whose best result is worse than the median of the others' "
+                          "running averages", make<MedianStoppingScheduler>},
+      {"pbt", "population based training: the bottom quantile restarts from a top trial's checkpoint "
+              "with a perturbed config", make<PbtScheduler>},
+  };
+  return table;
+}
+
+std::vector<std::string> scheduler_names() {
+  std::vector<std::string> out;
+  for (const auto& k : schedulers()) out.emplace_back(k.name);
+  return out;
+}
 
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options) {
-  if (name == "fifo") {
-    OptionReader(options, name).finish();  // FIFO takes no options
-    return std::make_unique<FifoScheduler>();
-  }
-  if (name == "asha") {
-    const auto v = options.find("variant");
-    if (v != options.end() && v->second == Value{std::string("promotion")})
-      return std::make_unique<AshaPromotionScheduler>(ctx, options);
-    return std::make_unique<AshaScheduler>(ctx, options);
-  }
-  if (name == "median_stopping") return std::make_unique<MedianStoppingScheduler>(ctx, options);
-  if (name == "hyperband") return std::make_unique<HyperBandScheduler>(ctx, options);
-  if (name == "pbt") return std::make_unique<PbtScheduler>(ctx, options);
+  for (const auto& k : schedulers())
+    if (name == k.name) return k.make(ctx, options);
   throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + comma_list(scheduler_names()));
 }
 

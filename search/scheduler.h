@@ -75,7 +75,19 @@ class Scheduler {
   virtual void restore(const std::string& state) = 0;
 };
 
-/// Names accepted by make_scheduler.
+/// One registered scheduler: its `[scheduler] kind`, one line of help, and its factory
+/// (which reads and checks its own options).
+struct SchedulerKind {
+  const char* name;
+  const char* help;
+  std::unique_ptr<Scheduler> (*make)(const SchedulerContext& ctx, const Options& options);
+};
+
+/// Every scheduler, in the order messages list them. Adding a scheduler is one line of this
+/// table (scheduler.cc); the tests that run over every scheduler read it.
+const std::vector<SchedulerKind>& schedulers();
+
+/// The names of schedulers(), accepted by make_scheduler.
 std::vector<std::string> scheduler_names();
 
 /// Builds a scheduler by name with its `[scheduler]` options. Throws std::invalid_argument

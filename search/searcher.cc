@@ -1,5 +1,6 @@
 #include "search/searcher.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
@@ -11,8 +12,6 @@
 #include "search/tpe_searcher.h"
 
 namespace ranktune::search {
-
-std::vector<std::string> searcher_names() { return {"random", "grid", "tpe", "bohb"}; }
 
 namespace {
 
@@ -43,25 +42,42 @@ Decorators take_decorators(Options& options) {
   return d;
 }
 
-std::unique_ptr<Searcher> make_algorithm(const std::string& name, const Space& space,
-                                         const SearcherOptions& options,
-                                         const Options& algorithm_options) {
-  if (name == "random" || name == "grid") {
-    OptionReader(algorithm_options, name).finish();  // neither takes options
-    return name == "random" ? std::make_unique<RandomSearcher>(space, options)
-                            : make_grid_searcher(space, options);
-  }
-  if (name == "tpe") {
-    return std::make_unique<TpeSearcher>(space, options, TpeOptions::read(algorithm_options));
-  }
-  if (name == "bohb") {
-    return std::make_unique<BohbSearcher>(space, options, BohbOptions::read(algorithm_options, space.params.size()));
-  }
-  throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " +
-                              comma_list(searcher_names()));
+std::unique_ptr<Searcher> make_random(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  OptionReader(algorithm, "random").finish();  // it takes no options
+  return std::make_unique<RandomSearcher>(space, options);
+}
+
+std::unique_ptr<Searcher> make_grid(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  OptionReader(algorithm, "grid").finish();  // it takes no options
+  return make_grid_searcher(space, options);
+}
+
+std::unique_ptr<Searcher> make_tpe(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  return std::make_unique<TpeSearcher>(space, options, TpeOptions::read(algorithm));
+}
+
+std::unique_ptr<Searcher> make_bohb(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  return std::make_unique<BohbSearcher>(space, options, BohbOptions::read(algorithm, space.params.size()));
 }
 
 }  // namespace
+
+const std::vector<SearcherKind>& searchers() {
+  static const std::vector<SearcherKind> table = {
+      {"random", "samples each parameter from its domain, num_samples times per grid point", make_random},
+      {"grid", "every combination of the grid and choice values, num_samples times", make_grid},
+      {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials", make_tpe},
+      {"bohb", "TPE over the results at the largest budget with enough of them (BOHB), for HyperBand "
+               "or ASHA", make_bohb},
+  };
+  return table;
+}
+
+std::vector<std::string> searcher_names() {
+  std::vector<std::string> out;
+  for (const auto& k : searchers()) out.emplace_back(k.name);
+  return out;
+}
 
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
                                         const SearcherOptions& options,
@@ -70,7 +86,12 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
   const Decorators d = take_decorators(rest);
   std::unique_ptr<Searcher> searcher;
   try {
-    searcher = make_algorithm(name, space, options, rest);
+    const auto& table = searchers();
+    const auto kind = std::find_if(table.begin(), table.end(), [&](const SearcherKind& k) { return name == k.name; });
+    if (kind == table.end()) {
+      throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " + comma_list(searcher_names()));
+    }
+    searcher = kind->make(space, options, rest);
   } catch (const OptionError& e) {
     // The algorithm only knows its own keys; a typo of a generic key deserves its hint.
     const auto near = closest_name(e.key(), {"repeat", "max_concurrent"});

@@ -55,7 +55,21 @@ struct SearcherOptions {
   Mode mode = Mode::Max;
 };
 
-/// Names accepted by make_searcher.
+/// One registered search algorithm: its `[search] algorithm`, one line of help, and its
+/// factory (which reads and checks its own options; make_searcher has taken the generic
+/// keys `repeat` and `max_concurrent` out before).
+struct SearcherKind {
+  const char* name;
+  const char* help;
+  std::unique_ptr<Searcher> (*make)(const Space& space, const SearcherOptions& options,
+                                    const Options& algorithm_options);
+};
+
+/// Every search algorithm, in the order messages list them. Adding one is one line of this
+/// table (searcher.cc); the tests that run over every searcher read it.
+const std::vector<SearcherKind>& searchers();
+
+/// The names of searchers(), accepted by make_searcher.
 std::vector<std::string> searcher_names();
 
 /// Builds a searcher by name with its `[search]` options. Throws std::invalid_argument

@@ -1,7 +1,6 @@
 #include "search/tpe_searcher.h"
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "search/saved_state.h"
@@ -61,56 +60,41 @@ void TpeSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error)
 }
 
 std::string TpeSearcher::save() const {
-  std::ostringstream out;
-  out << "tpe 1\nnext " << next_ << "\npending " << pending_.size() << "\n";
+  StateWriter w("tpe", 1);
+  w.field("next").integer(next_);
+  w.field("pending").integer(static_cast<std::int64_t>(pending_.size())).line();
   for (const auto& [id, point] : pending_) {
-    out << id;
-    parzen::write_point(out, point);
-    out << '\n';
+    w.integer(id);
+    parzen::write_point(w, point);
+    w.line();
   }
-  out << "observed " << observed_.size() << "\n";
+  w.field("observed").integer(static_cast<std::int64_t>(observed_.size())).line();
   for (const auto& o : observed_) {
     // The metric as reported, not the signed score, so the text reads like the results.
-    out << o.id << ' ';
-    write_double(out, sign(options_.mode) * o.score);
-    parzen::write_point(out, o.point);
-    out << '\n';
+    w.integer(o.id).number(sign(options_.mode) * o.score);
+    parzen::write_point(w, o.point);
+    w.line();
   }
-  return out.str();
+  return w.str();
 }
 
 void TpeSearcher::restore(const std::string& state) {
-  const auto bad = [](const std::string& why) {
-    return std::invalid_argument("tpe searcher: bad saved state: " + why);
-  };
-  std::istringstream in(state);
-  std::string word;
-  int version = 0;
-  if (!(in >> word >> version) || word != "tpe" || version != 1) throw bad("expected 'tpe 1'");
-  const auto count = [&](const char* key) {
-    long long n = -1;
-    if (!(in >> word >> n) || word != key || n < 0) throw bad(std::string("expected '") + key + " N'");
-    return n;
-  };
-  const auto read_point = [&] { return parzen::read_point(in, space_, "tpe searcher"); };
-  const long long next = count("next");
+  StateReader r(state, "tpe", 1, "tpe searcher");
+  const std::int64_t next = r.integer_field("next", 0);
   std::map<TrialId, Point> pending;
-  for (long long n = count("pending"); n > 0; --n) {
-    TrialId id = 0;
-    if (!(in >> id)) throw bad("expected a pending trial id");
-    pending[id] = read_point();
+  for (std::size_t n = r.count_field("pending"); n > 0; --n) {
+    const TrialId id = r.integer("a pending trial id");
+    pending[id] = parzen::read_point(r, space_);
   }
   std::vector<Observation> observed;
-  for (long long n = count("observed"); n > 0; --n) {
+  for (std::size_t n = r.count_field("observed"); n > 0; --n) {
     Observation o{};
-    if (!(in >> o.id)) throw bad("expected an observation's id");
-    const double value = read_double(in, "observation value");
-    if (!std::isfinite(value)) throw bad("an observation's value must be finite");
-    o.score = sign(options_.mode) * value;
-    o.point = read_point();
+    o.id = r.integer("an observation's id");
+    o.score = sign(options_.mode) * r.finite("an observation's value");
+    o.point = parzen::read_point(r, space_);
     observed.push_back(std::move(o));
   }
-  if (in >> word) throw bad("unexpected '" + word + "' after the observations");
+  r.finish();
   next_ = next;
   pending_ = std::move(pending);
   observed_ = std::move(observed);

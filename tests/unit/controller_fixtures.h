@@ -31,6 +31,11 @@ inline ControllerOptions opts(std::int64_t max_t) {
   return o;
 }
 
+/// A controller running `trials` random-search trials of one_param() under `s`.
+inline Controller with(std::unique_ptr<Scheduler> s, std::int64_t trials, std::int64_t max_t) {
+  return Controller(opts(max_t), make_searcher("random", one_param(), {1, trials}), std::move(s));
+}
+
 /// Hartmann-6's space: x1..x6 uniform in [0, 1].
 inline Space hartmann6_space() {
   Space s;

@@ -309,3 +309,16 @@ TEST(Decorators, ControllerRunsOneTrialAtATimeWithMaxConcurrentOne) {
   ASSERT_EQ(c.trials().size(), 3u);
   for (const auto& t : c.trials()) EXPECT_EQ(t.status, TrialStatus::Terminated);
 }
+
+TEST(Decorators, TheSearcherRegistryIsOneTableOfNamesHelpAndFactories) {
+  std::vector<std::string> names;
+  for (const auto& k : searchers()) {
+    EXPECT_NE(std::string(k.help), "") << k.name;
+    EXPECT_EQ(std::string(k.help).find('\n'), std::string::npos) << k.name << ": one line of help";
+    EXPECT_EQ(std::count(names.begin(), names.end(), k.name), 0) << k.name << " twice";
+    names.emplace_back(k.name);
+    // Each factory also takes the generic keys, which make_searcher handles for all.
+    EXPECT_NE(make_searcher(k.name, one_param(), sopts(3), {{"repeat", std::int64_t{2}}}), nullptr) << k.name;
+  }
+  EXPECT_EQ(searcher_names(), names);
+}

@@ -1,5 +1,6 @@
-// Pause, resume and exploit: the controller's checkpoint lifecycle, the schedulers that use
-// it (HyperBand, PBT), and whole experiments on the simulator.
+// Pause, resume and exploit: the controller's checkpoint lifecycle, and whole experiments
+// on the simulator that compare the schedulers which use it (each scheduler's own tests are
+// in tests/unit/<scheduler>_test.cc).
 
 #include <gtest/gtest.h>
 
@@ -8,9 +9,6 @@
 #include <cstdio>
 #include <map>
 
-#include "search/asha_promotion.h"
-#include "search/hyperband_scheduler.h"
-#include "search/pbt_scheduler.h"
 #include "search/simulator.h"
 #include "tests/unit/controller_fixtures.h"
 #include "train/synthetic.h"
@@ -38,10 +36,6 @@ class PauseAtTwo final : public Scheduler {
   std::string save() const override { return {}; }
   void restore(const std::string&) override {}
 };
-
-Controller with(std::unique_ptr<Scheduler> s, std::int64_t trials, std::int64_t max_t) {
-  return Controller(opts(max_t), make_searcher("random", one_param(), {1, trials}), std::move(s));
-}
 
 }  // namespace
 
@@ -200,182 +194,6 @@ TEST(Lifecycle, GracefulStopPausesRunningTrialsWhenTheyCanCheckpoint) {
   EXPECT_EQ(c.end_reason(), EndReason::Interrupted);
 }
 
-// ---------------------------------------------------------------- HyperBand
-
-TEST(HyperBand, BracketsOfTheJmlrPaper) {
-  // Table 1 of Li et al. (2018), R = 81, eta = 3.
-  HyperBandScheduler hb({"loss", Mode::Min, 81}, {});
-  ASSERT_EQ(hb.s_max(), 4);
-  const std::map<int, std::pair<std::int64_t, std::vector<std::int64_t>>> expected = {
-      {4, {81, {1, 3, 9, 27, 81}}}, {3, {34, {3, 9, 27, 81}}}, {2, {15, {9, 27, 81}}},
-      {1, {8, {27, 81}}},           {0, {5, {81}}}};
-  for (const auto& [s, e] : expected) {
-    const auto shape = hb.shape(s);
-    EXPECT_EQ(shape.trials, e.first) << "s=" << s;
-    EXPECT_EQ(shape.milestones, e.second) << "s=" << s;
-  }
-  HyperBandScheduler small({"loss", Mode::Min, 9}, {{"reduction_factor", 3.0}});
-  ASSERT_EQ(small.s_max(), 2);
-  EXPECT_EQ(small.shape(2).trials, 9);
-  EXPECT_EQ(small.shape(2).milestones, (std::vector<std::int64_t>{1, 3, 9}));
-  EXPECT_EQ(small.shape(1).trials, 5);
-  EXPECT_EQ(small.shape(0).trials, 3);
-}
-
-TEST(HyperBand, FullRungPromotesTheTopThirdAndAbandonsTheRest) {
-  // R = 9, eta = 3: the first bracket (s = 2) takes 9 trials, 1 iteration each at rung 0.
-  Controller c = with(make_scheduler("hyperband", {"loss", Mode::Min, 9}), 9, 9);
-  for (int w = 1; w <= 9; ++w) c.on_worker_free(w, 0);
-  // Trial k reports loss k: trials 1, 2 and 3 are the best third.
-  for (int k = 1; k <= 9; ++k) {
-    const auto out = c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
-    if (k < 9) {
-      ASSERT_EQ(out[0].kind, Kind::Pause) << k;
-      c.on_checkpoint(k, 0, 1, 1);
-    } else {
-      ASSERT_EQ(out[0].kind, Kind::Stop) << "the last one settles the rung and loses";
-    }
-  }
-  for (int k = 1; k <= 3; ++k) EXPECT_EQ(c.find(k)->status, TrialStatus::Running) << k;
-  for (int k = 4; k <= 9; ++k) EXPECT_EQ(c.find(k)->status, TrialStatus::Terminated) << k;
-  EXPECT_EQ(c.find(1)->restore_checkpoint, 1);
-}
-
-TEST(HyperBand, LastTrialOfARungThatWinsGoesOnWithoutPausing) {
-  Controller c = with(make_scheduler("hyperband", {"loss", Mode::Min, 9}), 9, 9);
-  for (int w = 1; w <= 9; ++w) c.on_worker_free(w, 0);
-  for (int k = 1; k <= 8; ++k) {
-    c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
-    c.on_checkpoint(k, 0, 1, 1);
-  }
-  const auto out = c.on_result(9, 0, {{"loss", 0.0}}, 1);  // the best
-  EXPECT_EQ(out[0].kind, Kind::Continue);
-  EXPECT_EQ(c.find(9)->status, TrialStatus::Running);
-}
-
-TEST(HyperBand, SaveRestoreKeepsBracketsAndPromotions) {
-  HyperBandScheduler a({"loss", Mode::Min, 9}, {});
-  std::vector<Trial> trials(3);
-  for (int i = 0; i < 3; ++i) {
-    trials[i].id = i + 1;
-    a.on_trial_add(trials[i]);
-  }
-  HyperBandScheduler b({"loss", Mode::Min, 9}, {});
-  b.restore(a.save());
-  EXPECT_EQ(b.save(), a.save());
-  EXPECT_EQ(b.bracket_of(2), 0);
-  EXPECT_THROW(b.restore("hyperband 2 0"), std::invalid_argument);
-}
-
-// ---------------------------------------------------------------- PBT
-
-TEST(Pbt, BottomQuantileExploitsATopTrialWithAPerturbedConfig) {
-  const Space space = one_param();
-  Controller c(opts(100), make_searcher("random", space, {7, 4}),
-               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
-                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
-                               {"resample_probability", 0.0}}));
-  for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
-  // Iteration 1: no decision point. Iteration 2: trials 1..3 checkpoint; trial 4 is worst.
-  for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
-  for (int k = 1; k <= 3; ++k) {
-    const auto out = c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 2);
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0].kind, Kind::Continue);
-    EXPECT_TRUE(out[0].save) << k;
-    c.on_checkpoint(k, 0, 2, 2);
-  }
-  const double before = std::get<double>(c.find(4)->config.at("x"));
-  const double donor_x = std::get<double>(c.find(1)->config.at("x"));
-  const auto out = c.on_result(4, 0, {{"loss", 4.0}}, 2);
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].kind, Kind::Stop);
-  EXPECT_EQ(out[1].kind, Kind::Start);
-  EXPECT_EQ(out[1].worker, 4);
-  EXPECT_EQ(out[1].restore_trial, 1);  // the top quarter of 4 is trial 1
-  EXPECT_EQ(out[1].restore_checkpoint, 2);
-  EXPECT_EQ(out[1].iterations, 2);
-  const double after = std::get<double>(c.find(4)->config.at("x"));
-  EXPECT_NE(after, before);
-  EXPECT_TRUE(std::abs(after - std::min(1.0, donor_x * 0.8)) < 1e-12 ||
-              std::abs(after - std::min(1.0, donor_x * 1.2)) < 1e-12)
-      << donor_x << " -> " << after;
-}
-
-// Issue 12 item 12: a donor's checkpoint that does not load with the perturbed values (a
-// shape-changing parameter) fails the attempt before its first result. The trial goes back to
-// its own checkpoint with its old values, and the event and error name the exploit's change.
-TEST(Pbt, ARestoreThatFailsAfterAnExploitGoesBackToTheTrialsOwnCheckpointOnce) {
-  struct Events : ControllerObserver {
-    std::vector<std::string> lines;
-    void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
-      lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
-    }
-  } ev;
-  const Space space = one_param();
-  Controller c(opts(100), make_searcher("random", space, {7, 4}),
-               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
-                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
-                               {"resample_probability", 0.0}}),
-               &ev);
-  for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
-  for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
-  c.on_checkpoint(4, 0, 1, 1);  // trial 4's own state at iteration 1
-  for (int k = 1; k <= 3; ++k) {
-    c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 2);
-    c.on_checkpoint(k, 0, 2, 2);
-  }
-  const Config before = c.find(4)->config;
-  const auto out = c.on_result(4, 0, {{"loss", 4.0}}, 2);
-  ASSERT_EQ(out.size(), 2u);
-  ASSERT_EQ(out[1].restore_trial, 1);  // exploited trial 1's checkpoint
-  ASSERT_NE(c.find(4)->config, before);
-  // The new attempt fails before it reports anything.
-  const auto back = c.on_trial_failed(4, 0, "exited with code 1", "size mismatch for c1.weight", 3);
-  const Trial& t = *c.find(4);
-  EXPECT_EQ(t.config, before);  // its old values
-  EXPECT_EQ(t.failures, 0);      // not counted as a failure
-  EXPECT_EQ(t.attempt, 1);       // iteration 2 is recorded: going back to 1 is a new attempt
-  EXPECT_NE(t.status, TrialStatus::Error);
-  EXPECT_NE(t.error.find("exploit of trial 1 (iteration 2): x "), std::string::npos) << t.error;
-  EXPECT_EQ(t.log_tail, "size mismatch for c1.weight");
-  const auto revert = std::find_if(ev.lines.begin(), ev.lines.end(), [](const std::string& l) { return l.rfind("revert:4:", 0) == 0; });
-  ASSERT_NE(revert, ev.lines.end());
-  EXPECT_NE(revert->find("after exploit of trial 1 (iteration 2): x "), std::string::npos) << *revert;
-  EXPECT_NE(revert->find("it goes back to its own checkpoint at iteration 1 with its old values"), std::string::npos) << *revert;
-  // Its worker is free again, and it restarts there from its own checkpoint.
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_EQ(back[0].kind, Kind::Start);
-  EXPECT_EQ(back[0].trial, 4);
-  EXPECT_EQ(back[0].restore_trial, 4);
-  EXPECT_EQ(back[0].restore_checkpoint, 1);
-  EXPECT_EQ(back[0].iterations, 1);
-  EXPECT_EQ(back[0].config, before);
-  // Once: if that fails too, it fails as usual (max_failures = 0: ERROR).
-  c.on_trial_failed(4, 1, "exited with code 1", "", 4);
-  EXPECT_EQ(c.find(4)->status, TrialStatus::Error);
-}
-
-TEST(Pbt, ExploreStaysInBoundsAndMovesListedValuesByOne) {
-  Space space = one_param();
-  Domain choice;
-  choice.kind = DomainKind::Choice;
-  choice.values = {Value{std::int64_t{16}}, Value{std::int64_t{32}}, Value{std::int64_t{64}}};
-  space.params.push_back({"batch", choice});
-  PbtScheduler pbt({"loss", Mode::Min, 10, &space, 1},
-                   {{"resample_probability", 0.0}, {"bounds.x.low", 0.2}, {"bounds.x.high", 0.5}});
-  for (std::uint64_t i = 0; i < 200; ++i) {
-    const Config c = pbt.explore({{"x", 0.45}, {"batch", std::int64_t{32}}}, i);
-    const double x = std::get<double>(c.at("x"));
-    EXPECT_GE(x, 0.2);
-    EXPECT_LE(x, 0.5);
-    const auto b = std::get<std::int64_t>(c.at("batch"));
-    EXPECT_TRUE(b == 16 || b == 64);
-  }
-  EXPECT_THROW(PbtScheduler({"loss", Mode::Min, 10, &space, 1}, {{"bounds.y.low", 0.1}}), OptionError);
-  EXPECT_THROW(PbtScheduler({"loss", Mode::Min, 10, &space, 1}, {{"quantile_fraction", 0.7}}), OptionError);
-}
-
 // ---------------------------------------------------------------- whole experiments
 
 namespace {
@@ -457,34 +275,6 @@ TEST(SimulatedSearch, PbtBeatsAFixedScheduleWhenTheBestLearningRateDrifts) {
   EXPECT_GE(wins, 4) << "PBT beat the fixed-lr population in " << wins << " of 5 seeds";
 }
 
-TEST(SimulatedSearch, HyperBandTrialsEndAtTheHandComputedRungs) {
-  // R = 27, eta = 3: brackets (27 trials from 1 iteration), (12 from 3), (6 from 9), (4 from
-  // 27); a third of each full rung goes on. So trials end at 1, 3, 9 and 27 iterations:
-  // 18; 6 + 8; 2 + 3 + 4; 1 + 1 + 2 + 4. Also with fewer workers than a bracket's trials,
-  // where promoted trials pause and resume many times.
-  Space space;
-  for (const char* name : {"x1", "x2"}) {
-    Domain d;
-    d.low = name[1] == '1' ? -5 : 0;
-    d.high = name[1] == '1' ? 10 : 15;
-    space.params.push_back({name, d});
-  }
-  for (int workers : {3, 16, 64}) {
-    Controller c(opts(27), make_searcher("random", space, {5, 49}),
-                 make_scheduler("hyperband", {"loss", Mode::Min, 27, &space, 5}, {}));
-    SimulatorOptions so;
-    so.workers = workers;
-    so.jitter = 0.3;
-    simulate(c, synthetic_model("branin", 0.05, 5), so);
-    std::map<std::int64_t, int> ends;
-    for (const auto& t : c.trials()) {
-      EXPECT_EQ(t.status, TrialStatus::Terminated);
-      ++ends[t.iterations];
-    }
-    EXPECT_EQ(ends, (std::map<std::int64_t, int>{{1, 18}, {3, 14}, {9, 9}, {27, 8}})) << workers << " workers";
-  }
-}
-
 TEST(Lifecycle, CheckpointAtEndIsStoredBeforeTheExperimentFinishes) {
   ControllerOptions o = opts(2);
   o.checkpoint_at_end = true;
@@ -505,38 +295,6 @@ TEST(Lifecycle, CheckpointAtEndIsStoredBeforeTheExperimentFinishes) {
   EXPECT_TRUE(c.finished());
   EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
   EXPECT_EQ(c.find(2)->checkpoint_iteration, 2);
-}
-
-TEST(AshaPromotion, PausesAtRungsAndPromotesTheTopFraction) {
-  // rf = 2, rungs at 1 and 2, max_t 4. Two trials at rung 0: the better one (trial 2) is
-  // promoted as soon as both are there; trial 1 stays paused and ends with the experiment.
-  Controller c(opts(4), make_searcher("random", one_param(), {1, 2}),
-               make_scheduler("asha", {"loss", Mode::Min, 4},
-                              {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}}));
-  c.on_worker_free(1, 0);
-  c.on_worker_free(2, 0);
-  auto out = c.on_result(1, 0, {{"loss", 5.0}}, 1);
-  EXPECT_EQ(out[0].kind, Kind::Pause);
-  c.on_checkpoint(1, 0, 1, 1);
-  out = c.on_result(2, 0, {{"loss", 3.0}}, 1);
-  ASSERT_EQ(out[0].kind, Kind::Pause);
-  out = c.on_checkpoint(2, 0, 1, 1);
-  // Rung 0 holds 2 trials: the top floor(2 / 2) = 1, trial 2, resumes.
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].kind, Kind::Start);
-  EXPECT_EQ(out[0].trial, 2);
-  EXPECT_EQ(out[0].restore_checkpoint, 1);
-  out = c.on_result(2, 0, {{"loss", 2.0}}, 2);  // rung 1 (iteration 2): alone, so paused
-  EXPECT_EQ(out[0].kind, Kind::Pause);
-  c.on_checkpoint(2, 0, 2, 2);
-  EXPECT_TRUE(c.finished());
-  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
-  EXPECT_EQ(c.find(2)->status, TrialStatus::Terminated);
-  EXPECT_EQ(c.find(1)->iterations, 1);
-  EXPECT_EQ(c.find(2)->iterations, 2);
-  AshaPromotionScheduler a({"loss", Mode::Min, 4}, {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}});
-  EXPECT_THROW(AshaPromotionScheduler({"loss", Mode::Min, 4}, {{"brackets", std::int64_t{2}}}), OptionError);
-  EXPECT_THROW(make_scheduler("asha", {"loss", Mode::Min, 4}, {{"variant", std::string("bogus")}}), OptionError);
 }
 
 TEST(SimulatedSearch, AshaPromotionFindsAGoodHartmann6ConfigFasterThanFifo) {

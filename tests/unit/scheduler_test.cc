@@ -529,5 +529,18 @@ TEST(Schedulers, CountOptionsHaveUpperBounds) {
   }
 }
 
+TEST(Schedulers, TheRegistryIsOneTableOfNamesHelpAndFactories) {
+  std::vector<std::string> names;
+  for (const auto& k : schedulers()) {
+    EXPECT_NE(std::string(k.help), "") << k.name;
+    EXPECT_EQ(std::string(k.help).find('\n'), std::string::npos) << k.name << ": one line of help";
+    EXPECT_EQ(std::count(names.begin(), names.end(), k.name), 0) << k.name << " twice";
+    names.emplace_back(k.name);
+    const Space space;
+    EXPECT_NE(make_scheduler(k.name, {"loss", Mode::Min, 8, &space, 1}), nullptr) << k.name;
+  }
+  EXPECT_EQ(scheduler_names(), names);
+}
+
 }  // namespace
 }  // namespace ranktune::search
