@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "io/store.h"
+#include "io/errors.h"
 
 namespace ranktune::io::h5 {
 

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "io/config.h"
+#include "io/errors.h"
 #include "io/retention.h"
 #include "search/space.h"
 #include "search/trial.h"
@@ -53,20 +54,6 @@ namespace ranktune::io {
 inline constexpr int kSchemaVersion = 2;
 /// The oldest schema the reader and the resuming writer accept.
 inline constexpr int kMinSchemaVersion = 1;
-
-/// A results file that cannot be read or written. what() is one line naming the file.
-class StoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// The file system of a results file ran out of space (ENOSPC) or quota (EDQUOT) while it
-/// was written. what(): "PATH: the file system of PATH is full (N bytes free)", then what
-/// was kept.
-class DiskFullError : public StoreError {
- public:
-  using StoreError::StoreError;
-};
 
 /// Fixed-length string widths of the schema, in bytes (longer strings are truncated).
 inline constexpr std::size_t kStatusLen = 12;
