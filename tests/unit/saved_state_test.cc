@@ -41,21 +41,14 @@ std::vector<SearcherCase> every_searcher() {
   return out;
 }
 
-/// `a` went on from a state and `b` was restored from it; both go on `rounds` more and
-/// must decide the same.
-void expect_same_future(SchedulerRun& a, SchedulerRun& b, const std::string& label) {
-  a.log.clear();
-  b.log.clear();
-  for (int i = 0; i < 8; ++i) {
-    a.round();
-    b.round();
-  }
-  EXPECT_EQ(a.log, b.log) << label;
-  EXPECT_FALSE(a.log.empty()) << label;
-  EXPECT_EQ(a.sched->save(), b.sched->save()) << label;
-}
+/// The state an algorithm of either kind saves.
+std::string saved(const SchedulerRun& r) { return r.sched->save(); }
+std::string saved(const SearcherRun& r) { return r.searcher->save(); }
 
-void expect_same_future(SearcherRun& a, SearcherRun& b, const std::string& label) {
+/// `a` went on from a state and `b` was restored from it; both go on 8 more rounds and
+/// must decide the same.
+template <class Run>
+void expect_same_future(Run& a, Run& b, const std::string& label) {
   a.log.clear();
   b.log.clear();
   for (int i = 0; i < 8; ++i) {
@@ -64,7 +57,7 @@ void expect_same_future(SearcherRun& a, SearcherRun& b, const std::string& label
   }
   EXPECT_EQ(a.log, b.log) << label;
   EXPECT_FALSE(a.log.empty()) << label;
-  EXPECT_EQ(a.searcher->save(), b.searcher->save()) << label;
+  EXPECT_EQ(saved(a), saved(b)) << label;
 }
 
 }  // namespace
