@@ -672,12 +672,33 @@ std::string Controller::save_state() const {
   std::ostringstream out;
   // Version 2 adds the trials `ranktune ctl add --count` asked of the searcher, which its
   // own state does not hold: resume re-applies them.
-  out << "controller 2\nextended " << extended_ << '\n';
+  // Version 3 adds the trials that existed when it was saved, and which of them were still
+  // running: a resume from a state older than the file's rows (the disk filled as the state
+  // was written, but the rows went in) catches the searcher and scheduler up on the rest.
+  out << "controller 3\nextended " << extended_ << "\ntrials " << trials_.size() << " open";
+  std::size_t open = 0;
+  for (const Trial& t : trials_) open += t.finished() ? 0 : 1;
+  out << ' ' << open;
+  for (const Trial& t : trials_)
+    if (!t.finished()) out << ' ' << t.id;
+  out << '\n';
   write_text(out, searcher_->save());
   out << '\n';
   write_text(out, scheduler_->save());
   out << '\n';
   return out.str();
+}
+
+void Controller::complete_in_searcher(const Trial& t) {
+  Metrics last;
+  if (std::isfinite(t.last)) last[options_.metric] = t.last;
+  searcher_->on_trial_complete(t.id, last, t.status == TrialStatus::Error);
+}
+
+void Controller::catch_up(const Trial& t) {
+  (void)searcher_->suggest(t.id);
+  if (t.finished()) complete_in_searcher(t);
+  scheduler_->on_trial_add(t);
 }
 
 void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
@@ -689,13 +710,28 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     std::istringstream in(state);
     std::string tag;
     int version = 0;
-    if (!(in >> tag >> version) || tag != "controller" || (version != 1 && version != 2))
-      throw std::invalid_argument("resume: the stored state has no 'controller 1' or 'controller 2' header");
+    if (!(in >> tag >> version) || tag != "controller" || version < 1 || version > 3)
+      throw std::invalid_argument("resume: the stored state has no 'controller 1', '2' or '3' header");
     std::int64_t extended = 0;
-    if (version == 2) {
+    if (version >= 2) {
       std::string word;
       if (!(in >> word >> extended) || word != "extended" || extended < 0)
         throw std::invalid_argument("resume: the stored state has a bad 'extended' line");
+    }
+    // Version 1 and 2 states did not say how many trials they knew: taken to know them all.
+    std::size_t known = trials.size();
+    std::vector<TrialId> open;
+    if (version >= 3) {
+      std::string word, open_word;
+      std::size_t n_open = 0;
+      if (!(in >> word >> known >> open_word >> n_open) || word != "trials" || open_word != "open" ||
+          known > trials.size() || n_open > known)
+        throw std::invalid_argument("resume: the stored state has a bad 'trials' line (or knows more trials than "
+                                    "the file's " + std::to_string(trials.size()) + ")");
+      open.resize(n_open);
+      for (TrialId& id : open)
+        if (!(in >> id) || id < 1 || id > static_cast<TrialId>(known))
+          throw std::invalid_argument("resume: the stored state has a bad list of open trials");
     }
     const std::string searcher = read_text(in, "searcher state");
     const std::string scheduler = read_text(in, "scheduler state");
@@ -708,21 +744,21 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
                                     " trials, which this search algorithm refuses: " + why);
       extended_ = extended;
     }
+    // The trials that finished after the state was saved: the searcher learns their ends.
+    for (const TrialId id : open) {
+      const Trial& t = trials[static_cast<std::size_t>(id - 1)];
+      if (t.finished()) complete_in_searcher(t);
+    }
+    // The trials made after it: asked of the searcher again (it proposes what it proposed
+    // then, up to what it learned in between; the file's config stands), told to the scheduler.
+    for (std::size_t i = known; i < trials.size(); ++i) catch_up(trials[i]);
   } else {
     // No state was stored (the run died before its first commit, or `ranktune simulate`
     // wrote the file). The searcher is walked over the trials that exist, so that it goes on
     // after them: left as new, it sampled num_samples trials more. A finished trial is
     // reported complete with its last value of the metric (what /trials keeps), so a
     // model-based searcher learns from it. The scheduler learns them as new.
-    for (const Trial& t : trials) {
-      (void)searcher_->suggest(t.id);
-      if (t.finished()) {
-        Metrics last;
-        if (std::isfinite(t.last)) last[options_.metric] = t.last;
-        searcher_->on_trial_complete(t.id, last, t.status == TrialStatus::Error);
-      }
-      scheduler_->on_trial_add(t);
-    }
+    for (const Trial& t : trials) catch_up(t);
   }
   trials_ = std::move(trials);
   counts_ = {};

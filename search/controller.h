@@ -176,7 +176,10 @@ class Controller {
   /// Rebuilds the experiment from its results file (resume). `trials` are as recorded (ids
   /// 1..n in order); `latest_checkpoint` holds each trial's newest stored checkpoint;
   /// `state` is what save_state() gave at the last flush ("" when none was stored: the
-  /// searcher and scheduler start over). Finished trials stay finished. A paused trial stays
+  /// searcher and scheduler are walked over the trials). Trials the state did not know yet
+  /// (rows committed after it, as when the disk filled while it was written) are walked the
+  /// same way, and those it knew running that have finished since are reported complete to
+  /// the searcher. Finished trials stay finished. A paused trial stays
   /// paused; an unfinished one goes back to Pending and restarts from its newest checkpoint
   /// (from scratch without one), with a new attempt when work past that checkpoint was lost,
   /// which does not count as a failure. Logs a "resume" event saying `cause`. Call before
@@ -206,6 +209,10 @@ class Controller {
   const ControllerOptions& options() const { return options_; }
 
  private:
+  /// Tells the searcher that finished trial `t` completed, with its last value of the metric.
+  void complete_in_searcher(const Trial& t);
+  /// Brings the searcher and scheduler up to a trial of the file they do not know (resume).
+  void catch_up(const Trial& t);
   Trial* running(TrialId id, int attempt);
   /// Every status change goes through here, so counts_ stays exact.
   void set_status(Trial& t, TrialStatus s);

@@ -365,7 +365,7 @@ TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
   EXPECT_EQ(c.expected_trials(), 5);
   // The extension is in the saved state: a controller resumed from it plans 5 too.
   const std::string state = c.save_state();
-  EXPECT_EQ(state.rfind("controller 2\nextended 3\n", 0), 0u) << state;
+  EXPECT_EQ(state.rfind("controller 3\nextended 3\n", 0), 0u) << state;
   Controller resumed = make(opts(1), 2, nullptr);
   resumed.resume({}, {}, state, "test", 0);
   EXPECT_EQ(resumed.expected_trials(), 5);
@@ -378,7 +378,7 @@ TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
   EXPECT_CONTAINS(late.message, "add trials with explicit configs instead");
   // A state from before version 2 still resumes.
   Controller old = make(opts(1), 2, nullptr);
-  old.resume({}, {}, "controller 1\n" + state.substr(state.find("extended 3\n") + 11), "test", 0);
+  old.resume({}, {}, "controller 1\n" + state.substr(state.find("open 0\n") + 7), "test", 0);
   EXPECT_EQ(old.expected_trials(), 2);
 }
 

@@ -154,6 +154,88 @@ TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
 
 namespace {
 
+/// Answers every Start with one result (loss 1) until no command is left; the trials made.
+std::vector<Trial> run_to_end(Controller& c, std::vector<Command> pending, double now) {
+  for (int guard = 0; !pending.empty() && guard < 10000; ++guard) {
+    const Command cmd = pending.front();
+    pending.erase(pending.begin());
+    if (cmd.kind != Command::Kind::Start) continue;
+    auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", 1.0}}, now + guard);
+    pending.insert(pending.end(), more.begin(), more.end());
+  }
+  return c.trials();
+}
+
+}  // namespace
+
+TEST(Controller, ResumeFromAStateOlderThanTheRowsMakesNoTrialTwice) {
+  // The disk filled while the state was written and the rows went in after it: the file
+  // holds trials the state never knew (fault.full_disk's resume made 301 trials of 300).
+  Controller c = make(opts(1), 6, nullptr);
+  (void)c.on_worker_free(1, 0);                    // trial 1 starts
+  (void)c.on_result(1, 0, {{"loss", 1.0}}, 1);     // trial 1 ends, trial 2 starts
+  ASSERT_EQ(c.trials().size(), 2u);
+  const std::string state = c.save_state();        // knows trials 1 and 2, trial 2 running
+  (void)c.on_result(2, 0, {{"loss", 1.0}}, 2);     // trial 3 starts
+  (void)c.on_result(3, 0, {{"loss", 1.0}}, 3);     // trial 4 starts
+  ASSERT_EQ(c.trials().size(), 4u);
+
+  Controller resumed = make(opts(1), 6, nullptr);
+  resumed.resume(c.trials(), {}, state, "test", 4);
+  const std::vector<Trial> trials = run_to_end(resumed, resumed.on_worker_free(1, 4), 4);
+  ASSERT_EQ(trials.size(), 6u);
+  EXPECT_TRUE(resumed.finished());
+  // The searcher went on where the file ends: trials 5 and 6 are those of a run never stopped.
+  Controller whole = make(opts(1), 6, nullptr);
+  const std::vector<Trial> expected = run_to_end(whole, whole.on_worker_free(1, 0), 0);
+  ASSERT_EQ(expected.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(trials[i].config, expected[i].config) << "trial " << i + 1;
+  // A state that claims more trials than the file has is refused, not believed.
+  Controller ahead = make(opts(1), 6, nullptr);
+  EXPECT_THROW(ahead.resume({}, {}, state, "test", 0), std::invalid_argument);
+}
+
+namespace {
+
+/// Proposes x = 0.5 up to `total` times and notes which trials it was told completed.
+struct NotingSearcher final : Searcher {
+  std::int64_t next = 0, limit = 0;
+  std::vector<TrialId> completed;
+  explicit NotingSearcher(std::int64_t total) : limit(total) {}
+  Suggestion suggest(TrialId) override {
+    if (next >= limit) return {Suggestion::Kind::Finished, {}};
+    ++next;
+    return {Suggestion::Kind::Config, {{"x", 0.5}}};
+  }
+  void on_trial_complete(TrialId id, const Metrics&, bool) override { completed.push_back(id); }
+  std::int64_t total() const override { return limit; }
+  std::string save() const override { return std::to_string(next); }
+  void restore(const std::string& state) override { next = std::stoll(state); }
+};
+
+}  // namespace
+
+TEST(Controller, ResumeTellsTheSearcherOfTrialsThatEndedAfterItsState) {
+  auto first = std::make_unique<NotingSearcher>(4);
+  Controller c(opts(1), std::move(first), make_scheduler("fifo", {}), nullptr);
+  (void)c.on_worker_free(1, 0);
+  (void)c.on_result(1, 0, {{"loss", 1.0}}, 1);  // trial 2 starts
+  const std::string state = c.save_state();     // trial 1 ended, trial 2 running
+  (void)c.on_result(2, 0, {{"loss", 1.0}}, 2);  // trial 2 ends, trial 3 starts
+  (void)c.on_result(3, 0, {{"loss", 1.0}}, 3);  // trial 3 ends, trial 4 starts
+  auto again = std::make_unique<NotingSearcher>(4);
+  NotingSearcher& s = *again;
+  Controller resumed(opts(1), std::move(again), make_scheduler("fifo", {}), nullptr);
+  resumed.resume(c.trials(), {}, state, "test", 4);
+  // Trial 1 ended before the state (the searcher knew it); 2 and 3 ended after it.
+  EXPECT_EQ(s.completed, (std::vector<TrialId>{2, 3}));
+  EXPECT_EQ(s.next, 4);  // trials 3 and 4 were asked of it again
+  EXPECT_EQ(run_to_end(resumed, resumed.on_worker_free(1, 4), 4).size(), 4u);
+}
+
+
+namespace {
+
 /// A scheduler that keeps the default lease: a decision after every iteration.
 struct EveryStep final : Scheduler {
   Decision on_trial_result(const Trial&) override { return Decision::Continue; }
