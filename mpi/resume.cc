@@ -16,6 +16,15 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// The overrides without `experiment.results=` (what --results adds): the path names the
+// file, it is not part of the experiment, so a file copied or moved elsewhere still resumes.
+std::string overrides_but_results(const std::string& text) {
+  std::string out;
+  for (const std::string& line : lines_of(text))
+    if (line.rfind("experiment.results=", 0) != 0) out += line + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string line_diff(const std::string& a, const std::string& b) {
@@ -43,7 +52,8 @@ std::string line_diff(const std::string& a, const std::string& b) {
 void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force) {
   std::string overrides;
   for (const auto& s : cfg.overrides) overrides += s + "\n";
-  const std::string diff = line_diff(stored.config_text, cfg.text) + line_diff(stored.overrides, overrides);
+  const std::string diff = line_diff(stored.config_text, cfg.text) +
+                           line_diff(overrides_but_results(stored.overrides), overrides_but_results(overrides));
   if (diff.empty() || force) return;
   cfg.fail("experiment.results",
            "results file " + cfg.results +
