@@ -1,3 +1,5 @@
+// The sbatch script of an experiment, every line commented, and the job shape behind it
+// (slurm/sbatch_script.h: what the job does on a time limit and a requeue).
 #include "slurm/sbatch_script.h"
 
 #include <algorithm>
