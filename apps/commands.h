@@ -1,6 +1,6 @@
 #pragma once
 /// The `ranktune` subcommands: each is an options struct filled by CLI11 in main.cc and a
-/// run_xxx() that returns the process exit code (see mpi::ExitCode).
+/// run_xxx() that returns the process exit code (see experiment::ExitCode).
 
 #include <cstdint>
 #include <optional>
@@ -98,14 +98,5 @@ struct CtlOptions {
 };
 /// `ranktune ctl`: live control of a running experiment (stop, set, add).
 int run_ctl(const CtlOptions& o);
-
-/// Loads and fully validates an experiment (config layer, then trainable layer), with
-/// `results` (if not empty) overriding [experiment] results.
-io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
-                                     const std::string& results = "");
-
-/// Throws ConfigError (at experiment.results) when cfg.results exists: a results file is
-/// never overwritten.
-void refuse_existing_results(const io::ExperimentConfig& cfg);
 
 }  // namespace ranktune::apps

@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "experiment/exit_codes.h"
 #include "io/control_file.h"
 #include "io/store.h"
-#include "mpi/driver.h"
 #include "mpi/launch.h"
 #include "search/control.h"
 
@@ -101,7 +101,7 @@ int run_ctl(const CtlOptions& o) {
       const std::string answer = it->message.substr(tag.size());
       std::printf("ranktune ctl: %s\n", answer.c_str());
       const bool accepted = answer.rfind("applied", 0) == 0 || answer.rfind("pending", 0) == 0;
-      return accepted ? mpi::kExitOk : mpi::kExitUsage;
+      return accepted ? experiment::kExitOk : experiment::kExitUsage;
     }
   }
   std::fprintf(stderr,
@@ -109,7 +109,7 @@ int run_ctl(const CtlOptions& o) {
                "runs: is the run still going, and is the file on a file system its node shares? The request (#%s) "
                "stays in the file; a run started later ignores it.\n",
                o.wait_s, io::control_path(o.results).c_str(), r.id.c_str());
-  return mpi::kExitNoAnswer;
+  return experiment::kExitNoAnswer;
 }
 
 }  // namespace ranktune::apps

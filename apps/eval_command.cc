@@ -14,7 +14,7 @@
 #include "io/evaluations.h"
 #include "io/store.h"
 #include "mpi/launch.h"
-#include "mpi/stack.h"
+#include "experiment/stack.h"
 #include "report/evaluations.h"
 
 namespace ranktune::apps {
@@ -98,7 +98,7 @@ int run_eval(const EvalOptions& o) {
   }
 
   nlohmann::json manifest = {{"command_line", o.command_line},
-                             {"stack", mpi::collect_stack({}, 1)},
+                             {"stack", experiment::collect_stack({}, 1)},
                              {"evaluations", nlohmann::json::array()}};
   for (const auto& e : evals) manifest["evaluations"].push_back(e.manifest);
   if (o.format == "json") {

@@ -7,8 +7,8 @@
 
 #include "apps/commands.h"
 #include "apps/slurm_command.h"
+#include "experiment/exit_codes.h"
 #include "io/store.h"
-#include "mpi/driver.h"
 #include "mpi/errors.h"
 #include "mpi/gpu.h"
 #include "ranktune/config.h"
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : mpi::kExitUsage;
+    return rc == 0 ? 0 : experiment::kExitUsage;
   }
 
   const auto dispatch = [&]() -> int {
@@ -153,18 +153,18 @@ int main(int argc, char** argv) {
       if (slurm.selected()) return slurm.run();
     } catch (const io::ConfigError& e) {
       std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
-      return mpi::kExitUsage;
+      return experiment::kExitUsage;
     } catch (const io::StoreError& e) {
       std::fprintf(stderr, "ranktune: %s\n", e.what());
-      return mpi::kExitBadFile;
+      return experiment::kExitBadFile;
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "ranktune: %s\n", e.what());
-      return mpi::kExitUsage;
+      return experiment::kExitUsage;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ranktune: error: %s\n", e.what());
-      return mpi::kExitInternal;
+      return experiment::kExitInternal;
     }
-    return mpi::kExitUsage;
+    return experiment::kExitUsage;
   };
   return dispatch();
 }

@@ -8,8 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
+#include "experiment/exit_codes.h"
+#include "experiment/experiment.h"
 #include "io/store.h"
-#include "mpi/driver.h"
 #include "slurm/client.h"
 #include "slurm/job_status.h"
 #include "slurm/sbatch_script.h"
@@ -54,7 +55,7 @@ struct SlurmCommand::State {
   std::string status_results;
 
   io::ExperimentConfig experiment() const {
-    io::ExperimentConfig cfg = load_experiment(config, sets, results);
+    io::ExperimentConfig cfg = experiment::load_experiment(config, sets, results);
     return cfg;
   }
 
@@ -75,7 +76,7 @@ struct SlurmCommand::State {
     const io::ExperimentConfig cfg = experiment();
     const slurm::ScriptOptions o = script_options();
     // Without --resume the job would refuse the file anyway; say so before queueing.
-    if (!o.resume) refuse_existing_results(cfg);
+    if (!o.resume) experiment::refuse_existing_results(cfg);
     const std::string text = slurm::sbatch_script(cfg, o);
     const std::string path = slurm::script_path_for(cfg.results);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -95,7 +96,7 @@ struct SlurmCommand::State {
     if (r.status == -1) throw std::runtime_error(r.err + ". Is Slurm installed (sbatch on PATH)?");
     if (id.empty()) {
       std::fprintf(stderr, "ranktune: sbatch refused %s: %s\n", path.c_str(), first_line(r.err).c_str());
-      return mpi::kExitUsage;
+      return experiment::kExitUsage;
     }
     std::ofstream(jobid_path(cfg.results), std::ios::trunc) << id << "\n";
     std::fprintf(stderr, "ranktune: submitted %s as job %s; results: %s\n", path.c_str(), id.c_str(), cfg.results.c_str());
@@ -204,7 +205,7 @@ int SlurmCommand::run() const {
   if (state_->script->parsed()) return state_->run_script();
   if (state_->submit->parsed()) return state_->run_submit();
   if (state_->status->parsed()) return state_->run_status();
-  return mpi::kExitUsage;
+  return experiment::kExitUsage;
 }
 
 }  // namespace ranktune::apps

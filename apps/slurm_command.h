@@ -21,7 +21,7 @@ class SlurmCommand {
 
   /// True when the command line chose `slurm` (after app.parse).
   bool selected() const;
-  /// Runs the chosen subcommand; returns the exit code (mpi::ExitCode, or sbatch's with --wait).
+  /// Runs the chosen subcommand; returns the exit code (experiment::ExitCode, or sbatch's with --wait).
   int run() const;
 
  private:
