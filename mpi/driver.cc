@@ -8,9 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
-#include <map>
 #include <optional>
 
 #include <boost/mpi/collectives/broadcast.hpp>
@@ -25,6 +23,7 @@
 #include "io/json.h"
 #include "io/store.h"
 #include "mpi/backoff.h"
+#include "mpi/checkpoint_stream.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
@@ -226,15 +225,7 @@ class Driver {
     shut_down_ = true;
     // Restores still queued or half sent end with an aborted chunk: their workers wait for
     // chunks before anything else, and then fail those attempts (stale by now).
-    for (auto& [worker, box] : restores_) {
-      for (Restore& r : box.queue) {
-        CheckpointChunk abort{r.command.trial, r.command.attempt, r.command.restore_checkpoint,
-                              static_cast<std::int64_t>(r.source.size()), static_cast<std::int64_t>(r.source.position())};
-        abort.aborted = true;
-        box.window.send(abort);
-      }
-      box.queue.clear();
-    }
+    streams_.abort_restores();
     for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
@@ -245,11 +236,9 @@ class Driver {
       if (in.tag == kTagBye) {
         ++byes;
       } else if (in.tag == kTagCheckpoint) {
-        const auto c = unpack<CheckpointChunk>(world_, in);
-        send(world_, in.source, kTagCheckpointAck,
-             ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
+        streams_.discard_chunk(in.source, unpack<CheckpointChunk>(world_, in));
       } else if (in.tag == kTagRestoreAck) {
-        restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+        streams_.acknowledged_at_shutdown(in.source, unpack<ChunkAck>(world_, in));
       } else if (in.tag == kTagLogTail) {
         // The attempt whose NaN ended the run: its worker sends the tail (a LogTail, or the
         // Ended of a program that exited before the Stop came) after the controller has
@@ -267,9 +256,7 @@ class Driver {
         }
       }
     }
-    for (auto& [worker, box] : restores_) box.window.wait_delivered();
-    uploads_.clear();
-    restores_.clear();
+    streams_.close();
   }
 
  private:
@@ -287,7 +274,7 @@ class Driver {
       }
       case kTagCheckpoint: {
         const auto c = unpack<CheckpointChunk>(world_, in);
-        const std::optional<double> began = store_chunk(in.source, c, t);
+        const std::optional<double> began = streams_.store_chunk(in.source, c, t);
         if (!began) break;
         char took[32];
         std::snprintf(took, sizeof took, " in %.3f s", t - *began);
@@ -300,8 +287,7 @@ class Driver {
         break;
       }
       case kTagRestoreAck:
-        restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
-        pump_restores(in.source);
+        restores_failed(streams_.acknowledged(in.source, unpack<ChunkAck>(world_, in)));
         break;
       case kTagPlaced: {
         const auto p = unpack<Placed>(world_, in);
@@ -343,62 +329,10 @@ class Driver {
     recorder_.on_event(t, n.trial, in.source, n.kind, n.message);
   }
 
-  /// Writes one chunk of a checkpoint that `source` streams, straight into the results
-  /// file, and acknowledges it. After the last one the checkpoint is stored, with its row,
-  /// and this returns when its first chunk arrived (the "checkpoint" event says how long
-  /// it streamed); before, nullopt. Until then the store has only reserved its bytes, so a
-  /// stream that never ends (the run stops first) leaves no row and its bytes free.
-  std::optional<double> store_chunk(int source, const CheckpointChunk& c, double t) {
-    auto it = uploads_.find(source);
-    if (c.offset == 0) {
-      if (it != uploads_.end())
-        throw MpiError("driver: rank " + std::to_string(source) + " began a checkpoint of trial " +
-                       std::to_string(c.trial) + " before it finished the one of trial " +
-                       std::to_string(it->second.trial) + " (protocol error)");
-      if (c.total < 0) throw MpiError("driver: rank " + std::to_string(source) + " announced a checkpoint of negative size");
-      it = uploads_
-               .emplace(source, Upload{c.trial, t, writer_.begin_checkpoint(c.trial, c.attempt, c.iteration,
-                                                                           static_cast<std::uint64_t>(c.total))})
-               .first;
-    } else if (it == uploads_.end() || it->second.trial != c.trial) {
-      throw MpiError("driver: rank " + std::to_string(source) + " sent a checkpoint chunk of trial " +
-                     std::to_string(c.trial) + " at byte " + std::to_string(c.offset) +
-                     " without its beginning (protocol error)");
-    }
-    it->second.sink.write(static_cast<std::uint64_t>(c.offset), c.bytes);
-    send(world_, source, kTagCheckpointAck,
-         ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
-    if (!c.last) return std::nullopt;
-    it->second.sink.finish(t);
-    const double began = it->second.began;
-    uploads_.erase(it);
-    return began;
-  }
-
-  /// Sends the next chunks of the restores queued for `worker`, as far as its window
-  /// allows, reading each from the file just before it goes. A restore whose bytes fail
-  /// their checksum fails its attempt once all of them are sent (the worker, which checks
-  /// them too, then fails the same attempt, and its Ended is stale).
-  void pump_restores(int worker) {
-    std::vector<std::pair<search::Command, std::string>> failed;
-    Outbox& box = restores_.at(worker);
-    while (!box.queue.empty() && !box.window.full()) {
-      Restore& r = box.queue.front();
-      CheckpointChunk chunk{r.command.trial, r.command.attempt, r.command.restore_checkpoint,
-                            static_cast<std::int64_t>(r.source.size()), static_cast<std::int64_t>(r.source.position())};
-      chunk.bytes = r.source.read(kCheckpointChunkBytes);
-      chunk.last = r.source.done();
-      box.window.send(chunk);
-      if (!chunk.last) continue;
-      try {
-        r.source.verify();
-      } catch (const io::StoreError& e) {
-        failed.emplace_back(r.command, e.what());
-      }
-      box.queue.pop_front();
-    }
-    // After the loop: restore_failed may queue new restores, for this worker too.
-    for (const auto& [command, reason] : failed) restore_failed(command, reason);
+  /// Restores whose bytes failed their checksum once all of them were sent (the worker,
+  /// which checks them too, then fails the same attempt, and its Ended is stale).
+  void restores_failed(const std::vector<RestoreFailure>& failed) {
+    for (const RestoreFailure& f : failed) restore_failed(f.command, f.reason);
   }
 
   /// A Start's checkpoint cannot be read (it fails its checksum): the attempt fails, never
@@ -435,8 +369,7 @@ class Driver {
           start.checkpoint_size = static_cast<std::int64_t>(source->size());
           start.checkpoint_crc32c = source->crc32c();
           send(world_, c.worker, kTagStart, start);
-          restores_.try_emplace(c.worker, world_, c.worker).first->second.queue.push_back(Restore{c, std::move(*source)});
-          pump_restores(c.worker);
+          restores_failed(streams_.restore(c, std::move(*source)));
           break;
         }
         case search::Command::Kind::Continue:
@@ -467,25 +400,8 @@ class Driver {
   bool shut_down_ = false;
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 
-  /// A checkpoint streaming in from a worker (at most one per worker: it sends them in order).
-  struct Upload {
-    search::TrialId trial = 0;
-    double began = 0;  ///< when its first chunk arrived
-    io::ResultsWriter::CheckpointSink sink;
-  };
-  std::map<int, Upload> uploads_;  ///< by source rank
-  /// A checkpoint streaming out to a worker that restores it.
-  struct Restore {
-    search::Command command;  ///< the Start it follows
-    io::ResultsWriter::CheckpointSource source;
-  };
-  /// The restores of one worker, sent one after another (their chunks share a tag).
-  struct Outbox {
-    Outbox(const boost::mpi::communicator& world, int worker) : window(world, worker, kTagRestoreChunk) {}
-    ChunkWindow window;
-    std::deque<Restore> queue;  ///< front: the one being sent
-  };
-  std::map<int, Outbox> restores_;  ///< by worker rank
+  MpiChunkTransport transport_{world_};
+  CheckpointStreams streams_{writer_, transport_};  ///< hold the writer's byte ranges: destroyed first
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }

@@ -16,12 +16,7 @@ using search::Trial;
 using search::TrialStatus;
 
 Trial trial(search::TrialId id, TrialStatus status, int attempt, std::int64_t iterations) {
-  Trial t;
-  t.id = id;
-  t.status = status;
-  t.attempt = attempt;
-  t.iterations = iterations;
-  return t;
+  return Trial{.id = id, .status = status, .attempt = attempt, .iterations = iterations};
 }
 
 io::ResultRow row(search::TrialId trial, int attempt, std::int64_t iteration, double time = 0) {
