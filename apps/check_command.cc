@@ -1,4 +1,9 @@
+// `ranktune check`: validates a config and prints it resolved, with defaults, and the
+// number of trials it runs.
+
 #include <cstdio>
+
+#include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
 #include "experiment/experiment.h"
@@ -14,6 +19,14 @@ int run_check(const CheckOptions& o) {
                trials >= 0 ? std::to_string(trials).c_str() : "an open number of",
                static_cast<long long>(cfg.max_t));
   return 0;
+}
+
+void setup_check(CLI::App& app) {
+  const auto check = std::make_shared<CheckOptions>();
+  auto* check_cmd = app.add_subcommand("check", "Validate a config and print it resolved, with defaults");
+  check_cmd->add_option("config", check->config, "Experiment TOML file")->required();
+  check_cmd->add_option("--set", check->sets, "Override a config key (value is TOML)");
+  on_run(check_cmd, [check] { return run_check(*check); });
 }
 
 }  // namespace ranktune::apps

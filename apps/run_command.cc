@@ -1,5 +1,9 @@
+// `ranktune run`: runs an experiment; started plainly it checks the config and launches
+// itself under mpirun, under MPI rank 0 drives (mpi/driver.h) and the others work.
+
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 
@@ -87,6 +91,21 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     mpi::report_exit_code(experiment::kExitInternal);
     throw;
   }
+}
+
+void setup_run(CLI::App& app, int argc, char** argv) {
+  const auto run = std::make_shared<RunOptions>();
+  run->argv.assign(argv, argv + argc);
+  auto* run_cmd = app.add_subcommand("run", "Run an experiment (self-launches under mpirun when started plainly)");
+  run_cmd->add_option("config", run->config, "Experiment TOML file")->required();
+  run_cmd->add_option("--np", run->np, "Workers to start when self-launching (default: one per GPU, else per core, min 2)");
+  run_cmd->add_option("--results", run->results, "Results file (overrides [experiment] results)");
+  run_cmd->add_option("--set", run->sets, "Override a config key: --set experiment.num_samples=8 (value is TOML)");
+  run_cmd->add_flag("--resume", run->resume,
+                    "Go on with the results file if it exists (a run given an existing file always resumes; "
+                    "this flag documents the intent, e.g. in job scripts)");
+  run_cmd->add_flag("--force", run->force, "Resume a results file even though its config differs from this one");
+  on_run(run_cmd, [run, argc, argv] { return run_run(*run, argc, argv); });
 }
 
 }  // namespace ranktune::apps

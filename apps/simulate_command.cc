@@ -1,7 +1,12 @@
+// `ranktune simulate`: the experiment on virtual workers in virtual time (synthetic
+// trainables only), recorded like a real run.
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
 #include "experiment/exit_codes.h"
@@ -148,6 +153,21 @@ int run_simulate(const SimulateOptions& o) {
     return experiment::kExitInternal;
   }
   return n(search::TrialStatus::Terminated) == 0 ? experiment::kExitFailed : experiment::kExitOk;
+}
+
+void setup_simulate(CLI::App& app, int argc, char** argv) {
+  const auto simulate = std::make_shared<SimulateOptions>();
+  simulate->argv.assign(argv, argv + argc);
+  auto* simulate_cmd = app.add_subcommand("simulate", "Run a synthetic experiment on N virtual workers in virtual time");
+  simulate_cmd->add_option("config", simulate->config, "Experiment TOML file ([trainable] kind = \"synthetic\")")->required();
+  simulate_cmd->add_option("--workers", simulate->workers, "Virtual workers")->required()->check(CLI::PositiveNumber);
+  simulate_cmd->add_option("--seed", simulate->seed, "Seed of the step-time jitter and worker speeds (default: [experiment] seed)");
+  simulate_cmd->add_option("--results", simulate->results, "Results file (default: [experiment] results with .h5 -> .sim.h5)");
+  simulate_cmd->add_option("--jitter", simulate->jitter, "Log-sd of the lognormal step-time factor (mean 1)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--speed-spread", simulate->speed_spread, "Log-sd of the per-worker speed factors")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--overhead-s", simulate->overhead_s, "Virtual seconds added to every step")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--set", simulate->sets, "Override a config key (value is TOML)");
+  on_run(simulate_cmd, [simulate] { return run_simulate(*simulate); });
 }
 
 }  // namespace ranktune::apps

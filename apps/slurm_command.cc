@@ -1,4 +1,5 @@
-#include "apps/slurm_command.h"
+// `ranktune slurm script|submit|status`: sbatch scripts for an experiment, submission, and
+// the job's state joined with the experiment's progress.
 
 #include <cstdio>
 #include <filesystem>
@@ -39,13 +40,8 @@ std::string jobid_path(const std::string& results) {
   return p + ".jobid";
 }
 
-}  // namespace
-
-struct SlurmCommand::State {
-  CLI::App* slurm = nullptr;
-  CLI::App* script = nullptr;
-  CLI::App* submit = nullptr;
-  CLI::App* status = nullptr;
+// The options of the three subcommands, and what each runs.
+struct SlurmCommand {
   std::string config;
   std::string results;
   std::vector<std::string> sets;
@@ -163,13 +159,16 @@ struct SlurmCommand::State {
   }
 };
 
-SlurmCommand::SlurmCommand(CLI::App& app) : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.slurm = app.add_subcommand("slurm", "Slurm: write or submit an sbatch script, or show a job's state and progress");
-  s.slurm->require_subcommand(1);
-  s.script = s.slurm->add_subcommand("script", "Print an sbatch script that runs the experiment");
-  s.submit = s.slurm->add_subcommand("submit", "Write the script beside the results file, sbatch it, print the job id");
-  for (CLI::App* c : {s.script, s.submit}) {
+}  // namespace
+
+void setup_slurm(CLI::App& app) {
+  const auto state = std::make_shared<SlurmCommand>();
+  SlurmCommand& s = *state;
+  auto* slurm = app.add_subcommand("slurm", "Slurm: write or submit an sbatch script, or show a job's state and progress");
+  slurm->require_subcommand(1);
+  auto* script = slurm->add_subcommand("script", "Print an sbatch script that runs the experiment");
+  auto* submit = slurm->add_subcommand("submit", "Write the script beside the results file, sbatch it, print the job id");
+  for (CLI::App* c : {script, submit}) {
     c->add_option("config", s.config, "Experiment TOML file")->required();
     c->add_option("--results", s.results, "Results file (overrides [experiment] results)");
     c->add_option("--set", s.sets, "Override a config key, passed on to the job (value is TOML)");
@@ -192,20 +191,12 @@ SlurmCommand::SlurmCommand(CLI::App& app) : state_(std::make_unique<State>()) {
     c->add_flag("--no-resume", s.no_resume, "Do not pass --resume to `ranktune run` (a fresh run only)");
   }
   s.options.ranktune.clear();  // empty: this binary
-  s.submit->add_flag("--wait", s.wait, "Wait for the job to end (sbatch --wait) and return its exit code");
-  s.status = s.slurm->add_subcommand("status", "The job's Slurm state joined with the experiment's progress");
-  s.status->add_option("results", s.status_results, "Results file (.h5)")->required();
-}
-
-SlurmCommand::~SlurmCommand() = default;
-
-bool SlurmCommand::selected() const { return state_->slurm->parsed(); }
-
-int SlurmCommand::run() const {
-  if (state_->script->parsed()) return state_->run_script();
-  if (state_->submit->parsed()) return state_->run_submit();
-  if (state_->status->parsed()) return state_->run_status();
-  return experiment::kExitUsage;
+  submit->add_flag("--wait", s.wait, "Wait for the job to end (sbatch --wait) and return its exit code");
+  auto* status = slurm->add_subcommand("status", "The job's Slurm state joined with the experiment's progress");
+  status->add_option("results", s.status_results, "Results file (.h5)")->required();
+  on_run(script, [state] { return state->run_script(); });
+  on_run(submit, [state] { return state->run_submit(); });
+  on_run(status, [state] { return state->run_status(); });
 }
 
 }  // namespace ranktune::apps
