@@ -1,11 +1,13 @@
-#include "mpi/resume.h"
+#include "experiment/resume.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <vector>
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 namespace {
 
@@ -73,6 +75,48 @@ void catch_up_with_results(std::vector<search::Trial>& trials, const std::vector
   }
 }
 
+ResumePoint resume_point(const io::ResultsFile& previous) {
+  // (The time the experiment spent stopped is not counted; `created_unix` gives the wall clock.)
+  ResumePoint p;
+  for (const auto& r : previous.results) p.spent = std::max(p.spent, r.time);
+  for (const auto& e : previous.events) p.spent = std::max(p.spent, e.time);
+  for (const auto& c : previous.checkpoints) p.spent = std::max(p.spent, c.time);
+  for (const auto& t : previous.trials)
+    for (const double x : {t.start_time, t.end_time})
+      if (std::isfinite(x)) p.spent = std::max(p.spent, x);
+  p.trials = previous.trials;
+  for (const auto& e : previous.events) {
+    if (e.kind == "error" && e.trial >= 1 && e.trial <= static_cast<search::TrialId>(p.trials.size()))
+      ++p.trials[static_cast<std::size_t>(e.trial - 1)].failures;
+  }
+  catch_up_with_results(p.trials, previous.results);
+  return p;
+}
+
+void check_resumable(const io::ExperimentConfig& cfg, bool force) {
+  if (!std::filesystem::exists(cfg.results)) return;
+  const std::optional<io::ResultsFile> previous = io::read_for_resume(cfg.results);
+  if (previous) check_same_experiment(cfg, previous->meta, force);
+}
+
+std::unique_ptr<io::ResultsWriter> open_to_resume(const io::ExperimentConfig& cfg, bool force,
+                                                  std::optional<io::ResultsFile>& previous, io::ResumeInfo& resumed) {
+  previous = io::read_for_resume(cfg.results);
+  if (previous) check_same_experiment(cfg, previous->meta, force);
+  auto writer = std::make_unique<io::ResultsWriter>(cfg.results, resumed);
+  if (!previous) {
+    writer.reset();
+    previous = io::read_for_resume(cfg.results);
+    if (!previous)
+      throw io::StoreError(cfg.results + ": cannot resume: its HDF5 header still says a writer holds it after mending");
+    check_same_experiment(cfg, previous->meta, force);
+    io::ResumeInfo again;
+    writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
+    resumed.mended = resumed.mended || again.mended;  // a killed writer's file often reads without mending
+  }
+  return writer;
+}
+
 std::string resume_cause(const io::ResumeInfo& info) {
   std::string cause = info.mended ? "after a crash (the file's writer died; its status flags were cleared)"
                                   : "the previous run stopped, or was killed";
@@ -81,4 +125,4 @@ std::string resume_cause(const io::ResumeInfo& info) {
   return cause;
 }
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment
