@@ -114,7 +114,7 @@ std::map<search::TrialId, std::int64_t> ResultsWriter::latest_checkpoints() cons
 
 ResultsWriter::CheckpointSink ResultsWriter::begin_checkpoint(search::TrialId trial, int attempt,
                                                               std::int64_t iteration, std::uint64_t size) {
-  h5::quiet();
+  const h5::Quiet quiet;
   return writing(impl_->path, [&] { return with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
     Impl& m = *impl_;
     if (size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
@@ -187,7 +187,7 @@ void ResultsWriter::CheckpointSink::write(std::uint64_t at, std::string_view byt
     throw StoreError(what + ": a piece of " + std::to_string(bytes.size()) + " bytes at byte " + std::to_string(at) +
                      " does not follow the " + std::to_string(written_) + " of " + std::to_string(size_) +
                      " bytes stored so far (pieces must come in order and fit the announced size)");
-  h5::quiet();
+  const h5::Quiet quiet;
   impl_->data_unflushed = true;
   writing(impl_->path, [&] { with_context(what + ": ", [&] {
     write_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + at, bytes, impl_->checkpoint_bytes);
@@ -269,7 +269,7 @@ void ResultsWriter::CheckpointSource::release() noexcept {
 std::string ResultsWriter::CheckpointSource::read(std::uint64_t max_bytes) {
   if (impl_ == nullptr) throw StoreError("checkpoint source used after a move");
   const hsize_t n = std::min<std::uint64_t>(max_bytes, size() - read_);
-  h5::quiet();
+  const h5::Quiet quiet;
   std::string bytes = with_context(impl_->path + ": " + checkpoint_name(row_.trial, row_.iteration) + ": ", [&] {
     return read_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + read_, n, kCheckpointData);
   });

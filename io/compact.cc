@@ -126,7 +126,7 @@ FileStamp stamp(const std::string& path) {
 }  // namespace
 
 CompactSummary compact_results(const std::string& in, const std::string& out) {
-  h5::quiet();
+  const h5::Quiet quiet;
   const ResultsFile src = ResultsFile::read(in);  // foreign, truncated, damaged: refused here
   if (const auto flags = superblock_flags(in); flags && *flags != 0)
     throw StoreError(in + ": a writer holds it (its HDF5 superblock says it is open for writing): a run is "

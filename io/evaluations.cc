@@ -78,7 +78,7 @@ std::int64_t highest_id(const detail::RawTable& t) {
 }  // namespace
 
 std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
-  h5::quiet();
+  const h5::Quiet quiet;
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
   return detail::with_context(path + ": evaluations: ", [&] {
     // The writer's lock: a run cannot be writing the file, nor start on it, until we are done.
@@ -177,13 +177,13 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
 }
 
 void check_recordable(const std::string& path) {
-  h5::quiet();
+  const h5::Quiet quiet;
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
   detail::with_context(path + ": evaluations: ", [&] { const detail::WriterLock lock(path); });
 }
 
 std::vector<Evaluation> read_evaluations(const std::string& path) {
-  h5::quiet();
+  const h5::Quiet quiet;
   return detail::with_context(path + ": evaluations: ", [&] {
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);

@@ -139,7 +139,7 @@ bool marked_open_for_writing(const std::string& path) {
 }
 
 std::optional<ResultsFile> read_for_resume(const std::string& path) {
-  h5::quiet();
+  const h5::Quiet quiet;
   std::error_code ec;
   if (fs::exists(path, ec) && fs::is_regular_file(path, ec)) {
     // First, so that a live run's file is refused for what it is, not for a row in flight.

@@ -272,7 +272,7 @@ std::vector<CheckpointRow> read_checkpoint_rows(const RawTable& t) {
 }  // namespace detail
 
 ResultsFile ResultsFile::read(const std::string& path, bool results) {
-  h5::quiet();
+  const h5::Quiet quiet;
   try {
     return read_file(path, results);
   } catch (const h5::CallError& e) {
@@ -290,12 +290,12 @@ const search::Trial* ResultsFile::trial(search::TrialId id) const {
 bool is_hdf5_file(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) == 0) return false;
-  h5::quiet();
+  const h5::Quiet quiet;
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
 std::string read_checkpoint_bytes(const ResultsFile& file, const CheckpointRow& row) {
-  h5::quiet();
+  const h5::Quiet quiet;
   const std::string what = file.path + ": " + checkpoint_name(row.trial, row.iteration);
   if (row.dropped) throw StoreError(what + " was dropped (by retention, or after failing its checksum): its bytes are gone");
   if (row.offset < 0 || row.size < 0)

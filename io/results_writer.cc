@@ -249,7 +249,7 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
 ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
                              const StoreSchema& schema, const std::vector<WorkerInfo>& workers)
     : impl_(std::make_unique<Impl>()) {
-  h5::quiet();
+  const h5::Quiet quiet;
   impl_->path = path;
   impl_->schema = schema;
   bool created = false;
@@ -265,15 +265,16 @@ ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
 }
 
 ResultsWriter::ResultsWriter(const std::string& path, ResumeInfo& info) : impl_(std::make_unique<Impl>()) {
-  h5::quiet();
+  const h5::Quiet quiet;
   impl_->path = path;
+  // Each refusal closes the handles while HDF5 is still quiet (impl_ would go after `quiet`).
   try {
     writing(path, [&] { impl_->open_existing(info); });
   } catch (const DiskFullError& e) {
+    impl_.reset();
     throw DiskFullError(path + ": cannot resume: " + e.what());
-  } catch (const h5::CallError& e) {
-    throw StoreError(path + ": cannot resume: " + e.what());
   } catch (const std::exception& e) {
+    impl_.reset();
     throw StoreError(path + ": cannot resume: " + e.what());
   }
   state_sequence_ = info.state_sequence;
@@ -292,10 +293,14 @@ std::optional<std::string> ResultsWriter::latest_state() const {
 }
 
 ResultsWriter::~ResultsWriter() {
+  // Closing the file writes its metadata, which can fail too (a full disk): quiet until the
+  // last handle is closed.
+  const h5::Quiet quiet;
   try {
     flush();
   } catch (...) {  // destructors never throw; flush() errors were already reportable
   }
+  impl_.reset();
 }
 
 void ResultsWriter::write_trial(const search::Trial& trial) {
@@ -354,7 +359,7 @@ void ResultsWriter::append_event(const EventRow& event) {
 }
 
 void ResultsWriter::flush() {
-  h5::quiet();
+  const h5::Quiet quiet;
   writing(impl_->path, [&] { with_context(impl_->path + ": ", [&] {
     // Checkpoint bytes reach the file before any row that points at them: H5Dflush writes
     // the dataset's cached chunks and their index, so a write that fails here (a full
