@@ -1,4 +1,5 @@
 #include "io/config.h"
+#include "io/schema.h"
 
 #include "search/options.h"
 #include "search/scheduler.h"
@@ -32,9 +33,7 @@ namespace fs = std::filesystem;
 const std::string kSetPrefix = "--set ";
 
 // Columns of /trials in the results file; a parameter of the same name would collide.
-const std::vector<std::string> kReservedColumns = {
-    "trial_id", "status",     "attempt",  "iterations", "best",  "best_iteration",
-    "last",     "start_time", "end_time", "workers",    "error", "log_tail"};
+const std::vector<std::string> kReservedColumns = trial_column_names();
 
 // The experiment's name names the results file, and files beside it add to it (".logs",
 // ".control", compact's ".NAME.compact-PID.tmp"): keep all of them under the 255 bytes a

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "io/h5_table.h"
 #include "io/store.h"
 #include "io/store_detail.h"
 
@@ -14,6 +15,13 @@ namespace ranktune::io {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::get_f64;
+using detail::get_int;
+using detail::get_str;
+using detail::Kind;
+using detail::put_f64;
+using detail::put_int;
+using detail::put_str;
 
 constexpr const char* kGroup = "evaluations";
 constexpr const char* kRuns = "runs";
@@ -26,148 +34,51 @@ constexpr std::size_t kCreatedLen = 32;
 constexpr hsize_t kChunkRows = 256;
 constexpr hsize_t kManifestChunk = 16 * 1024;
 
-// The rows as C structs: the compound types below name every member, so HDF5 converts by
-// name and h5py sees the same columns.
-struct RunRec {
-  std::int64_t eval_id;
-  char created[kCreatedLen];
-  char split[kEvalSplitLen];
-  char device[kEvalDeviceLen];
-  std::int64_t threads;
-  std::int64_t trials;
-  std::int64_t manifest_offset;
-  std::int64_t manifest_size;
-};
+// Column order of each table as documented in evaluations.h; the enums index into them.
+constexpr detail::FixedColumn kRunColumns[] = {
+    {"eval_id", Kind::I64}, {"created", Kind::Str, kCreatedLen},  {"split", Kind::Str, kEvalSplitLen},
+    {"device", Kind::Str, kEvalDeviceLen}, {"threads", Kind::I64}, {"trials", Kind::I64},
+    {"manifest_offset", Kind::I64}, {"manifest_size", Kind::I64}};
+enum RunCol { kRunId, kRunCreated, kRunSplit, kRunDevice, kRunThreads, kRunTrials, kRunOffset, kRunSize };
 
-struct MetricRec {
-  std::int64_t eval_id;
-  std::int64_t trial_id;
-  std::int64_t iteration;
-  char metric[kEvalMetricLen];
-  double value;
-};
+constexpr detail::FixedColumn kMetricColumns[] = {
+    {"eval_id", Kind::I64}, {"trial_id", Kind::I64}, {"iteration", Kind::I64},
+    {"metric", Kind::Str, kEvalMetricLen}, {"value", Kind::F64}};
+enum MetricCol { kMetId, kMetTrial, kMetIteration, kMetName, kMetValue };
 
-struct LatencyRec {
-  std::int64_t eval_id;
-  std::int64_t trial_id;
-  std::int64_t iteration;
-  std::int64_t batch_size;
-  std::int64_t batches;
-  double mean_ms, p50_ms, p90_ms, p99_ms, max_ms, samples_per_s;
-};
+constexpr detail::FixedColumn kLatencyColumns[] = {
+    {"eval_id", Kind::I64},  {"trial_id", Kind::I64}, {"iteration", Kind::I64}, {"batch_size", Kind::I64},
+    {"batches", Kind::I64},  {"mean_ms", Kind::F64},  {"p50_ms", Kind::F64},    {"p90_ms", Kind::F64},
+    {"p99_ms", Kind::F64},   {"max_ms", Kind::F64},   {"samples_per_s", Kind::F64}};
+enum LatencyCol { kLatId, kLatTrial, kLatIteration, kLatBatchSize, kLatBatches, kLatMean, kLatP50, kLatP90,
+                  kLatP99, kLatMax, kLatRate };
 
-void insert(hid_t type, const char* name, std::size_t offset, hid_t member) {
-  H5_CHECK(H5Tinsert(type, name, offset, member));
+constexpr detail::TableSpec kRunTable{kRuns, kRunColumns, 64};
+constexpr detail::TableSpec kMetricTable{kMetrics, kMetricColumns, kChunkRows};
+constexpr detail::TableSpec kLatencyTable{kLatency, kLatencyColumns, kChunkRows};
+
+// Reads the table `spec` of /evaluations whole. `max_rows` bounds what a damaged extent
+// could make us allocate (no row takes less than one byte of the file).
+detail::RawTable read_rows(hid_t group, const detail::TableSpec& spec, std::uintmax_t max_rows) {
+  {
+    h5::Dataset ds{H5_CHECK(H5Dopen2(group, spec.name, H5P_DEFAULT))};
+    if (detail::extent_of(ds.get()) > max_rows)
+      throw StoreError(std::string(spec.name) + " claims more rows than the file can hold");
+  }
+  return detail::read_table(group, spec, max_rows);
 }
 
-void insert_string(hid_t type, const char* name, std::size_t offset, std::size_t size) {
-  const h5::Datatype s = h5::string_type(size);
-  insert(type, name, offset, s.get());
-}
-
-#define RT_I64(T, m) insert(t.get(), #m, offsetof(T, m), H5T_NATIVE_INT64)
-#define RT_F64(T, m) insert(t.get(), #m, offsetof(T, m), H5T_NATIVE_DOUBLE)
-#define RT_STR(T, m) insert_string(t.get(), #m, offsetof(T, m), sizeof(T::m))
-
-h5::Datatype run_type() {
-  h5::Datatype t{H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(RunRec)))};
-  RT_I64(RunRec, eval_id);
-  RT_STR(RunRec, created);
-  RT_STR(RunRec, split);
-  RT_STR(RunRec, device);
-  RT_I64(RunRec, threads);
-  RT_I64(RunRec, trials);
-  RT_I64(RunRec, manifest_offset);
-  RT_I64(RunRec, manifest_size);
-  return t;
-}
-
-h5::Datatype metric_type() {
-  h5::Datatype t{H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(MetricRec)))};
-  RT_I64(MetricRec, eval_id);
-  RT_I64(MetricRec, trial_id);
-  RT_I64(MetricRec, iteration);
-  RT_STR(MetricRec, metric);
-  RT_F64(MetricRec, value);
-  return t;
-}
-
-h5::Datatype latency_type() {
-  h5::Datatype t{H5_CHECK(H5Tcreate(H5T_COMPOUND, sizeof(LatencyRec)))};
-  RT_I64(LatencyRec, eval_id);
-  RT_I64(LatencyRec, trial_id);
-  RT_I64(LatencyRec, iteration);
-  RT_I64(LatencyRec, batch_size);
-  RT_I64(LatencyRec, batches);
-  RT_F64(LatencyRec, mean_ms);
-  RT_F64(LatencyRec, p50_ms);
-  RT_F64(LatencyRec, p90_ms);
-  RT_F64(LatencyRec, p99_ms);
-  RT_F64(LatencyRec, max_ms);
-  RT_F64(LatencyRec, samples_per_s);
-  return t;
-}
-
-#undef RT_I64
-#undef RT_F64
-#undef RT_STR
-
-void create_table(hid_t group, const char* name, hid_t type, hsize_t chunk) {
-  const hsize_t dims = 0, max = H5S_UNLIMITED;
-  h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &dims, &max))};
-  h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
-  H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
-  h5::Dataset ds{H5_CHECK(H5Dcreate2(group, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT))};
-}
-
-hsize_t extent(hid_t ds) {
-  h5::Dataspace space{H5_CHECK(H5Dget_space(ds))};
-  if (H5_CHECK(H5Sget_simple_extent_ndims(space.get())) != 1) throw StoreError("is not a one-dimensional table");
-  hsize_t n = 0;
-  H5_CHECK(H5Sget_simple_extent_dims(space.get(), &n, nullptr));
-  return n;
-}
-
-// Appends `count` elements of `mem_type` from `data` at the end of the 1-D dataset.
-void append(hid_t ds, hid_t mem_type, const void* data, hsize_t count) {
-  if (count == 0) return;
-  const hsize_t at = extent(ds), total = at + count;
-  H5_CHECK(H5Dset_extent(ds, &total));
-  h5::Dataspace file_space{H5_CHECK(H5Dget_space(ds))};
-  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &at, nullptr, &count, nullptr));
-  h5::Dataspace mem_space{H5_CHECK(H5Screate_simple(1, &count, nullptr))};
-  H5_CHECK(H5Dwrite(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data));
-}
-
-// Reads a whole table as `Rec`s. `max_rows` bounds what a damaged extent could make us
-// allocate (no row takes less than one byte of the file).
-template <class Rec>
-std::vector<Rec> read_rows(hid_t group, const char* name, hid_t mem_type, std::uintmax_t max_rows) {
-  h5::Dataset ds{H5_CHECK(H5Dopen2(group, name, H5P_DEFAULT))};
-  h5::Datatype file_type{H5_CHECK(H5Dget_type(ds.get()))};
-  if (H5Tget_class(file_type.get()) != H5T_COMPOUND) throw StoreError(std::string(name) + " is not a table");
-  const hsize_t n = extent(ds.get());
-  if (n > max_rows) throw StoreError(std::string(name) + " claims more rows than the file can hold");
-  std::vector<Rec> rows(n);
-  if (n > 0) H5_CHECK(H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()));
-  return rows;
-}
-
-template <std::size_t N>
-void put(char (&field)[N], const std::string& s) {
-  std::memset(field, 0, N);
-  std::memcpy(field, s.data(), std::min(s.size(), N));
-}
-
-template <std::size_t N>
-std::string get(const char (&field)[N]) {
-  return std::string(field, strnlen(field, N));
+// The highest eval_id in `t` (0 when empty).
+std::int64_t highest_id(const detail::RawTable& t) {
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < t.rows; ++i) last = std::max(last, get_int(t.row(i), t.layout[0]));
+  return last;
 }
 
 }  // namespace
 
 std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
-  h5::quiet();
+  const h5::Quiet quiet;
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
   return detail::with_context(path + ": evaluations: ", [&] {
     // The writer's lock: a run cannot be writing the file, nor start on it, until we are done.
@@ -186,10 +97,9 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
       if (!file) throw StoreError("cannot open it for writing: " + h5::last_error());
       if (H5_CHECK(H5Lexists(file.get(), kGroup, H5P_DEFAULT)) == 0) {
         h5::Group g{H5_CHECK(H5Gcreate2(file.get(), kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))};
-        create_table(g.get(), kRuns, run_type().get(), 64);
-        create_table(g.get(), kMetrics, metric_type().get(), kChunkRows);
-        create_table(g.get(), kLatency, latency_type().get(), kChunkRows);
-        create_table(g.get(), kManifests, H5T_NATIVE_UINT8, kManifestChunk);
+        for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable})
+          detail::Table().create(g.get(), *spec, detail::fixed_layout(*spec));
+        detail::create_byte_dataset(g.get(), kManifests, kManifestChunk);
         H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
       }
     }
@@ -202,63 +112,78 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
     for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
-    h5::Dataset runs{H5_CHECK(H5Dopen2(g.get(), kRuns, H5P_DEFAULT))};
-    h5::Dataset metrics{H5_CHECK(H5Dopen2(g.get(), kMetrics, H5P_DEFAULT))};
-    h5::Dataset latency{H5_CHECK(H5Dopen2(g.get(), kLatency, H5P_DEFAULT))};
-    h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
 
     // A new id above every id in any table, so that rows an interrupted evaluation left
     // behind never join this one.
     std::error_code ec;
     const std::uintmax_t max_rows = fs::file_size(path, ec);
-    const h5::Datatype rt = run_type(), mt = metric_type(), lt = latency_type();
     std::int64_t last = 0;
-    for (const auto& r : read_rows<RunRec>(g.get(), kRuns, rt.get(), max_rows)) last = std::max(last, r.eval_id);
-    for (const auto& r : read_rows<MetricRec>(g.get(), kMetrics, mt.get(), max_rows)) last = std::max(last, r.eval_id);
-    for (const auto& r : read_rows<LatencyRec>(g.get(), kLatency, lt.get(), max_rows)) last = std::max(last, r.eval_id);
+    for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable})
+      last = std::max(last, highest_id(read_rows(g.get(), *spec, max_rows)));
     ev.id = last + 1;
     if (ev.created.empty()) ev.created = detail::iso8601_utc_now();
 
-    std::vector<MetricRec> m(ev.metrics.size());
-    for (std::size_t i = 0; i < m.size(); ++i) {
-      const EvalMetricRow& r = ev.metrics[i];
-      m[i] = MetricRec{ev.id, r.trial, r.iteration, {}, r.value};
-      put(m[i].metric, r.metric);
+    detail::Table runs, metrics, latency;
+    runs.open(g.get(), kRunTable);
+    metrics.open(g.get(), kMetricTable);
+    latency.open(g.get(), kLatencyTable);
+    h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
+    for (const EvalMetricRow& r : ev.metrics) {
+      std::byte* row = metrics.add_row();
+      const detail::Layout& L = metrics.layout;
+      put_int(row, L[kMetId], ev.id);
+      put_int(row, L[kMetTrial], r.trial);
+      put_int(row, L[kMetIteration], r.iteration);
+      put_str(row, L[kMetName], r.metric);
+      put_f64(row, L[kMetValue], r.value);
     }
-    std::vector<LatencyRec> l(ev.latency.size());
-    for (std::size_t i = 0; i < l.size(); ++i) {
-      const EvalLatencyRow& r = ev.latency[i];
-      l[i] = LatencyRec{ev.id,     r.trial,  r.iteration, r.batch_size, r.batches, r.mean_ms,
-                        r.p50_ms, r.p90_ms, r.p99_ms,    r.max_ms,     r.samples_per_s};
+    for (const EvalLatencyRow& r : ev.latency) {
+      std::byte* row = latency.add_row();
+      const detail::Layout& L = latency.layout;
+      put_int(row, L[kLatId], ev.id);
+      put_int(row, L[kLatTrial], r.trial);
+      put_int(row, L[kLatIteration], r.iteration);
+      put_int(row, L[kLatBatchSize], r.batch_size);
+      put_int(row, L[kLatBatches], r.batches);
+      put_f64(row, L[kLatMean], r.mean_ms);
+      put_f64(row, L[kLatP50], r.p50_ms);
+      put_f64(row, L[kLatP90], r.p90_ms);
+      put_f64(row, L[kLatP99], r.p99_ms);
+      put_f64(row, L[kLatMax], r.max_ms);
+      put_f64(row, L[kLatRate], r.samples_per_s);
     }
-    RunRec run{};
-    run.eval_id = ev.id;
-    put(run.created, ev.created);
-    put(run.split, ev.split);
-    put(run.device, ev.device);
-    run.threads = ev.threads;
-    run.trials = ev.trials;
-    run.manifest_offset = static_cast<std::int64_t>(extent(manifests.get()));
-    run.manifest_size = static_cast<std::int64_t>(ev.manifest.size());
+    const hsize_t manifest_at = detail::extent_of(manifests.get());
+    {
+      std::byte* row = runs.add_row();
+      const detail::Layout& L = runs.layout;
+      put_int(row, L[kRunId], ev.id);
+      put_str(row, L[kRunCreated], ev.created);
+      put_str(row, L[kRunSplit], ev.split);
+      put_str(row, L[kRunDevice], ev.device);
+      put_int(row, L[kRunThreads], ev.threads);
+      put_int(row, L[kRunTrials], ev.trials);
+      put_int(row, L[kRunOffset], static_cast<std::int64_t>(manifest_at));
+      put_int(row, L[kRunSize], static_cast<std::int64_t>(ev.manifest.size()));
+    }
 
-    append(manifests.get(), H5T_NATIVE_UINT8, ev.manifest.data(), ev.manifest.size());
-    append(metrics.get(), mt.get(), m.data(), m.size());
-    append(latency.get(), lt.get(), l.data(), l.size());
+    detail::write_bytes(manifests.get(), manifest_at, ev.manifest, manifest_at + ev.manifest.size());
+    metrics.append();
+    latency.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
-    append(runs.get(), rt.get(), &run, 1);
+    runs.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
     return ev.id;
   });
 }
 
 void check_recordable(const std::string& path) {
-  h5::quiet();
+  const h5::Quiet quiet;
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
   detail::with_context(path + ": evaluations: ", [&] { const detail::WriterLock lock(path); });
 }
 
 std::vector<Evaluation> read_evaluations(const std::string& path) {
-  h5::quiet();
+  const h5::Quiet quiet;
   return detail::with_context(path + ": evaluations: ", [&] {
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);
@@ -269,44 +194,49 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
     for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
-    const auto runs = read_rows<RunRec>(g.get(), kRuns, run_type().get(), size);
-    const auto metrics = read_rows<MetricRec>(g.get(), kMetrics, metric_type().get(), size);
-    const auto latency = read_rows<LatencyRec>(g.get(), kLatency, latency_type().get(), size);
+    const detail::RawTable runs = read_rows(g.get(), kRunTable, size);
+    const detail::RawTable metrics = read_rows(g.get(), kMetricTable, size);
+    const detail::RawTable latency = read_rows(g.get(), kLatencyTable, size);
     h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
-    const hsize_t manifest_bytes = extent(manifests.get());
+    const hsize_t manifest_bytes = detail::extent_of(manifests.get());
 
     std::map<std::int64_t, std::size_t> index;  // eval_id -> position in out
-    for (const RunRec& r : runs) {
-      if (index.contains(r.eval_id)) throw StoreError("evaluation " + std::to_string(r.eval_id) + " is recorded twice");
+    for (std::size_t i = 0; i < runs.rows; ++i) {
+      const std::byte* row = runs.row(i);
+      const detail::Layout& L = runs.layout;
       Evaluation ev;
-      ev.id = r.eval_id;
-      ev.created = get(r.created);
-      ev.split = get(r.split);
-      ev.device = get(r.device);
-      ev.threads = static_cast<int>(r.threads);
-      ev.trials = r.trials;
-      if (r.manifest_offset < 0 || r.manifest_size < 0 ||
-          static_cast<hsize_t>(r.manifest_offset) + static_cast<hsize_t>(r.manifest_size) > manifest_bytes)
-        throw StoreError("evaluation " + std::to_string(r.eval_id) + ": its manifest lies outside /evaluations/manifests");
-      ev.manifest.resize(static_cast<std::size_t>(r.manifest_size));
-      if (r.manifest_size > 0) {
-        const hsize_t at = static_cast<hsize_t>(r.manifest_offset), count = static_cast<hsize_t>(r.manifest_size);
-        h5::Dataspace fspace{H5_CHECK(H5Dget_space(manifests.get()))};
-        H5_CHECK(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &at, nullptr, &count, nullptr));
-        h5::Dataspace mspace{H5_CHECK(H5Screate_simple(1, &count, nullptr))};
-        H5_CHECK(H5Dread(manifests.get(), H5T_NATIVE_UINT8, mspace.get(), fspace.get(), H5P_DEFAULT, ev.manifest.data()));
-      }
+      ev.id = get_int(row, L[kRunId]);
+      if (index.contains(ev.id)) throw StoreError("evaluation " + std::to_string(ev.id) + " is recorded twice");
+      ev.created = get_str(row, L[kRunCreated]);
+      ev.split = get_str(row, L[kRunSplit]);
+      ev.device = get_str(row, L[kRunDevice]);
+      ev.threads = static_cast<int>(get_int(row, L[kRunThreads]));
+      ev.trials = get_int(row, L[kRunTrials]);
+      const std::int64_t offset = get_int(row, L[kRunOffset]), bytes = get_int(row, L[kRunSize]);
+      if (offset < 0 || bytes < 0 || static_cast<hsize_t>(offset) + static_cast<hsize_t>(bytes) > manifest_bytes)
+        throw StoreError("evaluation " + std::to_string(ev.id) + ": its manifest lies outside /evaluations/manifests");
+      ev.manifest = detail::read_bytes(manifests.get(), static_cast<hsize_t>(offset), static_cast<hsize_t>(bytes),
+                                       "evaluations/manifests");
       index[ev.id] = out.size();
       out.push_back(std::move(ev));
     }
     // Rows of an evaluation without a run row (one that was interrupted) are left out.
-    for (const MetricRec& r : metrics)
-      if (auto it = index.find(r.eval_id); it != index.end())
-        out[it->second].metrics.push_back({r.trial_id, r.iteration, get(r.metric), r.value});
-    for (const LatencyRec& r : latency)
-      if (auto it = index.find(r.eval_id); it != index.end())
-        out[it->second].latency.push_back({r.trial_id, r.iteration, r.batch_size, r.batches, r.mean_ms, r.p50_ms,
-                                           r.p90_ms, r.p99_ms, r.max_ms, r.samples_per_s});
+    for (std::size_t i = 0; i < metrics.rows; ++i) {
+      const std::byte* row = metrics.row(i);
+      const detail::Layout& L = metrics.layout;
+      if (auto it = index.find(get_int(row, L[kMetId])); it != index.end())
+        out[it->second].metrics.push_back(
+            {get_int(row, L[kMetTrial]), get_int(row, L[kMetIteration]), get_str(row, L[kMetName]), get_f64(row, L[kMetValue])});
+    }
+    for (std::size_t i = 0; i < latency.rows; ++i) {
+      const std::byte* row = latency.row(i);
+      const detail::Layout& L = latency.layout;
+      if (auto it = index.find(get_int(row, L[kLatId])); it != index.end())
+        out[it->second].latency.push_back({get_int(row, L[kLatTrial]), get_int(row, L[kLatIteration]),
+                                           get_int(row, L[kLatBatchSize]), get_int(row, L[kLatBatches]),
+                                           get_f64(row, L[kLatMean]), get_f64(row, L[kLatP50]), get_f64(row, L[kLatP90]),
+                                           get_f64(row, L[kLatP99]), get_f64(row, L[kLatMax]), get_f64(row, L[kLatRate])});
+    }
     return out;
   });
 }

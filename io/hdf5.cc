@@ -1,11 +1,25 @@
 #include "io/hdf5.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 namespace ranktune::io::h5 {
+namespace {
 
-void quiet() noexcept { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+// Runs at exit before HDF5's own handler (atexit runs handlers in reverse order, and HDF5
+// registered its handler when it was first called, before any Quiet could register this):
+// H5_term_library prints what it could not close only when error printing is on.
+void quiet_library_termination() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+}  // namespace
+
+Quiet::Quiet() noexcept {
+  if (H5Eget_auto2(H5E_DEFAULT, &func_, &data_) < 0) func_ = nullptr, data_ = nullptr;
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  static const bool registered = std::atexit(quiet_library_termination) == 0;
+  (void)registered;
+}
 
 std::string last_error() {
   std::string message;

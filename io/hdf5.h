@@ -64,10 +64,26 @@ using Datatype = Handle<H5Tclose>;  ///< never wrap a predefined type (H5T_NATIV
 using PropList = Handle<H5Pclose>;
 using Attribute = Handle<H5Aclose>;
 
-/// Turns off HDF5's automatic error-stack printing for the calling thread (thread-safe
-/// builds keep one error stack per thread), so a corrupt file never spews traces to
-/// stderr. Cheap; every entry point of the store calls it.
-void quiet() noexcept;
+/// Silences HDF5's automatic error-stack printing on the calling thread (thread-safe builds
+/// keep one error stack per thread) while it lives, so a corrupt file never spews traces to
+/// stderr: every entry point of the store holds one (`const h5::Quiet quiet;`) and turns
+/// HDF5's errors into StoreError instead. Like HighFive's SilenceHDF5, it saves the handler
+/// it found and puts it back when it goes, so a program that prints HDF5's errors itself
+/// (or nests two store calls) keeps its setting. Cheap; not copyable.
+/// One thing stays quiet for good: HDF5's report at exit of objects it could not close
+/// ("HDF5: infinite loop closing library"), which follows a damaged file whose close failed
+/// and which the store has already reported as a StoreError.
+class Quiet {
+ public:
+  Quiet() noexcept;
+  ~Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+  Quiet(const Quiet&) = delete;
+  Quiet& operator=(const Quiet&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
 
 /// The most specific message on the calling thread's HDF5 error stack, "" when empty.
 std::string last_error();

@@ -6,13 +6,13 @@
 ///   /            attrs: schema_version, ranktune_version, experiment, metric, mode,
 ///                       config (TOML text), overrides, command_line, created, created_unix
 ///   /stack       attrs: one string per stack entry (hosts, cpu_model, mpi_library, ...)
-///   /trials      one row per trial, updated in place: trial_id, status, attempt,
-///                iterations, best, best_iteration, last, start_time, end_time, workers,
-///                error, log_tail, then one column per hyperparameter
-///   /results     one row per reported iteration: trial_id, attempt, iteration, time,
-///                then one float64 column per declared metric (NaN when not reported)
-///   /events      lifecycle log: time, trial_id, worker, kind, message
-///   /workers     one row per worker rank: rank, host, local_index, device, device_name
+/// The fixed columns of each table, their order, kinds and widths are in io/schema.h (the one
+/// place that names them); what they hold:
+///   /trials      one row per trial, updated in place, then one column per hyperparameter
+///   /results     one row per reported iteration, then one float64 column per declared
+///                metric (NaN when not reported)
+///   /events      lifecycle log
+///   /workers     one row per worker rank
 ///   /checkpoints one row per stored checkpoint: trial_id (0: the searcher's and scheduler's
 ///                state), attempt, iteration, time, offset, size, crc32c (CRC-32C of the
 ///                bytes), score (the experiment metric at `iteration`, NaN when unknown),
@@ -45,28 +45,12 @@
 #include "io/config.h"
 #include "io/errors.h"
 #include "io/retention.h"
+#include "io/schema.h"
 #include "search/space.h"
 #include "search/trial.h"
 #include "search/types.h"
 
 namespace ranktune::io {
-
-inline constexpr int kSchemaVersion = 2;
-/// The oldest schema the reader and the resuming writer accept.
-inline constexpr int kMinSchemaVersion = 1;
-
-/// Fixed-length string widths of the schema, in bytes (longer strings are truncated).
-inline constexpr std::size_t kStatusLen = 12;
-inline constexpr std::size_t kWorkersLen = 64;
-inline constexpr std::size_t kErrorLen = 256;
-inline constexpr std::size_t kLogTailLen = 2048;
-inline constexpr std::size_t kEventKindLen = 16;
-inline constexpr std::size_t kEventMessageLen = 256;
-inline constexpr std::size_t kHostLen = 64;
-inline constexpr std::size_t kDeviceLen = 16;
-inline constexpr std::size_t kDeviceNameLen = 128;
-/// Root texts longer than this many bytes become datasets (HDF5 attributes stay small).
-inline constexpr std::size_t kMaxTextAttribute = 48 * 1024;
 
 /// Experiment-level metadata written as attributes.
 struct StoreMeta {

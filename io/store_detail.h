@@ -1,72 +1,59 @@
 #pragma once
-/// Pieces of the results-file store shared by its translation units (store.cc and
-/// evaluations.cc). Internal to io/: other layers go through io/store.h and
-/// io/evaluations.h.
+/// What the results store's translation units share (io/results_reader.cc, recovery.cc,
+/// results_writer.cc, checkpoint_store.cc, compact.cc, evaluations.cc): the schema's row
+/// forms, opening a file to read it, and a writer's claim on a file. Internal to io/: other
+/// layers go through io/store.h and io/evaluations.h.
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <utility>
+#include <vector>
 
-#include "io/hdf5.h"
+#include "io/h5_table.h"
+#include "io/schema.h"
+#include "io/store.h"
 #include "sys/fd.h"
 
 namespace ranktune::io::detail {
 
-/// Runs `f`, prefixing any StoreError it throws with `context` and keeping its type.
-template <class F>
-auto with_context(const std::string& context, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const h5::CallError& e) {
-    throw h5::CallError(context + e.what(), e.sys_errno());
-  } catch (const DiskFullError& e) {
-    throw DiskFullError(context + e.what());
-  } catch (const StoreError& e) {
-    throw StoreError(context + e.what());
-  }
-}
+// ------------------------------------------------------------------------ schema.cc
 
-/// Now, as ISO-8601 UTC ("2026-11-29T17:20:41Z").
-std::string iso8601_utc_now();
+Kind kind_of(search::ValueType t);
+/// Throws StoreError when a name in `names` is empty, repeated, or one of spec's columns
+/// (compound member names must be unique; a parameter called "best" or a metric called
+/// "time" would otherwise fail deep inside HDF5 with a cryptic message).
+void check_extra_names(const TableSpec& spec, const std::vector<std::string>& names, const char* what);
+/// The rows of /trials and /results for `schema`, of /checkpoints (schema v2).
+Layout trial_layout(const StoreSchema& schema);
+Layout result_layout(const StoreSchema& schema);
+Layout checkpoint_layout();
+/// The hyperparameter columns of a /trials layout, the metric columns of a /results layout.
+std::vector<ParamColumn> params_of(const Layout& trials);
+std::vector<std::string> metrics_of(const Layout& results);
+/// "checkpoint of trial T at iteration I", or for trial 0 of a file from before /state,
+/// "experiment state I".
+std::string checkpoint_name(search::TrialId trial, std::int64_t iteration);
 
-/// A fixed-length string attribute `name` on `loc`.
-void write_string_attr(hid_t loc, const char* name, std::string_view text);
-/// A text as a string attribute, or as a scalar string dataset `name` when it is larger than
-/// kMaxTextAttribute (object headers hold attributes of at most 64 KiB).
-void write_text(hid_t loc, const char* name, std::string_view text);
-void write_int_attr(hid_t loc, const char* name, int value);
-/// The string attribute `name`, or nullopt when there is none. Throws StoreError when it is
-/// not a fixed-length string of plausible size.
-std::optional<std::string> read_string_attr(hid_t loc, const char* name);
-/// What write_text() wrote: the attribute, else the dataset, else nullopt.
-std::optional<std::string> read_text(hid_t loc, const char* name);
-/// A scalar integer attribute. Throws StoreError (also when it is missing).
-long long read_int_attr(hid_t loc, const char* name);
+// ------------------------------------------------------------------------ results_reader.cc
+
+/// Opens a results file read-only (SWMR_READ first, so a running writer does not stop it),
+/// with few metadata retries. Throws StoreError with a one-line reason.
+h5::File open_for_reading(const std::string& path, std::uintmax_t file_size);
+std::vector<CheckpointRow> read_checkpoint_rows(const RawTable& t);
+
+// ------------------------------------------------------------------------ recovery.cc
 
 /// The file consistency flags of a version 2/3 superblock (non-zero while a writer holds
 /// the file, or after its writer died), or nullopt when the first bytes are not one.
 std::optional<unsigned> superblock_flags(const std::string& path);
+/// The end-of-file address a version 2/3 superblock records, or 0 when the first bytes are
+/// not one. Only used to word an error HDF5 already found.
+std::uint64_t superblock_eof(const std::string& path);
 /// Clears the status flags that a writer killed while it held the file leaves in the
 /// superblock, with HDF5's own tool: `--increment` also moves the end-of-allocation mark past
 /// the data the writer flushed, which a bare flag reset would cut off. Returns why not, or "".
 /// Only for a file whose WriterLock the caller holds: never clear a live writer's flags.
 std::string mend_status_flags(const std::string& path);
-/// Throws StoreError unless the object `name` (relative to `loc`; "." for `loc` itself) has
-/// a version 2 object header. HDF5 1.10.8 reads past buffers and crashes on damaged
-/// metadata in the old format (version 1, no checksums); ranktune writes version 2 only,
-/// whose checksums stop damage before HDF5 decodes it, so every object a reader opens is
-/// checked first.
-void require_checksummed(hid_t loc, const char* name);
-/// Opens a results file read-only (SWMR_READ first, so a running writer does not stop it),
-/// with few metadata retries. Throws StoreError with a one-line reason.
-h5::File open_for_reading(const std::string& path, std::uintmax_t file_size);
 
 /// Held by a writer for as long as it has the file open: an open-file-description lock
 /// (fcntl F_OFD_SETLK) on the results file, which the kernel releases when the process ends,
@@ -79,18 +66,7 @@ class WriterLock {
  public:
   WriterLock() = default;
   /// Throws StoreError when another process holds the lock.
-  explicit WriterLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC)) {
-    if (!fd_) throw StoreError(std::string("cannot open it to lock it: ") + std::strerror(errno));
-    struct flock whole {};  // l_start = l_len = 0: the whole file
-    whole.l_type = F_WRLCK;
-    whole.l_whence = SEEK_SET;
-    if (::fcntl(fd_.get(), F_OFD_SETLK, &whole) == 0) return;
-    const int err = errno;
-    fd_.reset();
-    if (err == EAGAIN || err == EACCES)
-      throw StoreError("another process is writing it (a run still going, or rank 0 of a killed mpirun that "
-                       "has not exited yet): wait until that process has ended, then resume");
-  }
+  explicit WriterLock(const std::string& path);
   /// The locked file, open for writing (-1 when not locked): ResultsWriter reserves disk
   /// space through it.
   int fd() const noexcept { return fd_.get(); }
@@ -98,5 +74,9 @@ class WriterLock {
  private:
   sys::UniqueFd fd_;  ///< the lock goes with it
 };
+
+// ------------------------------------------------------------------------ checkpoint_store.cc
+
+void pack_checkpoint_row(const Layout& L, const CheckpointRow& r, std::byte* row);
 
 }  // namespace ranktune::io::detail

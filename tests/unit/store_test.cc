@@ -612,5 +612,37 @@ TEST_F(StoreTest, FlippedBytesNeverCrashOrHang) {
   EXPECT_GT(rejected, static_cast<int>(offsets.size()) / 4);
 }
 
+// The store silences HDF5's error printing only while it works (h5::Quiet, scoped): the
+// program's own handler is back after every call, so the program's own HDF5 calls report
+// their errors as they did before (the store used to turn printing off for good).
+int g_hdf5_errors = 0;
+herr_t count_hdf5_error(hid_t, void*) {
+  ++g_hdf5_errors;
+  return 0;
+}
+
+TEST_F(StoreTest, StoreCallsPutTheProgramsHdf5ErrorHandlerBack) {
+  H5E_auto2_t saved_func = nullptr;
+  void* saved_data = nullptr;
+  H5Eget_auto2(H5E_DEFAULT, &saved_func, &saved_data);
+  H5Eset_auto2(H5E_DEFAULT, count_hdf5_error, nullptr);
+  g_hdf5_errors = 0;
+  const std::string bad = path("bad.h5");
+  spit(bad, std::string("\x89HDF\r\n\x1a\n", 8) + std::string(200, 'x'));  // a signature, then garbage
+  EXPECT_THROW(ResultsFile::read(bad), StoreError);
+  EXPECT_THROW(read_for_resume(bad), StoreError);
+  ResumeInfo info;
+  EXPECT_THROW(ResultsWriter(bad, info), StoreError);
+  EXPECT_THROW(ResultsWriter(bad, sample_meta(), sample_schema(), {}), StoreError);  // exists
+  EXPECT_EQ(g_hdf5_errors, 0) << "the store let HDF5 report an error through the program's handler";
+  H5E_auto2_t func = nullptr;
+  void* data = nullptr;
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  EXPECT_EQ(func, &count_hdf5_error) << "the store left HDF5's error handler changed";
+  EXPECT_LT(H5Fopen(bad.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), 0);
+  EXPECT_GE(g_hdf5_errors, 1) << "the program's own failed call was not reported to its handler";
+  H5Eset_auto2(H5E_DEFAULT, saved_func, saved_data);
+}
+
 }  // namespace
 }  // namespace ranktune::io

@@ -1,0 +1,120 @@
+#pragma once
+/// The columns of the results file: the one place that names the fixed columns of each
+/// table, their kinds, string widths and chunk sizes, and the schema version. No HDF5 here
+/// (io/config.cc reads the trial column names from it); io/h5_table.h lays these columns
+/// out as HDF5 rows. The layout itself is described in io/store.h and the README.
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ranktune::io {
+
+inline constexpr int kSchemaVersion = 2;
+/// The oldest schema the reader and the resuming writer accept.
+inline constexpr int kMinSchemaVersion = 1;
+
+/// Fixed-length string widths of the schema, in bytes (longer strings are truncated).
+inline constexpr std::size_t kStatusLen = 12;
+inline constexpr std::size_t kWorkersLen = 64;
+inline constexpr std::size_t kErrorLen = 256;
+inline constexpr std::size_t kLogTailLen = 2048;
+inline constexpr std::size_t kEventKindLen = 16;
+inline constexpr std::size_t kEventMessageLen = 256;
+inline constexpr std::size_t kHostLen = 64;
+inline constexpr std::size_t kDeviceLen = 16;
+inline constexpr std::size_t kDeviceNameLen = 128;
+/// Root texts longer than this many bytes become datasets (HDF5 attributes stay small).
+inline constexpr std::size_t kMaxTextAttribute = 48 * 1024;
+
+/// The fixed columns of /trials, in order: a hyperparameter may not take one of these names.
+std::vector<std::string> trial_column_names();
+
+namespace detail {
+
+/// How a column is stored: float64, int64, int32, or a fixed-length NUL-padded string.
+enum class Kind { F64, I64, I32, Str };
+
+struct FixedColumn {
+  const char* name;
+  Kind kind;
+  std::size_t length = 0;  // Str only
+};
+
+/// A table of the file: its name (relative to its group), the columns every file has (a
+/// reader requires them; further columns follow them), and its chunk size in rows.
+struct TableSpec {
+  const char* name;
+  std::span<const FixedColumn> fixed;
+  std::uint64_t chunk_rows;
+};
+
+// Column order of each table as documented in store.h; the enums below index into them.
+inline constexpr FixedColumn kTrialColumns[] = {
+    {"trial_id", Kind::I64},   {"status", Kind::Str, kStatusLen},
+    {"attempt", Kind::I32},    {"iterations", Kind::I64},
+    {"best", Kind::F64},       {"best_iteration", Kind::I64},
+    {"last", Kind::F64},       {"start_time", Kind::F64},
+    {"end_time", Kind::F64},   {"workers", Kind::Str, kWorkersLen},
+    {"error", Kind::Str, kErrorLen}, {"log_tail", Kind::Str, kLogTailLen}};
+enum TrialCol {
+  kTrialId, kStatus, kAttempt, kIterations, kBest, kBestIteration, kLast, kStart, kEnd,
+  kWorkers, kError, kLogTail, kTrialFixed
+};
+static_assert(std::size(kTrialColumns) == kTrialFixed);
+
+inline constexpr FixedColumn kResultColumns[] = {
+    {"trial_id", Kind::I64}, {"attempt", Kind::I32}, {"iteration", Kind::I64},
+    {"time", Kind::F64}};
+enum ResultCol { kResTrial, kResAttempt, kResIteration, kResTime, kResultFixed };
+static_assert(std::size(kResultColumns) == kResultFixed);
+
+inline constexpr FixedColumn kEventColumns[] = {
+    {"time", Kind::F64}, {"trial_id", Kind::I64}, {"worker", Kind::I32},
+    {"kind", Kind::Str, kEventKindLen}, {"message", Kind::Str, kEventMessageLen}};
+enum EventCol { kEvTime, kEvTrial, kEvWorker, kEvKind, kEvMessage, kEventFixed };
+static_assert(std::size(kEventColumns) == kEventFixed);
+
+inline constexpr FixedColumn kWorkerColumns[] = {
+    {"rank", Kind::I32}, {"host", Kind::Str, kHostLen}, {"local_index", Kind::I32},
+    {"device", Kind::Str, kDeviceLen}, {"device_name", Kind::Str, kDeviceNameLen}};
+enum WorkerCol { kWkRank, kWkHost, kWkLocal, kWkDevice, kWkDeviceName, kWorkerFixed };
+static_assert(std::size(kWorkerColumns) == kWorkerFixed);
+
+// Chunks of roughly 32-64 KiB: a flush rewrites every partly filled chunk it touches, so
+// a 256-row chunk of 2.4 KiB trial rows (the log tail dominates) cost 600 KiB per flush.
+inline constexpr TableSpec kTrials{"trials", kTrialColumns, 16};
+inline constexpr TableSpec kResults{"results", kResultColumns, 1024};
+inline constexpr TableSpec kEvents{"events", kEventColumns, 128};
+inline constexpr TableSpec kWorkersTable{"workers", kWorkerColumns, 256};
+
+// Checkpoints: an index table (with each checkpoint's CRC-32C), and the bytes in a 1-D
+// dataset of unsigned bytes (an append-only layout, like every other table, so SWMR readers
+// and recovery after kill -9 work the same way).
+inline constexpr FixedColumn kCheckpointColumns[] = {
+    {"trial_id", Kind::I64}, {"attempt", Kind::I32}, {"iteration", Kind::I64}, {"time", Kind::F64},
+    {"offset", Kind::I64},   {"size", Kind::I64},    {"crc32c", Kind::I64}};
+enum CheckpointCol { kCkTrial, kCkAttempt, kCkIteration, kCkTime, kCkOffset, kCkSize, kCkCrc, kCheckpointFixed };
+static_assert(std::size(kCheckpointColumns) == kCheckpointFixed);
+inline constexpr TableSpec kCheckpoints{"checkpoints", kCheckpointColumns, 128};
+inline constexpr const char* kCheckpointData = "checkpoint_data";
+inline constexpr std::uint64_t kCheckpointChunk = 1 << 20;  // bytes
+// Schema v2 columns of /checkpoints. They are not in kCheckpointColumns, which the reader
+// requires, so that schema v1 files (without them) still open.
+inline constexpr const char* kCkScoreName = "score";
+inline constexpr const char* kCkDroppedName = "dropped";
+
+/// Every top-level object a ranktune results file may hold (the reader checks each one's
+/// object header before it opens it).
+inline constexpr const char* kTopLevelObjects[] = {"stack",   "trials",      "results",        "events",
+                                                   "workers", "checkpoints", "checkpoint_data"};
+
+inline constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();
+inline constexpr std::size_t kMaxParamWidth = 64 * 1024;
+
+}  // namespace detail
+}  // namespace ranktune::io
