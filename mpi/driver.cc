@@ -31,6 +31,7 @@
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "sys/safe_fs.h"
+#include "train/registry.h"
 
 namespace ranktune::mpi {
 
@@ -62,7 +63,7 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, co
   // A graceful stop checkpoints the running trials, so a resume goes on where they were;
   // command trainables that do not checkpoint ([trainable] checkpoint = false) are stopped
   // and start over.
-  o.checkpoint_on_stop = cfg.trainable.kind != "command" || cfg.trainable.checkpoint;
+  o.checkpoint_on_stop = train::traits(cfg.trainable).can_checkpoint;
   o.checkpoint_every = cfg.checkpoint_every;
   o.checkpoint_at_end = cfg.checkpoint_at_end;
   o.ranks_per_trial = cfg.ranks_per_trial;
@@ -658,7 +659,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
   setup.driver_namespace = process_namespace_id();
-  if (cfg.trainable.kind == "command") {
+  if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect
     // every log. Checked here, before any trial starts; the workers open it the same way.

@@ -1,5 +1,8 @@
 #include "io/config.h"
 #include "tests/unit/expect_text.h"
+#include "train/command.h"
+#include "train/registry.h"
+#include "train/synthetic.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +18,32 @@ namespace {
 namespace fs = std::filesystem;
 using search::DomainKind;
 using search::Value;
+
+// parse_config and load_config as `ranktune check` reads a config: the [trainable] kind's
+// own keys are read by train/ (train::read_trainable), which these tests cover too.
+ExperimentConfig parse_config(const std::string& text, const std::string& path,
+                              const std::vector<std::string>& overrides = {}) {
+  ExperimentConfig cfg = io::parse_config(text, path, overrides);
+  train::read_trainable(cfg);
+  return cfg;
+}
+
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {}) {
+  ExperimentConfig cfg = io::load_config(path, overrides);
+  train::read_trainable(cfg);
+  return cfg;
+}
+
+// The kind's options, or that kind's defaults when the trainable is of another kind (as the
+// spec had them when it carried every kind's fields).
+template <class Options>
+const Options& options_or_defaults(const TrainableSpec& t) {
+  static const Options defaults;
+  const Options* o = train::find_options<Options>(t);
+  return o != nullptr ? *o : defaults;
+}
+const train::SyntheticOptions& synthetic_of(const TrainableSpec& t) { return options_or_defaults<train::SyntheticOptions>(t); }
+const train::CommandOptions& command_of(const TrainableSpec& t) { return options_or_defaults<train::CommandOptions>(t); }
 
 // A valid config whose lines are fixed, so error tests can name them:
 //   line 5: extra [experiment] key, line 7: the one search parameter,
@@ -135,11 +164,11 @@ TEST(Config, FullConfigParses) {
 
   const auto& t = c.trainable;
   EXPECT_EQ(t.kind, "command");
-  EXPECT_EQ(t.command, (std::vector<std::string>{"/cfg/dir/train.py", "--fast"}));
-  EXPECT_EQ(t.workdir, "/cfg/dir/runs");
-  EXPECT_EQ(t.env.at("OMP_NUM_THREADS"), "1");
-  EXPECT_EQ(t.env.at("A B"), "x\"y");
-  EXPECT_EQ(t.step_timeout_s, 30.0);
+  EXPECT_EQ(command_of(t).command, (std::vector<std::string>{"/cfg/dir/train.py", "--fast"}));
+  EXPECT_EQ(command_of(t).workdir, "/cfg/dir/runs");
+  EXPECT_EQ(command_of(t).env.at("OMP_NUM_THREADS"), "1");
+  EXPECT_EQ(command_of(t).env.at("A B"), "x\"y");
+  EXPECT_EQ(command_of(t).step_timeout_s, 30.0);
   EXPECT_EQ(t.metrics, (std::vector<std::string>{"loss", "acc"}));  // metric first, no duplicates
 
   EXPECT_EQ(c.max_t, 20);
@@ -168,8 +197,8 @@ TEST(Config, DefaultsAreFilled) {
   EXPECT_EQ(c.algorithm, "random");
   EXPECT_EQ(c.scheduler, "fifo");
   EXPECT_EQ(c.trainable.kind, "synthetic");
-  EXPECT_EQ(c.trainable.function, "branin");
-  EXPECT_EQ(c.trainable.seconds_per_step, 0.0);
+  EXPECT_EQ(synthetic_of(c.trainable).function, "branin");
+  EXPECT_EQ(synthetic_of(c.trainable).seconds_per_step, 0.0);
   EXPECT_EQ(c.max_t, 1);
   EXPECT_EQ(c.time_budget_s, 0.0);
   EXPECT_FALSE(c.target.has_value());
@@ -182,8 +211,8 @@ TEST(Config, CommandDefaults) {
       "[trainable]\nkind=\"command\"\ncommand=[\"python3\",\"t.py\"]\n",
       "/a/b/c.toml");
   EXPECT_EQ(c.mode, search::Mode::Max);
-  EXPECT_EQ(c.trainable.workdir, "/a/b");
-  EXPECT_EQ(c.trainable.command,
+  EXPECT_EQ(command_of(c.trainable).workdir, "/a/b");
+  EXPECT_EQ(command_of(c.trainable).command,
             (std::vector<std::string>{"python3", "t.py"}));  // no '/': a PATH lookup
   EXPECT_EQ(c.trainable.metrics, (std::vector<std::string>{"acc"}));
 }
@@ -193,9 +222,9 @@ TEST(Config, MaxLogMb) {
     return "[experiment]\nname=\"c\"\nmetric=\"acc\"\nmode=\"max\"\n[search.space]\nx={randint=[0,3]}\n"
            "[trainable]\nkind=\"command\"\ncommand=[\"python3\",\"t.py\"]\n" + extra;
   };
-  EXPECT_EQ(parse_config(command(""), "c.toml").trainable.max_log_mb, 100.0);
-  EXPECT_EQ(parse_config(command("max_log_mb = 0\n"), "c.toml").trainable.max_log_mb, 0.0);  // no cap
-  EXPECT_EQ(parse_config(command("max_log_mb = 0.5\n"), "c.toml").trainable.max_log_mb, 0.5);
+  EXPECT_EQ(command_of(parse_config(command(""), "c.toml").trainable).max_log_mb, 100.0);
+  EXPECT_EQ(command_of(parse_config(command("max_log_mb = 0\n"), "c.toml").trainable).max_log_mb, 0.0);  // no cap
+  EXPECT_EQ(command_of(parse_config(command("max_log_mb = 0.5\n"), "c.toml").trainable).max_log_mb, 0.5);
   expect_error(error_of(command("max_log_mb = -1\n")), "exp.toml:10:", "trainable.max_log_mb", "must be >= 0");
   for (const std::string v : {"0.001", "0.0099", "2e6"})
     expect_error(error_of(command("max_log_mb = " + v + "\n")), "exp.toml:10:", "trainable.max_log_mb",
@@ -208,11 +237,11 @@ TEST(Config, KillGraceSIsReadBoundedAndRendered) {
   const std::string head =
       "[experiment]\nname=\"c\"\nmetric=\"acc\"\nmode=\"max\"\n[search.space]\nx={randint=[0,3]}\n"
       "[trainable]\nkind=\"command\"\ncommand=[\"python3\",\"t.py\"]\n";
-  EXPECT_EQ(parse_config(head, "/a/c.toml").trainable.kill_grace_s, 2.0);
+  EXPECT_EQ(command_of(parse_config(head, "/a/c.toml").trainable).kill_grace_s, 2.0);
   const auto c = parse_config(head + "kill_grace_s = 0.5\n", "/a/c.toml");
-  EXPECT_EQ(c.trainable.kill_grace_s, 0.5);
-  EXPECT_EQ(parse_config(render_config(c), "/b/r.toml").trainable.kill_grace_s, 0.5);
-  EXPECT_EQ(parse_config(head + "kill_grace_s = 0\n", "/a/c.toml").trainable.kill_grace_s, 0.0);
+  EXPECT_EQ(command_of(c.trainable).kill_grace_s, 0.5);
+  EXPECT_EQ(command_of(parse_config(render_config(c), "/b/r.toml").trainable).kill_grace_s, 0.5);
+  EXPECT_EQ(command_of(parse_config(head + "kill_grace_s = 0\n", "/a/c.toml").trainable).kill_grace_s, 0.0);
   for (const std::string bad : {"-0.1", "600.5", "1e300"})
     expect_error(error_of(head + "kill_grace_s = " + bad + "\n"), "exp.toml:10:", "trainable.kill_grace_s",
                  "must be between 0 and 600 seconds (got ");
@@ -339,7 +368,7 @@ TEST(Config, LoadFileResolvesWorkdirAgainstItsFolder) {
   }
   const auto c = load_config(file, {"experiment.seed=9"});
   EXPECT_EQ(c.path, file);
-  EXPECT_EQ(c.trainable.workdir, (dir / "v").string());
+  EXPECT_EQ(command_of(c.trainable).workdir, (dir / "v").string());
   EXPECT_EQ(c.seed, 9u);
   EXPECT_EQ(c.overrides, (std::vector<std::string>{"experiment.seed=9"}));
   fs::remove_all(dir);
@@ -351,7 +380,7 @@ TEST(Config, Overrides) {
                                "experiment.name=foo", "search.space.x={uniform=[2,3]}",
                                "search.space.y = { choice = [\"a\"] }", "stop.target=0.5"});
   EXPECT_EQ(c.num_samples, 4);
-  EXPECT_EQ(c.trainable.function, "hartmann6");
+  EXPECT_EQ(synthetic_of(c.trainable).function, "hartmann6");
   EXPECT_EQ(c.name, "foo");  // unquoted: taken as a string
   EXPECT_EQ(c.results, (fs::current_path() / "foo.h5").string());
   ASSERT_EQ(c.space.params.size(), 2u);
@@ -441,13 +470,13 @@ TEST(Config, RenderRoundTrips) {
     }
     EXPECT_EQ(b.scheduler, a.scheduler);
     EXPECT_EQ(b.trainable.kind, a.trainable.kind);
-    EXPECT_EQ(b.trainable.function, a.trainable.function);
-    EXPECT_EQ(b.trainable.seconds_per_step, a.trainable.seconds_per_step);
-    EXPECT_EQ(b.trainable.noise, a.trainable.noise);
-    EXPECT_EQ(b.trainable.command, a.trainable.command);
-    EXPECT_EQ(b.trainable.workdir, a.trainable.workdir);
-    EXPECT_EQ(b.trainable.env, a.trainable.env);
-    EXPECT_EQ(b.trainable.step_timeout_s, a.trainable.step_timeout_s);
+    EXPECT_EQ(synthetic_of(b.trainable).function, synthetic_of(a.trainable).function);
+    EXPECT_EQ(synthetic_of(b.trainable).seconds_per_step, synthetic_of(a.trainable).seconds_per_step);
+    EXPECT_EQ(synthetic_of(b.trainable).noise, synthetic_of(a.trainable).noise);
+    EXPECT_EQ(command_of(b.trainable).command, command_of(a.trainable).command);
+    EXPECT_EQ(command_of(b.trainable).workdir, command_of(a.trainable).workdir);
+    EXPECT_EQ(command_of(b.trainable).env, command_of(a.trainable).env);
+    EXPECT_EQ(command_of(b.trainable).step_timeout_s, command_of(a.trainable).step_timeout_s);
     EXPECT_EQ(b.trainable.metrics, a.trainable.metrics);
     EXPECT_EQ(b.max_t, a.max_t);
     EXPECT_EQ(b.time_budget_s, a.time_budget_s);
@@ -548,7 +577,7 @@ TEST(Config, BrokenArrayLinesKeepTheFilesLinesAndValues) {
   EXPECT_EQ(cfg.space.params.at(0).domain.values,
             (std::vector<Value>{std::string("a,b"), std::string("c, [d"), std::string("e\",f")}));
   EXPECT_EQ(cfg.space.params.at(1).domain.values.size(), 8u);
-  EXPECT_EQ(cfg.trainable.command, (std::vector<std::string>{"x,y", "p,\nq", "r, [s\n,t", "u"}));
+  EXPECT_EQ(command_of(cfg.trainable).command, (std::vector<std::string>{"x,y", "p,\nq", "r, [s\n,t", "u"}));
   EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"[[{{,,", "m1", "m2", "m3"}));
   EXPECT_EQ(cfg.lines.at("trainable.metrics"), 13);
   EXPECT_EQ(cfg.lines.at("search.space.g"), 7);

@@ -79,12 +79,11 @@ TEST(SyntheticFunctions, TableListsEveryFunction) {
 // ---------------------------------------------------------------- synthetic trainable
 
 io::TrainableSpec synthetic_spec(const std::string& function, double noise = 0.0, double seconds = 0.0) {
-  io::TrainableSpec spec;
-  spec.kind = "synthetic";
+  SyntheticOptions spec;
   spec.function = function;
   spec.noise = noise;
   spec.seconds_per_step = seconds;
-  return spec;
+  return make_spec(spec);
 }
 
 Context context_for(search::TrialId id, int attempt = 0, std::uint64_t seed = 42) {
@@ -255,11 +254,10 @@ class CommandTrainableTest : public ::testing::Test {
   }
 
   io::TrainableSpec spec(std::vector<std::string> command, double step_timeout_s = 0) const {
-    io::TrainableSpec s;
-    s.kind = "command";
+    CommandOptions s;
     s.command = std::move(command);
     s.step_timeout_s = step_timeout_s;
-    return s;
+    return make_spec(s);
   }
 
   Context context(search::TrialId id = 1, int attempt = 0) const {
@@ -314,7 +312,7 @@ TEST_F(CommandTrainableTest, EnvironmentWorkdirAndRelativeProgram) {
          " \\\"fd\\\": $RANKTUNE_REPORT_FD, \\\"extra\\\": $MY_EXTRA, \\\"dev\\\": $dev, \\\"argc\\\": $#}\" >&3\n"
          "echo \"arg=$1\"");
   auto s = spec({"./env.sh", "first arg"});
-  s.env = {{"MY_EXTRA", "17"}};
+  edit_options<CommandOptions>(s).env = {{"MY_EXTRA", "17"}};
   CommandTrainable t(s);
   Context ctx = context(7, 2);
   ctx.device = "cuda:1";
@@ -448,7 +446,7 @@ TEST_F(CommandTrainableTest, StopKillsTheProcessGroup) {
 
 TEST_F(CommandTrainableTest, KillGraceBoundsTheWaitAndSIGKILLLeavesAWarning) {
   io::TrainableSpec stubborn = spec({script("stubborn.sh", "trap '' TERM\necho '{\"loss\": 1}' >&3\nexec sleep 1000")});
-  stubborn.kill_grace_s = 0.3;
+  edit_options<CommandOptions>(stubborn).kill_grace_s = 0.3;
   CommandTrainable t(stubborn);
   t.setup({}, context(7, 2));
   EXPECT_EQ(t.step().metrics.at("loss"), 1);
@@ -576,7 +574,7 @@ TEST_F(CommandTrainableTest, MissingOrUnrunnableProgram) {
     EXPECT_CONTAINS(e.what(), "Permission denied");
   }
   auto bad_workdir = spec({"true"});
-  bad_workdir.workdir = (dir_ / "nope").string();
+  edit_options<CommandOptions>(bad_workdir).workdir = (dir_ / "nope").string();
   CommandTrainable w(bad_workdir);
   EXPECT_THROW(w.setup({}, context()), TrialFailure);
   EXPECT_THROW(CommandTrainable(spec({"true"})).step(), TrialFailure);  // before setup
@@ -597,7 +595,7 @@ TEST_F(CommandTrainableTest, PythonExampleReportsLoss) {
 
 TEST_F(CommandTrainableTest, PythonHelperWritesNonFiniteValues) {
   auto s = spec({"python3", "-c", "import ranktune\nranktune.report(loss=float('inf'), acc=float('nan'), n=3)\n"});
-  s.env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
+  edit_options<CommandOptions>(s).env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
   CommandTrainable t(s);
   t.setup({}, context());
   const StepResult r = t.step();
@@ -654,7 +652,7 @@ TEST_F(CommandTrainableTest, PythonHelperCountsFromRanktuneIteration) {
                  "first = ranktune.iteration()\n"
                  "ranktune.report(loss=1, first=first)\n"
                  "ranktune.report(loss=1, second=ranktune.iteration())\n"});
-  s.env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
+  edit_options<CommandOptions>(s).env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
   CommandTrainable t(s);
   Context c = context();
   c.first_iteration = 13;  // after an exploit at the trial's iteration 12
@@ -722,7 +720,7 @@ TEST_F(CommandTrainableTest, TheLogIsCappedKeepingItsHeadAndTail) {
   // Its second run (iteration 2) prints one line.
   auto s = spec({script("flood.sh", "if [ \"$RANKTUNE_ITERATION\" = 2 ]; then echo SECOND; echo '{\"loss\": 1}' >&3; exit; fi\n"
                                     "echo FIRST\nseq 1 300000\necho LAST\necho '{\"loss\": 1}' >&3")});
-  s.max_log_mb = 1.0 / 16;
+  edit_options<CommandOptions>(s).max_log_mb = 1.0 / 16;
   CommandTrainable t(s);
   Context c = context();
   c.start_cause = "start";
@@ -872,9 +870,8 @@ TEST(SignalDescription, NamesCommonSignals) {
 
 TEST(MakeTrainable, BuildsEachKind) {
   EXPECT_NE(dynamic_cast<SyntheticTrainable*>(make_trainable(synthetic_spec("branin")).get()), nullptr);
-  io::TrainableSpec command;
-  command.kind = "command";
-  command.command = {"true"};
+  io::TrainableSpec command = make_spec(CommandOptions{});
+  edit_options<CommandOptions>(command).command = {"true"};
   EXPECT_NE(dynamic_cast<CommandTrainable*>(make_trainable(command).get()), nullptr);
   command.kind = "mystery";
   EXPECT_THROW(make_trainable(command), std::invalid_argument);
@@ -924,7 +921,7 @@ TEST(Validate, AcceptsBraninAndPutsTheMetricFirst) {
 
 TEST(Validate, UnknownFunction) {
   auto cfg = branin_config();
-  cfg.trainable.function = "branni";
+  edit_options<SyntheticOptions>(cfg.trainable).function = "branni";
   const auto e = validate_error(cfg);
   EXPECT_EQ(e.key(), "trainable.function");
   EXPECT_EQ(e.line(), 14);
@@ -940,7 +937,7 @@ TEST(Validate, MissingParameters) {
   EXPECT_EQ(e.line(), 9);
   EXPECT_CONTAINS(e.what(), "missing: x2");
 
-  cfg.trainable.function = "sphere";
+  edit_options<SyntheticOptions>(cfg.trainable).function = "sphere";
   cfg.space.params = {uniform("lr", 0, 1)};
   e = validate_error(cfg);
   EXPECT_EQ(e.key(), "search.space");
@@ -951,7 +948,7 @@ TEST(Validate, MissingParameters) {
   cfg.space.params.push_back(uniform("x2", 0, 1));
   validate(cfg);
 
-  cfg.trainable.function = "hartmann6";
+  edit_options<SyntheticOptions>(cfg.trainable).function = "hartmann6";
   EXPECT_CONTAINS(validate_error(cfg).what(), "missing: x4, x5, x6");
 }
 
@@ -983,22 +980,22 @@ TEST(Validate, UnknownKind) {
 
 TEST(Validate, CommandProgramMustExist) {
   auto cfg = branin_config();
-  cfg.trainable.kind = "command";
-  cfg.trainable.command = {"./no_such_train.py"};
+  cfg.trainable = make_spec(CommandOptions{});
+  edit_options<CommandOptions>(cfg.trainable).command = {"./no_such_train.py"};
   auto e = validate_error(cfg);
   EXPECT_EQ(e.key(), "trainable.command");
   EXPECT_EQ(e.line(), 15);
   EXPECT_CONTAINS(e.what(), "/tmp/ranktune_validate/no_such_train.py");
-  cfg.trainable.command = {"ranktune-no-such-program"};
+  edit_options<CommandOptions>(cfg.trainable).command = {"ranktune-no-such-program"};
   EXPECT_CONTAINS(validate_error(cfg).what(), "not found in PATH");
 
   // The example script, relative to a config in the source tree; the metric goes first.
   cfg.path = std::string(RANKTUNE_SOURCE_DIR) + "/examples/experiment.toml";
-  cfg.trainable.command = {"./quadratic.py"};
+  edit_options<CommandOptions>(cfg.trainable).command = {"./quadratic.py"};
   cfg.trainable.metrics = {"accuracy", "loss"};
   validate(cfg);
   EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"loss", "accuracy"}));
-  cfg.trainable.command = {"sh", "-c", "true"};  // PATH lookup
+  edit_options<CommandOptions>(cfg.trainable).command = {"sh", "-c", "true"};  // PATH lookup
   validate(cfg);
 }
 
