@@ -26,6 +26,11 @@ auto with_table(const std::shared_ptr<const TrainableKeys::Impl>& impl, F&& f) {
 
 }  // namespace
 
+// The body of a method that asks the reader about the table: `call` sees the reader `p`
+// and the table `t`.
+#define RANKTUNE_ASK(call) \
+  return with_table(impl_, [&](const Parser& p, const Parser::Table& t) { return call; })
+
 std::vector<std::string> TrainableKeys::names() const {
   return with_table(impl_, [](const Parser& p, const Parser::Table& t) {
     std::vector<std::string> out;
@@ -34,15 +39,10 @@ std::vector<std::string> TrainableKeys::names() const {
   });
 }
 
-bool TrainableKeys::has(const std::string& key) const {
-  return with_table(impl_, [&](const Parser& p, const Parser::Table& t) { return p.find(t, key) != nullptr; });
-}
+bool TrainableKeys::has(const std::string& key) const { RANKTUNE_ASK(p.find(t, key) != nullptr); }
 
 std::string TrainableKeys::got(const std::string& key) const {
-  return with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    const toml::value* v = p.find(t, key);
-    return v ? human(*v) : std::string();
-  });
+  RANKTUNE_ASK(p.find(t, key) ? human(*p.find(t, key)) : std::string());
 }
 
 void TrainableKeys::fail(const std::string& key, const std::string& message) const {
@@ -56,75 +56,42 @@ void TrainableKeys::fail_config(const ExperimentConfig& cfg, const std::string& 
   fail_at(cfg, impl_ ? impl_->parser.file() : display_name(cfg.path), key, message);
 }
 
-void TrainableKeys::check_keys(const std::vector<std::string>& allowed) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.check_keys(t, allowed);
-    return 0;
-  });
-}
+void TrainableKeys::check_keys(const std::vector<std::string>& allowed) const { RANKTUNE_ASK(p.check_keys(t, allowed)); }
 
-#define RANKTUNE_READ(T)                                                                      \
-  bool TrainableKeys::read(const std::string& key, T& out) const {                           \
-    return with_table(impl_, [&](const Parser& p, const Parser::Table& t) { return p.read(t, key, out); }); \
-  }
-RANKTUNE_READ(std::string)
-RANKTUNE_READ(double)
-RANKTUNE_READ(bool)
-RANKTUNE_READ(std::int64_t)
-RANKTUNE_READ(int)
-RANKTUNE_READ(std::vector<std::string>)
-#undef RANKTUNE_READ
-
+bool TrainableKeys::read(const std::string& key, std::string& out) const { RANKTUNE_ASK(p.read(t, key, out)); }
+bool TrainableKeys::read(const std::string& key, double& out) const { RANKTUNE_ASK(p.read(t, key, out)); }
+bool TrainableKeys::read(const std::string& key, bool& out) const { RANKTUNE_ASK(p.read(t, key, out)); }
+bool TrainableKeys::read(const std::string& key, std::int64_t& out) const { RANKTUNE_ASK(p.read(t, key, out)); }
+bool TrainableKeys::read(const std::string& key, int& out) const { RANKTUNE_ASK(p.read(t, key, out)); }
+bool TrainableKeys::read(const std::string& key, std::vector<std::string>& out) const { RANKTUNE_ASK(p.read(t, key, out)); }
 bool TrainableKeys::read(const std::string& key, std::map<std::string, std::string>& out) const {
-  return with_table(impl_, [&](const Parser& p, const Parser::Table& t) { return p.read(t, key, out); });
+  RANKTUNE_ASK(p.read(t, key, out));
 }
 
 void TrainableKeys::read_required(const std::string& key, std::vector<std::string>& out,
                                   const std::string& example) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.read_required(t, key, out, example);
-    return 0;
-  });
+  RANKTUNE_ASK(p.read_required(t, key, out, example));
 }
 
 void TrainableKeys::read_min(const std::string& key, double& out, double min, bool strict) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.read_min(t, key, out, min, strict);
-    return 0;
-  });
+  RANKTUNE_ASK(p.read_min(t, key, out, min, strict));
 }
-
 void TrainableKeys::read_min(const std::string& key, std::int64_t& out, std::int64_t min) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.read_min(t, key, out, min);
-    return 0;
-  });
+  RANKTUNE_ASK(p.read_min(t, key, out, min));
 }
-
-void TrainableKeys::read_min(const std::string& key, int& out, int min) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.read_min(t, key, out, min);
-    return 0;
-  });
-}
-
+void TrainableKeys::read_min(const std::string& key, int& out, int min) const { RANKTUNE_ASK(p.read_min(t, key, out, min)); }
 void TrainableKeys::read_range(const std::string& key, double& out, double min, double max) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.read_range(t, key, out, min, max);
-    return 0;
-  });
+  RANKTUNE_ASK(p.read_range(t, key, out, min, max));
 }
-
 void TrainableKeys::read_range(const std::string& key, std::int64_t& out, std::int64_t min, std::int64_t max) const {
-  with_table(impl_, [&](const Parser& p, const Parser::Table& t) {
-    p.read_range(t, key, out, min, max);
-    return 0;
-  });
+  RANKTUNE_ASK(p.read_range(t, key, out, min, max));
 }
 
 bool TrainableKeys::read_enum(const std::string& key, const std::vector<std::string>& valid, std::string& out,
                               bool required) const {
-  return with_table(impl_, [&](const Parser& p, const Parser::Table& t) { return p.read_enum(t, key, valid, out, required); });
+  RANKTUNE_ASK(p.read_enum(t, key, valid, out, required));
 }
+
+#undef RANKTUNE_ASK
 
 }  // namespace ranktune::io

@@ -141,13 +141,8 @@ struct CommandOptions : io::TrainableOptions {
   void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 
-// The command kind's line of trainable_kinds() (train/registry.h; train/command_config.cc).
-const std::vector<std::string>& command_keys();
-std::shared_ptr<const io::TrainableOptions> read_command(const io::TrainableKeys& keys, io::ExperimentConfig& cfg);
-/// The program can be run and the workdir is a folder.
-void check_command(const io::ExperimentConfig& cfg);
-TrainableTraits command_traits(const io::TrainableSpec& spec);
-std::unique_ptr<Trainable> make_command(const io::TrainableSpec& spec);
+/// The command kind: its line of trainable_kinds() (train/registry.h; train/command_config.cc).
+TrainableKind command_kind();
 
 /// Runs `spec.command` as one subprocess per trial attempt. Every step() returns the next
 /// JSON line the program reports; its exit ends the trial (code 0: done, else a failure).

@@ -15,6 +15,8 @@ namespace ranktune::train {
 
 namespace fs = std::filesystem;
 
+namespace {
+
 const std::vector<std::string>& command_keys() {
   static const std::vector<std::string> keys = {"command",    "workdir",      "env",     "step_timeout_s",
                                                 "max_log_mb", "kill_grace_s", "metrics", "checkpoint"};
@@ -64,6 +66,8 @@ std::shared_ptr<const io::TrainableOptions> read_command(const io::TrainableKeys
   return tr;
 }
 
+}  // namespace
+
 void CommandOptions::print(io::TomlWriter& out, const std::vector<std::string>& metrics) const {
   out.strings("command", command);
   out.string("workdir", workdir);
@@ -75,6 +79,9 @@ void CommandOptions::print(io::TomlWriter& out, const std::vector<std::string>& 
   out.strings("metrics", metrics);
 }
 
+namespace {
+
+// The program can be run and the workdir is a folder.
 void check_command(const io::ExperimentConfig& cfg) {
   const CommandOptions& spec = options_of<CommandOptions>(cfg.trainable);
   if (spec.command.empty()) {
@@ -107,5 +114,14 @@ TrainableTraits command_traits(const io::TrainableSpec& spec) {
 }
 
 std::unique_ptr<Trainable> make_command(const io::TrainableSpec& spec) { return std::make_unique<CommandTrainable>(spec); }
+
+}  // namespace
+
+TrainableKind command_kind() {
+  return {"command", "the user's program, one process per trial, reporting JSON lines on fd 3", command_keys,
+          read_command, check_command, command_traits, make_command,
+          "a command trainable runs as one process per trial. Use ranks_per_trial = 1, or launch your own "
+          "distributed job from the command"};
+}
 
 }  // namespace ranktune::train

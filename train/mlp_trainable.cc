@@ -389,6 +389,8 @@ void MlpTrainable::predict(std::int64_t first, std::int64_t count) {
 
 // ---------------------------------------------------------------- the kind
 
+namespace {
+
 const std::vector<std::string>& mlp_keys() {
   static const std::vector<std::string> keys = {"data_dir",           "val_fraction", "batches_per_step",
                                                 "threads_per_worker", "device",       "train_samples",
@@ -415,6 +417,8 @@ std::shared_ptr<const io::TrainableOptions> read_mlp(const io::TrainableKeys& ke
   return o;
 }
 
+}  // namespace
+
 void MlpOptions::print(io::TomlWriter& out, const std::vector<std::string>&) const {
   if (data_dir.empty())
     out.comment("data_dir: not set ($RANKTUNE_DATA_DIR, else /usr/share/datasets/fashion-mnist)");
@@ -428,6 +432,9 @@ void MlpOptions::print(io::TomlWriter& out, const std::vector<std::string>&) con
   out.integer("val_samples", val_samples);
 }
 
+namespace {
+
+// Every value of the space makes a valid trial, the metric is one it reports, the data is there.
 void check_mlp(const io::ExperimentConfig& cfg) {
   const MlpOptions& spec = options_of<MlpOptions>(cfg.trainable);
   const auto& names = mlp_param_names();
@@ -508,6 +515,13 @@ io::TrainableSpec mlp_on_compute(const io::TrainableSpec& spec, const std::strin
 nlohmann::json mlp_describe(const io::TrainableSpec& spec) {
   const MlpOptions& o = options_of<MlpOptions>(spec);
   return {{"data_dir", o.data_dir}, {"val_fraction", o.val_fraction}};
+}
+
+}  // namespace
+
+TrainableKind mlp_kind() {
+  return {"mlp", "the built-in MLP on (Fashion-)MNIST, on the CPU or the worker's GPU, alone or as a gang",
+          mlp_keys, read_mlp, check_mlp, mlp_traits, make_mlp, nullptr, mlp_on_compute, mlp_describe};
 }
 
 }  // namespace ranktune::train

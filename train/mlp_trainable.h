@@ -77,15 +77,8 @@ struct MlpOptions : io::TrainableOptions {
   void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 
-// The mlp kind's line of trainable_kinds() (train/registry.h).
-const std::vector<std::string>& mlp_keys();
-std::shared_ptr<const io::TrainableOptions> read_mlp(const io::TrainableKeys& keys, io::ExperimentConfig& cfg);
-/// Every value of the space makes a valid trial, the metric is one it reports, the data is there.
-void check_mlp(const io::ExperimentConfig& cfg);
-TrainableTraits mlp_traits(const io::TrainableSpec& spec);
-std::unique_ptr<Trainable> make_mlp(const io::TrainableSpec& spec);
-io::TrainableSpec mlp_on_compute(const io::TrainableSpec& spec, const std::string& device, int threads);
-nlohmann::json mlp_describe(const io::TrainableSpec& spec);
+/// The mlp kind: its line of trainable_kinds() (train/registry.h).
+TrainableKind mlp_kind();
 
 class MlpTrainable : public Trainable {
  public:

@@ -14,15 +14,11 @@
 namespace ranktune::train {
 
 const std::vector<TrainableKind>& trainable_kinds() {
+  // Each kind's line is its own file's (name, help, keys, read, check, traits, factory).
   static const std::vector<TrainableKind> table = {
-      {"synthetic", "a benchmark function with a learning curve and seeded noise, computed in the worker",
-       synthetic_keys, read_synthetic, check_synthetic, synthetic_traits, make_synthetic},
-      {"command", "the user's program, one process per trial, reporting JSON lines on fd 3", command_keys,
-       read_command, check_command, command_traits, make_command,
-       "a command trainable runs as one process per trial. Use ranks_per_trial = 1, or launch your own "
-       "distributed job from the command"},
-      {"mlp", "the built-in MLP on (Fashion-)MNIST, on the CPU or the worker's GPU, alone or as a gang", mlp_keys,
-       read_mlp, check_mlp, mlp_traits, make_mlp, nullptr, mlp_on_compute, mlp_describe},
+      synthetic_kind(),
+      command_kind(),
+      mlp_kind(),
   };
   return table;
 }

@@ -195,8 +195,7 @@ int x_index(const std::string& name) {
   return name.size() > 6 ? 0 : std::atoi(name.c_str() + 1);
 }
 
-}  // namespace
-
+// The function exists, its parameters are in the space and numeric, the metric is one it reports.
 void check_synthetic(const io::ExperimentConfig& cfg) {
   const auto& spec = options_of<SyntheticOptions>(cfg.trainable);
   const SyntheticFunction* f = find_synthetic_function(spec.function);
@@ -256,11 +255,15 @@ std::shared_ptr<const io::TrainableOptions> read_synthetic(const io::TrainableKe
   return o;
 }
 
+}  // namespace
+
 void SyntheticOptions::print(io::TomlWriter& out, const std::vector<std::string>&) const {
   out.string("function", function);
   out.number("seconds_per_step", seconds_per_step);
   out.number("noise", noise);
 }
+
+namespace {
 
 TrainableTraits synthetic_traits(const io::TrainableSpec& spec) {
   TrainableTraits t;
@@ -272,5 +275,12 @@ TrainableTraits synthetic_traits(const io::TrainableSpec& spec) {
 }
 
 std::unique_ptr<Trainable> make_synthetic(const io::TrainableSpec& spec) { return std::make_unique<SyntheticTrainable>(spec); }
+
+}  // namespace
+
+TrainableKind synthetic_kind() {
+  return {"synthetic", "a benchmark function with a learning curve and seeded noise, computed in the worker",
+          synthetic_keys, read_synthetic, check_synthetic, synthetic_traits, make_synthetic};
+}
 
 }  // namespace ranktune::train

@@ -83,13 +83,8 @@ struct SyntheticOptions : io::TrainableOptions {
   void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 
-// The synthetic kind's line of trainable_kinds() (train/registry.h).
-const std::vector<std::string>& synthetic_keys();
-std::shared_ptr<const io::TrainableOptions> read_synthetic(const io::TrainableKeys& keys, io::ExperimentConfig& cfg);
-/// The function exists, its parameters are in the space and numeric, the metric is one it reports.
-void check_synthetic(const io::ExperimentConfig& cfg);
-TrainableTraits synthetic_traits(const io::TrainableSpec& spec);
-std::unique_ptr<Trainable> make_synthetic(const io::TrainableSpec& spec);
+/// The synthetic kind: its line of trainable_kinds() (train/registry.h).
+TrainableKind synthetic_kind();
 
 /// The synthetic trainable. Step t (1-based) sleeps `seconds_per_step`, then reports
 /// loss = f(x) + learning_curve(gap, t) + noise * N(0, 1) and objective = f(x) (noise-free,
