@@ -48,7 +48,8 @@ std::string joined(const std::vector<std::string>& argv) {
 
 int run_simulate(const SimulateOptions& o) {
   io::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
-  if (cfg.trainable.kind != "synthetic") {
+  const train::SyntheticOptions* synthetic = train::find_options<train::SyntheticOptions>(cfg.trainable);
+  if (synthetic == nullptr) {
     cfg.fail("trainable.kind", "ranktune simulate needs [trainable] kind = \"synthetic\" (got \"" +
                                    cfg.trainable.kind + "\"): only a synthetic step can be computed without running it");
   }
@@ -67,7 +68,7 @@ int run_simulate(const SimulateOptions& o) {
   sim.jitter = o.jitter;
   sim.speed_spread = o.speed_spread;
   sim.overhead_s = o.overhead_s;
-  sim.seconds_per_step = cfg.trainable.seconds_per_step;
+  sim.seconds_per_step = synthetic->seconds_per_step;
   if (sim.seconds_per_step <= 0) {
     // A step of zero virtual cost would put the whole experiment at time 0.
     sim.seconds_per_step = 1.0;
@@ -95,7 +96,7 @@ int run_simulate(const SimulateOptions& o) {
 
   // The step model is the synthetic trainable's own step, with f(x) evaluated once per
   // start of a trial (an exploit changes the config) rather than once per step.
-  const train::SyntheticFunction* function = train::find_synthetic_function(cfg.trainable.function);
+  const train::SyntheticFunction* function = train::find_synthetic_function(synthetic->function);
   struct Cached {
     std::uint64_t run = 0;
     train::SyntheticPoint point;
@@ -106,7 +107,7 @@ int run_simulate(const SimulateOptions& o) {
     const auto i = static_cast<std::size_t>(trial);
     if (i >= points.size()) points.resize(i + 1);
     if (points[i].run != state.run) points[i] = {state.run, train::evaluate_synthetic(*function, config)};
-    return train::synthetic_step(points[i].point, cfg.trainable.noise, cfg.seed, trial, attempt, state.t);
+    return train::synthetic_step(points[i].point, synthetic->noise, cfg.seed, trial, attempt, state.t);
   };
   // Flushing by result count, not by lifecycle as the driver does: a flush per trial start
   // would dominate a simulation of 10^5 trials, and nothing reads the file while it runs.

@@ -74,13 +74,12 @@ int main(int argc, char** argv) {
     std::vector<int> members(size);
     for (int r = 0; r < size; ++r) members[r] = r;
     auto gang = train::MpiCollective::create_group(MPI_COMM_WORLD, members, 1);
-    io::TrainableSpec spec;
-    spec.kind = "mlp";
+    train::MlpOptions spec;
     spec.batches_per_step = 1;
     spec.val_samples = 64;
     train::Context ctx;
     ctx.collective = gang.get();
-    train::MlpTrainable t(spec);
+    train::MlpTrainable t(train::make_spec(spec));
     t.setup({{"hidden", hidden}, {"batch_size", std::int64_t{batch}}}, ctx);
     const std::size_t floats = t.shape().param_count();
 
@@ -99,7 +98,7 @@ int main(int argc, char** argv) {
     }
     SplitTiming split(*gang);
     ctx.collective = &split;
-    train::MlpTrainable t2(spec);
+    train::MlpTrainable t2(train::make_spec(spec));
     t2.setup({{"hidden", hidden}, {"batch_size", std::int64_t{batch}}}, ctx);
     for (long b = 0; b < batches; ++b) t2.step();
     split.wait.erase(split.wait.begin(), split.wait.begin() + std::min<long>(10, split.wait.size()));

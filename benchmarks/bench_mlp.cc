@@ -60,8 +60,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  io::TrainableSpec spec;
-  spec.kind = "mlp";
+  train::MlpOptions spec;
   spec.threads_per_worker = threads;
   spec.val_fraction = val_fraction;
   spec.device = device == "cpu" ? "cpu" : "auto";
@@ -74,7 +73,7 @@ int main(int argc, char** argv) {
   ctx.seed = static_cast<std::uint64_t>(seed);
   ctx.trial_id = trial;
   try {
-    train::MlpTrainable t(spec);
+    train::MlpTrainable t(train::make_spec(spec));
     t.setup(config, ctx);
     std::printf("blas: OpenBLAS %s (core %s), threads %d; path %s%s%s; model %s, batch %ld\n", openblas_get_config(),
                 openblas_get_corename(), threads, t.path().c_str(), t.path_note().empty() ? "" : ": ",

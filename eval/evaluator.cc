@@ -13,6 +13,7 @@
 #include "io/json.h"
 #include "ranktune/config.h"
 #include "train/checkpoint.h"
+#include "train/registry.h"
 #include "train/trainable.h"
 
 namespace ranktune::eval {
@@ -61,10 +62,19 @@ LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64
   return summarize_latency(batch, std::move(times));
 }
 
-void require_evaluable(const io::ResultsFile& file, const train::Trainable& t, const std::string& kind) {
-  if (!t.can_evaluate() || !t.can_checkpoint())
+// The trainable of a config that io::parse_config read: its kind's keys read too.
+io::TrainableSpec read_spec(const io::ExperimentConfig& cfg) {
+  if (cfg.trainable.options) return cfg.trainable;
+  io::ExperimentConfig read = cfg;
+  train::read_trainable(read);
+  return read.trainable;
+}
+
+void require_evaluable(const io::ResultsFile& file, const io::TrainableSpec& spec) {
+  const train::TrainableTraits traits = train::traits(spec);
+  if (!traits.can_evaluate || !traits.can_checkpoint)
     throw std::invalid_argument(
-        file.path + ": the '" + kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
+        file.path + ": the '" + spec.kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
         "trainable, and any C++ trainable that implements evaluate_held_out()); export a checkpoint with `ranktune " +
         "export-checkpoint` and evaluate it with your own program");
 }
@@ -72,36 +82,37 @@ void require_evaluable(const io::ResultsFile& file, const train::Trainable& t, c
 }  // namespace
 
 void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& cfg) {
-  // Building a trainable only reads its spec: a command is not started before setup().
-  require_evaluable(file, *train::make_trainable(cfg.trainable), cfg.trainable.kind);
+  require_evaluable(file, read_spec(cfg));
 }
 
 LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& o) {
   const auto t0 = Clock::now();
-  io::TrainableSpec spec = cfg.trainable;
-  if (o.threads > 0) spec.threads_per_worker = o.threads;
   train::Context ctx;
   ctx.trial_id = leader.trial->id;
   ctx.attempt = leader.checkpoint->attempt;
   ctx.seed = cfg.seed;
   ctx.config_dir = fs::path(cfg.path).parent_path().string();
+  std::string device;  // what the trainable is told to compute on
   if (o.device == "auto") {
     ctx.device = "cuda:0";  // taken if this build has CUDA and the device works, else the CPU
-    spec.device = "auto";
+    device = "auto";
   } else if (o.device == "cpu") {
     ctx.device = "cpu";
-    spec.device = "cpu";
+    device = "cpu";
   } else if (o.device.rfind("cuda:", 0) == 0 && o.device.size() > 5 &&
              o.device.find_first_not_of("0123456789", 5) == std::string::npos) {
     ctx.device = o.device;
-    spec.device = "cuda";  // refused, not silently replaced, when unusable
+    device = "cuda";  // refused, not silently replaced, when unusable
   } else {
     throw std::invalid_argument("--device: '" + o.device + "' is not a device; valid: auto, cpu, cuda:N");
   }
 
+  const io::TrainableSpec stored = read_spec(cfg);
+  require_evaluable(file, stored);
+  const train::TrainableKind& kind = train::kind_of(stored);
+  const io::TrainableSpec spec = kind.on_compute ? kind.on_compute(stored, device, o.threads) : stored;
   std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
-  require_evaluable(file, *t, spec.kind);
   const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
   try {
     t->setup(leader.trial->config, ctx);
@@ -155,8 +166,12 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
       {"checkpoint",
        {{"iteration", c.iteration}, {"attempt", c.attempt}, {"bytes", c.size}, {"crc32c", hex32(c.crc32c)},
         {"score", finite_or_null(c.score)}}},
-      {"trainable",
-       {{"kind", spec.kind}, {"data_dir", spec.data_dir}, {"val_fraction", spec.val_fraction}, {"seed", cfg.seed}}},
+      {"trainable", [&] {
+         nlohmann::json t = kind.describe ? kind.describe(spec) : nlohmann::json::object();
+         t["kind"] = spec.kind;
+         t["seed"] = cfg.seed;
+         return t;
+       }()},
       {"held_out", {{"split", "test"}, {"samples", held_out.samples}, {"files", data}}},
       {"compute", {{"device_requested", o.device}, {"path", out.path}, {"threads", out.threads}}},
       {"latency",

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search/space.h"
+#include "train/registry.h"
 #include "train/trainable.h"
 
 namespace ranktune::experiment {
@@ -74,7 +75,7 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, co
   // A graceful stop checkpoints the running trials, so a resume goes on where they were;
   // command trainables that do not checkpoint ([trainable] checkpoint = false) are stopped
   // and start over.
-  o.checkpoint_on_stop = cfg.trainable.kind != "command" || cfg.trainable.checkpoint;
+  o.checkpoint_on_stop = train::traits(cfg.trainable).can_checkpoint;
   o.checkpoint_every = cfg.checkpoint_every;
   o.checkpoint_at_end = cfg.checkpoint_at_end;
   o.ranks_per_trial = cfg.ranks_per_trial;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -30,40 +31,94 @@ class ConfigError : public std::runtime_error {
   std::string key_;
 };
 
-/// The largest `[trainable] kill_grace_s`: a worker waits this long per stopped trial.
-inline constexpr double kMaxKillGraceS = 600.0;
+struct ExperimentConfig;
 
-/// `[trainable]`: what runs a trial.
+/// Writes `key = value` lines of TOML: how render_config and the trainable kinds' options
+/// (TrainableOptions::print) print a resolved config.
+class TomlWriter {
+ public:
+  void string(const std::string& key, const std::string& value);
+  void number(const std::string& key, double value);  ///< always a TOML float
+  void integer(const std::string& key, std::int64_t value);
+  void boolean(const std::string& key, bool value);
+  void strings(const std::string& key, const std::vector<std::string>& values);
+  void table(const std::string& key, const std::map<std::string, std::string>& entries);  ///< inline
+  void raw(const std::string& key, const std::string& toml);  ///< a value already in TOML
+  void comment(const std::string& text);  ///< "# text"
+  void line(const std::string& text);     ///< as given, e.g. "[stop]" or ""
+  const std::string& text() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+/// The options of one trainable kind, parsed from its own `[trainable]` keys by train/
+/// (train/registry.h): the config layer knows none of them, and prints them through print().
+class TrainableOptions {
+ public:
+  virtual ~TrainableOptions() = default;
+  /// The kind's keys, every default filled in (`ranktune check`); `metrics` is the spec's.
+  virtual void print(TomlWriter& out, const std::vector<std::string>& metrics) const = 0;
+};
+
+/// The `[trainable]` table as written, for the kind to read its own keys from (train/
+/// registry.h): each read checks the TOML type and the bounds, and a bad value throws
+/// ConfigError at its file:line (or its --set), with the same words as the rest of the config.
+/// Cheap to copy (shared and immutable); empty for a spec built in code.
+class TrainableKeys {
+ public:
+  struct Impl;
+  TrainableKeys() = default;
+  explicit TrainableKeys(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  bool empty() const { return impl_ == nullptr; }
+
+  /// The keys in the order written (the file's, then those only --set added).
+  std::vector<std::string> names() const;
+  bool has(const std::string& key) const;
+  /// The value of `key` as written, for "(got ...)" in messages.
+  std::string got(const std::string& key) const;
+  /// Throws ConfigError at `key` (its line, else the table's).
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  /// As cfg.fail(key, message) for any key of `cfg`, naming the file as this table's errors
+  /// do (as it was given, where cfg.fail names it absolute).
+  [[noreturn]] void fail_config(const ExperimentConfig& cfg, const std::string& key, const std::string& message) const;
+  /// Refuses any key not in `allowed`, with a did-you-mean or the list of valid keys.
+  void check_keys(const std::vector<std::string>& allowed) const;
+
+  /// Reads `key` into `out` when present; returns whether it was.
+  bool read(const std::string& key, std::string& out) const;
+  bool read(const std::string& key, double& out) const;
+  bool read(const std::string& key, bool& out) const;
+  bool read(const std::string& key, std::int64_t& out) const;
+  bool read(const std::string& key, int& out) const;
+  bool read(const std::string& key, std::vector<std::string>& out) const;
+  bool read(const std::string& key, std::map<std::string, std::string>& out) const;  ///< environment names
+  /// As read, and a missing key is an error that shows `example` as its value.
+  void read_required(const std::string& key, std::vector<std::string>& out, const std::string& example) const;
+  /// Lower bound `min` (exclusive when `strict`); read_range adds ranktune's upper limit.
+  void read_min(const std::string& key, double& out, double min, bool strict = false) const;
+  void read_min(const std::string& key, std::int64_t& out, std::int64_t min) const;
+  void read_min(const std::string& key, int& out, int min) const;
+  void read_range(const std::string& key, double& out, double min, double max) const;
+  void read_range(const std::string& key, std::int64_t& out, std::int64_t min, std::int64_t max) const;
+  /// One of `valid`; returns whether it was present.
+  bool read_enum(const std::string& key, const std::vector<std::string>& valid, std::string& out,
+                 bool required = false) const;
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// `[trainable]`: what runs a trial. The keys of each kind are its own (train/registry.h).
 struct TrainableSpec {
-  std::string kind = "synthetic";  ///< "synthetic", "command" or "mlp"
-  // synthetic
-  std::string function = "branin";  ///< see train/synthetic.h for the list
-  double seconds_per_step = 0.0;    ///< sleep per step, to emulate work
-  double noise = 0.0;               ///< std-dev of seeded Gaussian noise added to each report
-  // command
-  std::vector<std::string> command;           ///< argv; argv[0] relative to config dir if it has a '/'
-  std::string workdir;                        ///< absolute after loading ("" = config dir)
-  std::map<std::string, std::string> env;     ///< extra environment variables
-  double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
-  /// Each trial log (`<results>.logs/trial_T_attempt_A.log`) is kept under about this many
-  /// MiB: its head and its tail, with a line saying where and how much was cut. 0: no cap.
-  double max_log_mb = 100.0;
-  /// Seconds a stopped program has between SIGTERM and SIGKILL (at most kMaxKillGraceS).
-  double kill_grace_s = 2.0;
-  /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
-  /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
-  bool checkpoint = false;
-  // mlp (train/mlp_trainable.h)
-  std::string data_dir;                 ///< IDX folder, absolute after loading ("" = Debian's Fashion-MNIST)
-  double val_fraction = 0.1;            ///< share of the 60k training images held out for validation
-  std::int64_t batches_per_step = 0;    ///< batches per step; 0: one epoch
-  int threads_per_worker = 1;           ///< BLAS threads of each worker (CPU path)
-  std::string device = "auto";          ///< "auto" (the worker's GPU if any), "cpu" or "cuda"
-  std::int64_t train_samples = 0;       ///< use only this many training images (0: all)
-  std::int64_t val_samples = 0;         ///< use only this many validation images (0: all)
+  std::string kind = "synthetic";  ///< a name of train::trainable_kinds()
   /// Metrics recorded as columns of /results. The experiment metric is always first.
-  /// For synthetic trainables this is filled from the function's metrics.
+  /// Filled by train::validate from what the kind reports (a command: its `metrics` key).
   std::vector<std::string> metrics;
+  /// The kind's own options; null until train::read_trainable parsed `keys`.
+  std::shared_ptr<const TrainableOptions> options;
+  /// The table as written (empty for a spec built in code).
+  TrainableKeys keys;
 };
 
 /// A fully resolved experiment: every default filled in, every path absolute.
@@ -127,8 +182,12 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
 ExperimentConfig parse_config(const std::string& text, const std::string& path,
                               const std::vector<std::string>& overrides = {});
 
-/// The resolved config as TOML, with defaults filled in (`ranktune check`).
+/// The resolved config as TOML, with defaults filled in (`ranktune check`). The trainable's
+/// own keys are printed once train::read_trainable parsed them.
 std::string render_config(const ExperimentConfig& cfg);
+
+/// A number as the config's messages show it ("0.5", "1e+09").
+std::string number_text(double d);
 
 /// The closest of `candidates` to `word` by edit distance, or "" when none is close.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);

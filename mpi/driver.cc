@@ -31,6 +31,7 @@
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "sys/safe_fs.h"
+#include "train/registry.h"
 
 namespace ranktune::mpi {
 
@@ -500,7 +501,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
   setup.driver_namespace = process_namespace_id();
-  if (cfg.trainable.kind == "command") {
+  if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect
     // every log. Checked here, before any trial starts; the workers open it the same way.

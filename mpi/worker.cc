@@ -19,6 +19,7 @@
 #include "mpi/wire.h"
 #include "sys/host.h"
 #include "train/command.h"
+#include "train/registry.h"
 #include "train/trainable.h"
 
 namespace ranktune::mpi {
@@ -128,8 +129,8 @@ class Worker {
     // an MPI failure (the job cannot go on consistently), not a failed attempt.
     std::unique_ptr<Gang> gang;
     if (start.gang.size() > 1) {
-      // Only the mlp computes on the GPU, and only when not told to stay on the CPU.
-      const bool gpu = cfg_.trainable.kind == "mlp" && cfg_.trainable.device != "cpu";
+      // Only a kind that computes on the GPU gets it (the mlp, unless told to stay on the CPU).
+      const bool gpu = train::traits(cfg_.trainable).uses_gpu;
       gang = std::make_unique<Gang>(static_cast<MPI_Comm>(gangs_), start.gang, gang_tag(start),
                                     gpu ? placement_.device : std::string("cpu"));
       ctx.collective = &gang->collective();

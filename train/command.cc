@@ -251,7 +251,8 @@ std::string TrialLog::tail(int max_lines, std::size_t max_bytes) const {
 
 // ---- CommandTrainable ----
 
-CommandTrainable::CommandTrainable(io::TrainableSpec spec) : spec_(std::move(spec)) {}
+CommandTrainable::CommandTrainable(const io::TrainableSpec& spec)
+    : spec_(options_of<CommandOptions>(spec)), metrics_(spec.metrics) {}
 
 std::string python_helper_dir() {
   // Installed layout first (<prefix>/bin/ranktune -> <prefix>/share/ranktune/python), then
@@ -617,7 +618,7 @@ StepResult CommandTrainable::finish() {
 StepResult CommandTrainable::parse(const std::string& line) {
   std::string reason;
   try {
-    search::Metrics m = io::metrics_from_json_line(line, spec_.metrics);
+    search::Metrics m = io::metrics_from_json_line(line, metrics_);
     if (!m.empty()) return StepResult{std::move(m), false};
     reason = "no numeric value in the object";
   } catch (const std::exception& e) {

@@ -3,7 +3,7 @@
 /// per trial attempt, reporting one JSON object per line on a pipe. See design.md and the
 /// Python helper in python/ranktune.
 ///
-/// The child's environment is the worker's, plus `spec.env`, plus
+/// The child's environment is the worker's, plus `[trainable] env`, plus
 ///   RANKTUNE_CONFIG     the trial's config as a JSON object
 ///   RANKTUNE_TRIAL_ID   RANKTUNE_ATTEMPT   RANKTUNE_DEVICE ("cpu", "cuda:N")
 ///   RANKTUNE_SEED       the experiment seed (combine with the trial id for a trial stream)
@@ -31,6 +31,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -40,6 +42,7 @@
 #include "sys/fd.h"
 #include "sys/process.h"
 #include "sys/temp_dir.h"
+#include "train/registry.h"
 #include "train/trainable.h"
 
 namespace ranktune::train {
@@ -116,11 +119,36 @@ class TrialLog {
   std::string error_;
 };
 
+/// The largest `[trainable] kill_grace_s`: a worker waits this long per stopped trial.
+inline constexpr double kMaxKillGraceS = 600.0;
+
+/// `[trainable] kind = "command"`: its own keys (configs/README.md). Its `metrics` key is the
+/// spec's metrics (io::TrainableSpec::metrics).
+struct CommandOptions : io::TrainableOptions {
+  static constexpr const char* kKind = "command";
+  std::vector<std::string> command;           ///< argv; argv[0] relative to config dir if it has a '/'
+  std::string workdir;                        ///< absolute after loading ("" = config dir)
+  std::map<std::string, std::string> env;     ///< extra environment variables
+  double step_timeout_s = 0.0;                ///< 0: none. A trial silent for longer fails.
+  /// Each trial log (`<results>.logs/trial_T_attempt_A.log`) is kept under about this many
+  /// MiB: its head and its tail, with a line saying where and how much was cut. 0: no cap.
+  double max_log_mb = 100.0;
+  /// Seconds a stopped program has between SIGTERM and SIGKILL (at most kMaxKillGraceS).
+  double kill_grace_s = 2.0;
+  /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
+  /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
+  bool checkpoint = false;
+  void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
+};
+
+/// The command kind: its line of trainable_kinds() (train/registry.h; train/command_config.cc).
+TrainableKind command_kind();
+
 /// Runs `spec.command` as one subprocess per trial attempt. Every step() returns the next
 /// JSON line the program reports; its exit ends the trial (code 0: done, else a failure).
 class CommandTrainable : public Trainable {
  public:
-  explicit CommandTrainable(io::TrainableSpec spec);
+  explicit CommandTrainable(const io::TrainableSpec& spec);
   ~CommandTrainable() override = default;  // child_ terminates and reaps
 
   /// Starts the program. Throws TrialFailure when it cannot be started.
@@ -185,7 +213,8 @@ class CommandTrainable : public Trainable {
   /// Terminates the program within kill_grace_s; notes a warning when SIGKILL was needed.
   void terminate_child() noexcept;
 
-  io::TrainableSpec spec_;
+  CommandOptions spec_;
+  std::vector<std::string> metrics_;  ///< the spec's: the experiment metric first
   /// RANKTUNE_CHECKPOINT_DIR. Declared before child_, so it is destroyed after it: the
   /// program is gone before its directory is removed.
   TempDir checkpoint_dir_;

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 #include <variant>
 
+#include "search/options.h"
 #include "train/idx.h"
+#include "train/mnist.h"
 #include "train/rng.h"
 
 namespace ranktune::train {
@@ -49,7 +52,7 @@ void check_range(const std::string& name, double v, double lo, double hi, bool h
     throw std::invalid_argument("mlp parameter '" + name + "' must be in " + range + " (got " + std::to_string(v) + ")");
 }
 
-std::string data_dir_of(const io::TrainableSpec& spec) { return spec.data_dir.empty() ? default_data_dir() : spec.data_dir; }
+std::string data_dir_of(const MlpOptions& spec) { return spec.data_dir.empty() ? default_data_dir() : spec.data_dir; }
 
 }  // namespace
 
@@ -121,7 +124,7 @@ MlpHyper parse_mlp_hyper(const search::Config& c, std::uint64_t default_seed) {
   return h;
 }
 
-MlpTrainable::MlpTrainable(const io::TrainableSpec& spec) : spec_(spec) {}
+MlpTrainable::MlpTrainable(const io::TrainableSpec& spec) : spec_(options_of<MlpOptions>(spec)) {}
 MlpTrainable::~MlpTrainable() = default;
 
 int MlpTrainable::gang_size() const { return context_.collective ? context_.collective->size() : 1; }
@@ -382,6 +385,143 @@ void MlpTrainable::predict(std::int64_t first, std::int64_t count) {
                        std::to_string(n) + " images");
   test_engine_->evaluate(std::span<const std::int32_t>(test_rows_).subspan(static_cast<std::size_t>(first),
                                                                            static_cast<std::size_t>(count)));
+}
+
+// ---------------------------------------------------------------- the kind
+
+namespace {
+
+const std::vector<std::string>& mlp_keys() {
+  static const std::vector<std::string> keys = {"data_dir",           "val_fraction", "batches_per_step",
+                                                "threads_per_worker", "device",       "train_samples",
+                                                "val_samples"};
+  return keys;
+}
+
+std::shared_ptr<const io::TrainableOptions> read_mlp(const io::TrainableKeys& keys, io::ExperimentConfig& cfg) {
+  auto o = std::make_shared<MlpOptions>();
+  std::string data_dir;
+  if (keys.read("data_dir", data_dir)) {
+    if (data_dir.empty()) keys.fail("data_dir", "must not be empty. Omit it to use Debian's dataset-fashion-mnist");
+    o->data_dir = (config_dir(cfg) / data_dir).lexically_normal().string();
+  }
+  if (keys.read("val_fraction", o->val_fraction) && !(o->val_fraction > 0 && o->val_fraction < 1))
+    keys.fail("val_fraction", "must be in (0, 1) (got " + io::number_text(o->val_fraction) + "). Use e.g. 0.1");
+  keys.read_range("batches_per_step", o->batches_per_step, std::int64_t{0}, search::kMaxIterations);
+  keys.read_min("threads_per_worker", o->threads_per_worker, 1);
+  if (o->threads_per_worker > 1024)
+    keys.fail("threads_per_worker", "must be <= 1024 (got " + std::to_string(o->threads_per_worker) + ")");
+  keys.read_enum("device", {"auto", "cpu", "cuda"}, o->device);
+  keys.read_min("train_samples", o->train_samples, std::int64_t{0});
+  keys.read_min("val_samples", o->val_samples, std::int64_t{0});
+  return o;
+}
+
+}  // namespace
+
+void MlpOptions::print(io::TomlWriter& out, const std::vector<std::string>&) const {
+  if (data_dir.empty())
+    out.comment("data_dir: not set ($RANKTUNE_DATA_DIR, else /usr/share/datasets/fashion-mnist)");
+  else
+    out.string("data_dir", data_dir);
+  out.number("val_fraction", val_fraction);
+  out.integer("batches_per_step", batches_per_step);
+  out.integer("threads_per_worker", threads_per_worker);
+  out.string("device", device);
+  out.integer("train_samples", train_samples);
+  out.integer("val_samples", val_samples);
+}
+
+namespace {
+
+// Every value of the space makes a valid trial, the metric is one it reports, the data is there.
+void check_mlp(const io::ExperimentConfig& cfg) {
+  const MlpOptions& spec = options_of<MlpOptions>(cfg.trainable);
+  const auto& names = mlp_param_names();
+  for (const auto& p : cfg.space.params) {
+    const std::string key = "search.space." + p.name;
+    if (std::find(names.begin(), names.end(), p.name) == names.end()) {
+      const std::string near = search::closest_name(p.name, names);
+      const std::string name = search::excerpt(p.name);
+      cfg.fail(key, "'" + name + "' is not a parameter of the mlp trainable" +
+                        (near.empty() ? "" : "; did you mean '" + near + "'?") + " Valid: " + search::comma_list(names));
+    }
+    // Every value the domain can produce must make a valid trial: check the listed values,
+    // or both ends of a range, one parameter at a time on top of the defaults.
+    std::vector<search::Value> probes = p.domain.values;
+    if (!p.domain.is_listed()) {
+      const bool integral = p.domain.kind == search::DomainKind::RandInt;
+      const double hi = integral ? p.domain.high - 1 : p.domain.high;
+      for (double x : {p.domain.low, hi}) {
+        if (integral) probes.emplace_back(std::in_place_type<std::int64_t>, static_cast<std::int64_t>(x));
+        else probes.emplace_back(std::in_place_type<double>, x);
+      }
+    }
+    for (const auto& v : probes) {
+      search::Config c = {{p.name, v}};
+      // Parameters that only make sense together get a valid partner for the probe.
+      if (p.name == "depth" && !cfg.space.find("width")) cfg.fail(key, "'depth' needs 'width' in the space too");
+      if (p.name == "width" && !cfg.space.find("depth")) cfg.fail(key, "'width' needs 'depth' in the space too");
+      if (p.name == "depth") c["width"] = std::int64_t{8};
+      if (p.name == "width") c["depth"] = std::int64_t{1};
+      try {
+        (void)parse_mlp_hyper(c, 0);
+      } catch (const std::invalid_argument& e) {
+        cfg.fail(key, e.what());
+      }
+    }
+  }
+  if (cfg.space.find("hidden") && (cfg.space.find("depth") || cfg.space.find("width")))
+    cfg.fail("search.space.hidden", "give the hidden layers either as 'hidden' or as 'depth' and 'width', not both");
+  const auto& metrics = mlp_metrics();
+  if (std::find(metrics.begin(), metrics.end(), cfg.metric) == metrics.end())
+    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + search::excerpt(cfg.metric) +
+                                      "' is not one of them");
+  // The data must be there before any rank starts; reading it is the worker's job.
+  const std::string dir = spec.data_dir.empty() ? default_data_dir() : spec.data_dir;
+  for (const char* stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"}) {
+    const std::string path = idx_path(dir, stem);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      cfg.fail(spec.data_dir.empty() ? "trainable.kind" : "trainable.data_dir",
+               path + ": no such file. " +
+                   (spec.data_dir.empty()
+                        ? "Install Fashion-MNIST with `apt-get install dataset-fashion-mnist`, or set data_dir"
+                        : "Put the IDX files of MNIST or Fashion-MNIST there, or remove data_dir to use Debian's "
+                          "dataset-fashion-mnist (`apt-get install dataset-fashion-mnist`)"));
+  }
+}
+
+TrainableTraits mlp_traits(const io::TrainableSpec& spec) {
+  TrainableTraits t;
+  t.can_checkpoint = true;
+  t.uses_gpu = options_of<MlpOptions>(spec).device != "cpu";
+  t.can_gang = true;
+  t.can_evaluate = true;
+  t.metrics = mlp_metrics();
+  return t;
+}
+
+std::unique_ptr<Trainable> make_mlp(const io::TrainableSpec& spec) { return std::make_unique<MlpTrainable>(spec); }
+
+io::TrainableSpec mlp_on_compute(const io::TrainableSpec& spec, const std::string& device, int threads) {
+  io::TrainableSpec out = spec;
+  MlpOptions& o = edit_options<MlpOptions>(out);
+  if (threads > 0) o.threads_per_worker = threads;
+  o.device = device;
+  return out;
+}
+
+nlohmann::json mlp_describe(const io::TrainableSpec& spec) {
+  const MlpOptions& o = options_of<MlpOptions>(spec);
+  return {{"data_dir", o.data_dir}, {"val_fraction", o.val_fraction}};
+}
+
+}  // namespace
+
+TrainableKind mlp_kind() {
+  return {"mlp", "the built-in MLP on (Fashion-)MNIST, on the CPU or the worker's GPU, alone or as a gang",
+          mlp_keys, read_mlp, check_mlp, mlp_traits, make_mlp, nullptr, mlp_on_compute, mlp_describe};
 }
 
 }  // namespace ranktune::train

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "train/mlp_engine.h"
+#include "train/registry.h"
 #include "train/trainable.h"
 
 namespace ranktune::train {
@@ -62,6 +63,22 @@ MlpHyper parse_mlp_hyper(const search::Config& config, std::uint64_t default_see
 
 /// The metrics each step reports, in order.
 const std::vector<std::string>& mlp_metrics();
+
+/// `[trainable] kind = "mlp"`: its own keys (configs/README.md).
+struct MlpOptions : io::TrainableOptions {
+  static constexpr const char* kKind = "mlp";
+  std::string data_dir;                 ///< IDX folder, absolute after loading ("" = Debian's Fashion-MNIST)
+  double val_fraction = 0.1;            ///< share of the 60k training images held out for validation
+  std::int64_t batches_per_step = 0;    ///< batches per step; 0: one epoch
+  int threads_per_worker = 1;           ///< BLAS threads of each worker (CPU path)
+  std::string device = "auto";          ///< "auto" (the worker's GPU if any), "cpu" or "cuda"
+  std::int64_t train_samples = 0;       ///< use only this many training images (0: all)
+  std::int64_t val_samples = 0;         ///< use only this many validation images (0: all)
+  void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
+};
+
+/// The mlp kind: its line of trainable_kinds() (train/registry.h).
+TrainableKind mlp_kind();
 
 class MlpTrainable : public Trainable {
  public:
@@ -106,7 +123,7 @@ class MlpTrainable : public Trainable {
  private:
   void start_epoch();
 
-  io::TrainableSpec spec_;
+  MlpOptions spec_;
   Context context_;
   MlpHyper hyper_;
   MlpShape shape_;

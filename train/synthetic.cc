@@ -6,9 +6,11 @@
 #include <cmath>
 #include <numbers>
 #include <thread>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
+#include "search/options.h"
 #include "train/collective.h"
 
 namespace ranktune::train {
@@ -112,9 +114,9 @@ double seeded_normal(std::uint64_t seed, std::int64_t trial_id, int attempt, std
 }
 
 SyntheticTrainable::SyntheticTrainable(const io::TrainableSpec& spec)
-    : function_(find_synthetic_function(spec.function)),
-      seconds_per_step_(spec.seconds_per_step),
-      noise_(spec.noise) {}  // an unknown name fails in setup(), so building never throws
+    : function_(find_synthetic_function(options_of<SyntheticOptions>(spec).function)),
+      seconds_per_step_(options_of<SyntheticOptions>(spec).seconds_per_step),
+      noise_(options_of<SyntheticOptions>(spec).noise) {}  // an unknown name fails in setup(), so building never throws
 
 SyntheticPoint evaluate_synthetic(const SyntheticFunction& function, const search::Config& config) {
   std::vector<std::string> names = function.params;
@@ -180,6 +182,105 @@ void SyntheticTrainable::restore(CheckpointReader& in) {
   const auto t = in.get<std::int64_t>();
   if (t < 0) throw CheckpointError("synthetic checkpoint has a negative step count");
   t_ = t;
+}
+
+// ---------------------------------------------------------------- the kind
+
+namespace {
+
+// The index n of a parameter named "x<n>", or 0.
+int x_index(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'x' || name[1] == '0') return 0;
+  if (!std::all_of(name.begin() + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  return name.size() > 6 ? 0 : std::atoi(name.c_str() + 1);
+}
+
+// The function exists, its parameters are in the space and numeric, the metric is one it reports.
+void check_synthetic(const io::ExperimentConfig& cfg) {
+  const auto& spec = options_of<SyntheticOptions>(cfg.trainable);
+  const SyntheticFunction* f = find_synthetic_function(spec.function);
+  if (f == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& g : synthetic_functions()) names.push_back(g.name);
+    cfg.fail("trainable.function", "unknown function '" + search::excerpt(spec.function) + "'; valid: " + search::comma_list(names));
+  }
+
+  std::vector<std::string> needed = f->params;
+  if (f->variadic()) {
+    // x1..xn up to the first gap are used; a later xk would be silently ignored, so refuse it.
+    int highest = 0;
+    for (const auto& p : cfg.space.params) highest = std::max(highest, x_index(p.name));
+    if (highest == 0) {
+      cfg.fail("search.space", spec.function + " needs parameters x1..xn (n >= 1); missing: x1");
+    }
+    for (int i = 1; i <= highest; ++i) needed.push_back(variadic_param(i));
+  }
+  // Sets, not linear scans: a space of 50,000 parameters must not take minutes to check.
+  std::unordered_set<std::string> in_space, inputs(needed.begin(), needed.end());
+  for (const auto& p : cfg.space.params) in_space.insert(p.name);
+  std::vector<std::string> missing;
+  for (const auto& name : needed) {
+    if (!in_space.contains(name)) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    cfg.fail("search.space", spec.function + " needs parameters " + search::comma_list(needed) + "; missing: " + search::comma_list(missing));
+  }
+  for (const auto& p : cfg.space.params) {
+    if (!inputs.contains(p.name)) continue;
+    for (const auto& v : p.domain.values) {
+      if (std::holds_alternative<std::string>(v)) {
+        cfg.fail("search.space." + p.name, "'" + p.name + "' is an input of " + spec.function + " and must be numeric");
+      }
+    }
+  }
+
+  if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
+    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + search::excerpt(cfg.metric) +
+                                      "' is not one of them (\"objective\" is f(x) without noise)");
+  }
+}
+
+
+const std::vector<std::string>& synthetic_keys() {
+  static const std::vector<std::string> keys = {"function", "seconds_per_step", "noise"};
+  return keys;
+}
+
+std::shared_ptr<const io::TrainableOptions> read_synthetic(const io::TrainableKeys& keys, io::ExperimentConfig&) {
+  auto o = std::make_shared<SyntheticOptions>();
+  keys.read("function", o->function);
+  // A longer sleep overflows the clock and sleeps not at all.
+  keys.read_range("seconds_per_step", o->seconds_per_step, 0.0, search::kMaxSeconds);
+  keys.read_min("noise", o->noise, 0.0);
+  return o;
+}
+
+}  // namespace
+
+void SyntheticOptions::print(io::TomlWriter& out, const std::vector<std::string>&) const {
+  out.string("function", function);
+  out.number("seconds_per_step", seconds_per_step);
+  out.number("noise", noise);
+}
+
+namespace {
+
+TrainableTraits synthetic_traits(const io::TrainableSpec& spec) {
+  TrainableTraits t;
+  t.can_checkpoint = true;
+  t.can_gang = true;
+  const SyntheticFunction* f = find_synthetic_function(options_of<SyntheticOptions>(spec).function);
+  if (f != nullptr) t.metrics = f->metrics;
+  return t;
+}
+
+std::unique_ptr<Trainable> make_synthetic(const io::TrainableSpec& spec) { return std::make_unique<SyntheticTrainable>(spec); }
+
+}  // namespace
+
+TrainableKind synthetic_kind() {
+  return {"synthetic", "a benchmark function with a learning curve and seeded noise, computed in the worker",
+          synthetic_keys, read_synthetic, check_synthetic, synthetic_traits, make_synthetic};
 }
 
 }  // namespace ranktune::train

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "train/registry.h"
 #include "train/trainable.h"
 
 namespace ranktune::train {
@@ -72,6 +73,18 @@ SyntheticPoint evaluate_synthetic(const SyntheticFunction& function, const searc
 /// implementation behind SyntheticTrainable::step and `ranktune simulate`.
 search::Metrics synthetic_step(const SyntheticPoint& point, double noise, std::uint64_t seed,
                                search::TrialId trial, int attempt, std::int64_t t);
+
+/// `[trainable] kind = "synthetic"`: its own keys (configs/README.md).
+struct SyntheticOptions : io::TrainableOptions {
+  static constexpr const char* kKind = "synthetic";
+  std::string function = "branin";  ///< one of synthetic_functions()
+  double seconds_per_step = 0.0;    ///< sleep per step, to emulate work
+  double noise = 0.0;               ///< std-dev of seeded Gaussian noise added to each report
+  void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
+};
+
+/// The synthetic kind: its line of trainable_kinds() (train/registry.h).
+TrainableKind synthetic_kind();
 
 /// The synthetic trainable. Step t (1-based) sleeps `seconds_per_step`, then reports
 /// loss = f(x) + learning_curve(gap, t) + noise * N(0, 1) and objective = f(x) (noise-free,

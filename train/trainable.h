@@ -124,16 +124,54 @@ class Trainable {
 /// The size and CRC-32C of a file. Throws TrialFailure when it cannot be read.
 DataFile fingerprint_file(const std::string& path);
 
-/// Builds the trainable that `spec` describes.
+/// The options of `spec` as its kind's struct (SyntheticOptions, CommandOptions, ...).
+/// Throws std::invalid_argument when the spec holds other options or none.
+template <class Options>
+const Options& options_of(const io::TrainableSpec& spec) {
+  const auto* o = dynamic_cast<const Options*>(spec.options.get());
+  if (o == nullptr)
+    throw std::invalid_argument("the '" + spec.kind + "' trainable has no " + Options::kKind +
+                                " options; read [trainable] first (train::read_trainable)");
+  return *o;
+}
+
+/// The options of `spec` if they are `Options`, else nullptr.
+template <class Options>
+const Options* find_options(const io::TrainableSpec& spec) {
+  return dynamic_cast<const Options*>(spec.options.get());
+}
+
+/// The options of `spec` to change: a copy of its own (copies of a spec share their options).
+template <class Options>
+Options& edit_options(io::TrainableSpec& spec) {
+  auto copy = std::make_shared<Options>(options_of<Options>(spec));
+  Options& out = *copy;
+  spec.options = std::move(copy);
+  return out;
+}
+
+/// A spec of `options`' kind, built in code.
+template <class Options>
+io::TrainableSpec make_spec(Options options, std::vector<std::string> metrics = {}) {
+  io::TrainableSpec spec;
+  spec.kind = Options::kKind;
+  spec.metrics = std::move(metrics);
+  spec.options = std::make_shared<const Options>(std::move(options));
+  return spec;
+}
+
+/// Builds the trainable that `spec` describes (train/registry.h). Throws
+/// std::invalid_argument for an unknown kind.
 std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec);
 
 /// Metrics the trainable is known to report (synthetic: its function's metrics;
 /// command: the declared `metrics`, which may be just the experiment metric).
 std::vector<std::string> reported_metrics(const io::TrainableSpec& spec);
 
-/// Checks what only the trainable layer knows: a synthetic function exists, its
-/// parameters are in the space, the experiment metric is one it reports, the command's
-/// program exists. Fills cfg.trainable.metrics. Throws io::ConfigError.
+/// Reads [trainable] (train::read_trainable) and checks what only the trainable layer
+/// knows: a synthetic function exists, its parameters are in the space, the experiment
+/// metric is one it reports, the command's program exists. Fills cfg.trainable.metrics.
+/// Throws io::ConfigError.
 void validate(io::ExperimentConfig& cfg);
 
 }  // namespace ranktune::train

@@ -31,8 +31,7 @@ int run(int steps) {
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
   if (world_size != 3) return fail("run with mpirun -np 3");
 
-  io::TrainableSpec spec;
-  spec.kind = "mlp";
+  train::MlpOptions spec;
   spec.train_samples = 512;
   spec.val_samples = 256;
   spec.batches_per_step = 6;
@@ -52,7 +51,7 @@ int run(int steps) {
     ctx.collective = gang.get();
     ctx.rank = world_rank;
   }
-  train::MlpTrainable t(spec);
+  train::MlpTrainable t(train::make_spec(spec));
   t.setup(config, ctx);
   search::Metrics last;
   for (int i = 0; i < steps; ++i) last = t.step().metrics;

@@ -123,9 +123,10 @@ command = ["python3", "t.py"]
 )";
 
 TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
-  const io::ExperimentConfig cfg = io::parse_config(
+  io::ExperimentConfig cfg = io::parse_config(
       std::string(kConfig) + "checkpoint = true\n[checkpoint]\nkeep_last = 3\nkeep_best = 1\n", "/tmp/c.toml");
-  EXPECT_TRUE(cfg.trainable.checkpoint);
+  train::read_trainable(cfg);  // the kind's own keys
+  EXPECT_TRUE(train::options_of<train::CommandOptions>(cfg.trainable).checkpoint);
   EXPECT_EQ(cfg.checkpoint_keep_last, 3);
   EXPECT_EQ(cfg.checkpoint_keep_best, 1);
   EXPECT_NE(io::render_config(cfg).find("keep_last = 3"), std::string::npos);
@@ -136,8 +137,9 @@ TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
     EXPECT_EQ(e.key(), "checkpoint.keep_last") << e.what();
   }
   // `checkpoint` belongs to command trainables only.
-  EXPECT_THROW(io::parse_config("[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
-                                "[trainable]\nkind = \"synthetic\"\ncheckpoint = true\n", "/tmp/c.toml"),
+  io::ExperimentConfig synthetic = io::parse_config("[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
+                                "[trainable]\nkind = \"synthetic\"\ncheckpoint = true\n", "/tmp/c.toml");
+  EXPECT_THROW(train::read_trainable(synthetic),
                io::ConfigError);
 }
 
@@ -477,12 +479,11 @@ class CommandCheckpointTest : public CheckpointStoreTest {
                               "while n < 10:\n"
                               "    n += 1\n"
                               "    ranktune.report(loss=float(n))\n";
-    io::TrainableSpec s;
-    s.kind = "command";
+    train::CommandOptions s;
     s.command = {"python3", program};
     s.checkpoint = true;
     s.step_timeout_s = 30;
-    return s;
+    return train::make_spec(s);
   }
   train::Context context() const {
     train::Context c;
@@ -559,7 +560,7 @@ TEST_F(CommandCheckpointTest, AProgramThatDoesNotWaitIsACleanFailure) {
   std::ofstream(dir_ / "rude.py") << "import os\nf = os.fdopen(3, 'w', buffering=1)\n"
                                      "for i in range(1, 6): f.write('{\"loss\": %d}\\n' % i)\n"
                                      "import time; time.sleep(5)\n";
-  s.command = {"python3", (dir_ / "rude.py").string()};
+  train::edit_options<train::CommandOptions>(s).command = {"python3", (dir_ / "rude.py").string()};
   train::CommandTrainable t(s);
   EXPECT_CONTAINS(save_failure(t), "instead of {\"ranktune\": \"saved\"}");
 }

@@ -286,6 +286,7 @@ TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
   io::ExperimentConfig cfg = io::parse_config(meta.config_text, path("x.toml"),
                                               {"trainable.train_samples=1000", "trainable.val_samples=200",
                                                "trainable.batches_per_step=5"});
+  train::read_trainable(cfg);  // the kind's own keys
   train::MlpTrainable original(cfg.trainable);
   train::Context ctx;
   ctx.seed = cfg.seed;
@@ -308,8 +309,9 @@ TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
   const train::HeldOutResult direct = original.evaluate_held_out();
 
   const io::ResultsFile file = io::ResultsFile::read(p);
-  const io::ExperimentConfig stored = io::stored_config(file);
-  EXPECT_EQ(stored.trainable.train_samples, 1000);  // the stored overrides were applied
+  io::ExperimentConfig stored = io::stored_config(file);
+  train::read_trainable(stored);  // the kind's own keys
+  EXPECT_EQ(train::options_of<train::MlpOptions>(stored.trainable).train_samples, 1000);  // the stored overrides were applied
   const LeaderChoice leaders = choose_leaders(file, 3, {}, CheckpointChoice::Best);
   ASSERT_EQ(leaders.leaders.size(), 1u);
   EvalOptions opt;

@@ -24,12 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 
 io::TrainableSpec small_spec(std::int64_t train = 320, std::int64_t val = 200, std::int64_t batches = 0) {
-  io::TrainableSpec s;
-  s.kind = "mlp";
+  MlpOptions s;
   s.train_samples = train;
   s.val_samples = val;
   s.batches_per_step = batches;
-  return s;
+  return make_spec(s);
 }
 
 Context context(std::uint64_t seed = 1, search::TrialId trial = 1) {
@@ -278,7 +277,7 @@ TEST(MlpTrainable, SearchNeverReadsTheTestSet) {
   for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"})
     fs::create_symlink(fs::path(default_data_dir()) / f, dir / f);
   io::TrainableSpec spec = small_spec(64, 32, 2);
-  spec.data_dir = dir.string();
+  edit_options<MlpOptions>(spec).data_dir = dir.string();
   MlpTrainable t(spec);
   t.setup({{"hidden", std::string("8")}}, context());
   const auto m = t.step().metrics;
@@ -313,7 +312,7 @@ TEST(MlpTrainable, SearchNeverReadsTheTestSet) {
 
 TEST(MlpTrainable, MissingDataFailsTheTrialNamingTheFile) {
   io::TrainableSpec spec = small_spec();
-  spec.data_dir = "/nonexistent/fashion";
+  edit_options<MlpOptions>(spec).data_dir = "/nonexistent/fashion";
   MlpTrainable t(spec);
   try {
     t.setup({}, context());
@@ -373,7 +372,7 @@ TEST(MlpCuda, GpuMatchesCpuOrFallsBack) {
     EXPECT_FALSE(gpu.path_note().empty()) << "a fall-back must say why";
     std::printf("no GPU: %s\n", gpu.path_note().c_str());
     io::TrainableSpec forced = small_spec();
-    forced.device = "cuda";
+    edit_options<MlpOptions>(forced).device = "cuda";
     MlpTrainable strict(forced);
     EXPECT_THROW(strict.setup(c, gpu_ctx), TrialFailure);
     return;

@@ -1,880 +1,32 @@
-// Trainables: synthetic benchmark functions, the command trainable with real subprocesses,
-// and validate().
+// The trainable kinds' table (train/registry.h): the factory, reading [trainable], the
+// traits, and validate().
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <numbers>
-#include <sstream>
-#include <thread>
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "io/config.h"
 #include "train/command.h"
+#include "train/registry.h"
 #include "train/synthetic.h"
 #include "train/trainable.h"
 #include "tests/unit/expect_text.h"
-#include "tests/unit/process_gone.h"
 
 namespace ranktune::train {
 namespace {
 
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-// gtest without gmock: a substring check that prints both strings when it fails.
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// ---------------------------------------------------------------- synthetic functions
-
-TEST(SyntheticFunctions, BraninAtItsThreeMinimizers) {
-  constexpr double pi = std::numbers::pi;
-  for (auto [x1, x2] : {std::pair{-pi, 12.275}, std::pair{pi, 2.275}, std::pair{9.42478, 2.475}}) {
-    const double x[] = {x1, x2};
-    EXPECT_NEAR(branin(x), 0.397887, 1e-5) << x1 << ", " << x2;
-  }
-  const double elsewhere[] = {0.0, 0.0};
-  EXPECT_GT(branin(elsewhere), 1.0);
-  EXPECT_NEAR(find_synthetic_function("branin")->optimum, 0.397887, 1e-6);
+io::TrainableSpec synthetic_spec(const std::string& function) {
+  SyntheticOptions options;
+  options.function = function;
+  return make_spec(options);
 }
-
-TEST(SyntheticFunctions, Hartmann6AtItsMinimizer) {
-  const double x[] = {0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573};
-  EXPECT_NEAR(hartmann6(x), -3.32237, 1e-5);
-  const double centre[] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
-  EXPECT_GT(hartmann6(centre), -3.3);
-}
-
-TEST(SyntheticFunctions, RosenbrockAndSphere) {
-  const double ones[] = {1, 1, 1, 1}, zeros[] = {0, 0, 0};
-  EXPECT_EQ(rosenbrock(ones), 0.0);
-  EXPECT_EQ(sphere(zeros), 0.0);
-  const double x[] = {0.5, 2.0};
-  EXPECT_DOUBLE_EQ(rosenbrock(x), 100 * (2.0 - 0.25) * (2.0 - 0.25) + 0.25);
-  EXPECT_DOUBLE_EQ(sphere(x), 4.25);
-  const double one[] = {3.0};
-  EXPECT_DOUBLE_EQ(rosenbrock(one), 4.0);
-}
-
-TEST(SyntheticFunctions, TableListsEveryFunction) {
-  for (const char* name : {"branin", "hartmann6", "rosenbrock", "sphere"}) {
-    const SyntheticFunction* f = find_synthetic_function(name);
-    ASSERT_NE(f, nullptr) << name;
-    EXPECT_EQ(f->metrics, (std::vector<std::string>{"loss", "objective"}));
-  }
-  EXPECT_EQ(find_synthetic_function("branni"), nullptr);
-  EXPECT_EQ(find_synthetic_function("hartmann6")->params.size(), 6u);
-  EXPECT_TRUE(find_synthetic_function("sphere")->variadic());
-}
-
-// ---------------------------------------------------------------- synthetic trainable
-
-io::TrainableSpec synthetic_spec(const std::string& function, double noise = 0.0, double seconds = 0.0) {
-  io::TrainableSpec spec;
-  spec.kind = "synthetic";
-  spec.function = function;
-  spec.noise = noise;
-  spec.seconds_per_step = seconds;
-  return spec;
-}
-
-Context context_for(search::TrialId id, int attempt = 0, std::uint64_t seed = 42) {
-  Context c;
-  c.trial_id = id;
-  c.attempt = attempt;
-  c.seed = seed;
-  return c;
-}
-
-std::vector<double> losses(const io::TrainableSpec& spec, const search::Config& config, const Context& ctx, int steps) {
-  SyntheticTrainable t(spec);
-  t.setup(config, ctx);
-  std::vector<double> out;
-  for (int i = 0; i < steps; ++i) {
-    const StepResult r = t.step();
-    EXPECT_FALSE(r.done);
-    out.push_back(r.metrics.at("loss"));
-  }
-  return out;
-}
-
-const search::Config kBraninPoint = {{"x1", 2.0}, {"x2", 5.0}};
-
-TEST(SyntheticTrainable, ReportsLossAndNoiseFreeObjective) {
-  SyntheticTrainable t(synthetic_spec("branin", 0.3));
-  t.setup(kBraninPoint, context_for(1));
-  const double x[] = {2.0, 5.0};
-  for (int i = 0; i < 3; ++i) {
-    const StepResult r = t.step();
-    EXPECT_EQ(r.metrics.size(), 2u);
-    EXPECT_EQ(r.metrics.at("objective"), branin(x));
-  }
-}
-
-TEST(SyntheticTrainable, LossDecreasesInExpectationWithT) {
-  // Mean over many trials of the noisy loss at t = 1, 4, 16, 64: strictly decreasing.
-  const auto spec = synthetic_spec("branin", 0.5);
-  std::vector<double> mean(64, 0.0);
-  constexpr int kTrials = 300;
-  for (int id = 1; id <= kTrials; ++id) {
-    const auto l = losses(spec, kBraninPoint, context_for(id), 64);
-    for (int t = 0; t < 64; ++t) mean[t] += l[t] / kTrials;
-  }
-  EXPECT_GT(mean[0], mean[3]);
-  EXPECT_GT(mean[3], mean[15]);
-  EXPECT_GT(mean[15], mean[63]);
-  const double x[] = {2.0, 5.0};
-  EXPECT_GT(mean[63], branin(x));  // the curve approaches f(x) from above
-}
-
-TEST(SyntheticTrainable, BetterConfigLooksBetterEarly) {
-  const auto spec = synthetic_spec("branin");
-  const auto good = losses(spec, {{"x1", 3.0}, {"x2", 2.5}}, context_for(1), 10);
-  const auto bad = losses(spec, {{"x1", -4.0}, {"x2", 1.0}}, context_for(2), 10);
-  for (int t = 0; t < 10; ++t) EXPECT_LT(good[t], bad[t]) << "t=" << t + 1;
-}
-
-TEST(SyntheticTrainable, NoiseIsReproducibleAndPerTrial) {
-  const auto spec = synthetic_spec("hartmann6", 0.2);
-  const search::Config x = {{"x1", 0.1}, {"x2", 0.2}, {"x3", 0.3}, {"x4", 0.4}, {"x5", 0.5}, {"x6", 0.6}};
-  const auto a = losses(spec, x, context_for(7), 20);
-  EXPECT_EQ(a, losses(spec, x, context_for(7), 20));
-  const auto other_trial = losses(spec, x, context_for(8), 20);
-  const auto other_attempt = losses(spec, x, context_for(7, 1), 20);
-  const auto other_seed = losses(spec, x, context_for(7, 0, 43), 20);
-  for (int t = 0; t < 20; ++t) {
-    EXPECT_NE(a[t], other_trial[t]);
-    EXPECT_NE(a[t], other_attempt[t]);
-    EXPECT_NE(a[t], other_seed[t]);
-  }
-}
-
-TEST(SyntheticTrainable, NoiseHasTheConfiguredSpread) {
-  double sum = 0, sq = 0;
-  constexpr int n = 20000;
-  for (int i = 0; i < n; ++i) {
-    const double z = seeded_normal(1, i, 0, 1);
-    sum += z;
-    sq += z * z;
-  }
-  EXPECT_NEAR(sum / n, 0.0, 0.03);
-  EXPECT_NEAR(sq / n, 1.0, 0.05);
-}
-
-TEST(SyntheticTrainable, VariadicFunctionsUseX1ToXn) {
-  SyntheticTrainable t(synthetic_spec("sphere"));
-  t.setup({{"x1", 1.0}, {"x2", std::int64_t{2}}, {"x4", 100.0}, {"lr", 0.1}}, context_for(1));
-  EXPECT_DOUBLE_EQ(t.step().metrics.at("objective"), 5.0);  // x4 is past the gap at x3
-}
-
-TEST(SyntheticTrainable, SleepsSecondsPerStep) {
-  SyntheticTrainable t(synthetic_spec("sphere", 0.0, 0.02));
-  t.setup({{"x1", 0.0}}, context_for(1));
-  const auto t0 = Clock::now();
-  for (int i = 0; i < 5; ++i) t.step();
-  EXPECT_GE(seconds_since(t0), 0.1);
-}
-
-TEST(SyntheticTrainable, MissingOrStringParameterFailsTheTrial) {
-  SyntheticTrainable t(synthetic_spec("branin"));
-  EXPECT_THROW(t.setup({{"x1", 1.0}}, context_for(1)), TrialFailure);
-  EXPECT_THROW(t.setup({{"x1", 1.0}, {"x2", std::string("a")}}, context_for(1)), TrialFailure);
-  SyntheticTrainable s(synthetic_spec("sphere"));
-  EXPECT_THROW(s.setup({{"y", 1.0}}, context_for(1)), TrialFailure);
-  SyntheticTrainable u(synthetic_spec("nope"));
-  EXPECT_THROW(u.setup({{"x1", 1.0}}, context_for(1)), TrialFailure);
-}
-
-TEST(SyntheticTrainable, RestoredTrialReportsWhatAnUnpausedOneWould) {
-  const auto spec = synthetic_spec("branin", 0.4);
-  const auto straight = losses(spec, kBraninPoint, context_for(3), 10);
-  SyntheticTrainable first(spec);
-  first.setup(kBraninPoint, context_for(3));
-  for (int i = 0; i < 4; ++i) first.step();
-  CheckpointBytes bytes;
-  MemoryCheckpointWriter out(bytes);
-  first.save(out);
-  SyntheticTrainable second(spec);  // a fresh object, as on another rank
-  second.setup(kBraninPoint, context_for(3));
-  MemoryCheckpointReader in(bytes);
-  second.restore(in);
-  EXPECT_EQ(in.remaining(), 0u);
-  for (int i = 4; i < 10; ++i) EXPECT_EQ(second.step().metrics.at("loss"), straight[i]) << "step " << i + 1;
-}
-
-TEST(SyntheticTrainable, RefusesAForeignOrTruncatedCheckpoint) {
-  SyntheticTrainable t(synthetic_spec("branin"));
-  t.setup(kBraninPoint, context_for(1));
-  const CheckpointBytes foreign(16, std::byte{'x'});
-  MemoryCheckpointReader a(foreign);
-  EXPECT_THROW(t.restore(a), CheckpointError);
-  CheckpointBytes bytes;
-  MemoryCheckpointWriter out(bytes);
-  t.save(out);
-  bytes.resize(bytes.size() - 1);
-  MemoryCheckpointReader b(bytes);
-  EXPECT_THROW(t.restore(b), CheckpointError);
-}
-
-// ---------------------------------------------------------------- command trainable
-
-// No child of this process is left, running or zombie.
-bool no_children() {
-  errno = 0;
-  return ::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD;
-}
-
-class CommandTrainableTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ranktune_trainable_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    EXPECT_TRUE(no_children()) << "a child process was left behind";
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  /// Writes an executable /bin/sh script into the temp dir; returns its absolute path.
-  std::string script(const std::string& name, const std::string& body, bool executable = true) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
-    ::chmod(p.c_str(), executable ? 0755 : 0644);
-    return p.string();
-  }
-
-  io::TrainableSpec spec(std::vector<std::string> command, double step_timeout_s = 0) const {
-    io::TrainableSpec s;
-    s.kind = "command";
-    s.command = std::move(command);
-    s.step_timeout_s = step_timeout_s;
-    return s;
-  }
-
-  Context context(search::TrialId id = 1, int attempt = 0) const {
-    Context c;
-    c.trial_id = id;
-    c.attempt = attempt;
-    c.seed = 99;
-    c.log_dir = (dir_ / "logs").string();
-    c.config_dir = dir_.string();
-    return c;
-  }
-
-  std::string read(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
-
-  fs::path dir_;
-};
-
-TEST_F(CommandTrainableTest, ReportsAreParsedThenExitZeroIsDone) {
-  // A blank line is skipped; a line written in two pieces is reassembled; the last line
-  // has no newline. A string that is not a recorded metric ("note") is left out.
-  CommandTrainable t(spec({script("ok.sh",
-                                  "echo '{\"loss\": 1.5, \"acc\": 0.25, \"note\": \"x\"}' >&3\n"
-                                  "echo '' >&3\n"
-                                  "printf '{\"loss\": 2' >&3; sleep 0.05; printf '.5}\\n' >&3\n"
-                                  "printf '{\"loss\": 3}' >&3")}));
-  t.setup({{"lr", 0.1}}, context());
-  StepResult r = t.step();
-  EXPECT_FALSE(r.done);
-  EXPECT_EQ(r.metrics, (search::Metrics{{"loss", 1.5}, {"acc", 0.25}}));
-  EXPECT_EQ(t.step().metrics.at("loss"), 2.5);
-  EXPECT_EQ(t.step().metrics.at("loss"), 3.0);
-  EXPECT_TRUE(t.step().done);
-  EXPECT_TRUE(t.step().done);
-  EXPECT_EQ(t.pid(), -1);
-}
-
-TEST_F(CommandTrainableTest, ManyLinesInOneBurst) {
-  CommandTrainable t(spec({script("burst.sh", "i=1; while [ $i -le 2000 ]; do echo \"{\\\"loss\\\": $i}\"; i=$((i+1)); done >&3")}));
-  t.setup({}, context());
-  for (int i = 1; i <= 2000; ++i) ASSERT_EQ(t.step().metrics.at("loss"), i);
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, EnvironmentWorkdirAndRelativeProgram) {
-  script("env.sh",
-         "printf '%s' \"$RANKTUNE_CONFIG\" > config.json\n"
-         "[ \"$RANKTUNE_DEVICE\" = cuda:1 ] && dev=1 || dev=0\n"
-         "echo \"{\\\"trial\\\": $RANKTUNE_TRIAL_ID, \\\"attempt\\\": $RANKTUNE_ATTEMPT, \\\"seed\\\": $RANKTUNE_SEED,"
-         " \\\"fd\\\": $RANKTUNE_REPORT_FD, \\\"extra\\\": $MY_EXTRA, \\\"dev\\\": $dev, \\\"argc\\\": $#}\" >&3\n"
-         "echo \"arg=$1\"");
-  auto s = spec({"./env.sh", "first arg"});
-  s.env = {{"MY_EXTRA", "17"}};
-  CommandTrainable t(s);
-  Context ctx = context(7, 2);
-  ctx.device = "cuda:1";
-  ctx.log_dir = (dir_ / "nested" / "logs").string();  // created by setup
-  t.setup({{"lr", 0.5}, {"layers", std::int64_t{3}}, {"opt", std::string("adam")}}, ctx);
-  const StepResult r = t.step();
-  EXPECT_EQ(r.metrics, (search::Metrics{{"trial", 7}, {"attempt", 2}, {"seed", 99}, {"fd", 3},
-                                        {"extra", 17}, {"dev", 1}, {"argc", 1}}));
-  EXPECT_TRUE(t.step().done);
-  const auto config = nlohmann::json::parse(read("config.json"));  // written in the config dir
-  EXPECT_EQ(config, nlohmann::json({{"lr", 0.5}, {"layers", 3}, {"opt", "adam"}}));
-  EXPECT_EQ(t.log_path(), (dir_ / "nested" / "logs" / "trial_7_attempt_2.log").string());
-  EXPECT_EQ(t.log_tail(), "arg=first arg\n");
-}
-
-TEST_F(CommandTrainableTest, OnlyTheStandardFdsAndTheReportFdAreInherited) {
-#if !defined(__GLIBC__) || __GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 34)
-  GTEST_SKIP() << "posix_spawn closefrom needs glibc 2.34";
-#endif
-  CommandTrainable t(spec({"python3", "-c",
-                           "import os\n"
-                           "fds = sorted(int(f) for f in os.listdir('/proc/self/fd'))\n"
-                           "os.write(3, ('{\"maxfd\": %d, \"n\": %d}\\n' % (fds[-1], len(fds))).encode())\n"}));
-  t.setup({}, context());
-  const StepResult r = t.step();
-  // 0, 1, 2, 3, plus the fd listdir() itself had open.
-  EXPECT_EQ(r.metrics.at("n"), 5);
-  EXPECT_EQ(r.metrics.at("maxfd"), 4);
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, ExitCodeOneFailsWithTheStderrTail) {
-  CommandTrainable t(spec({script("fail.sh", "echo '{\"loss\": 1}' >&3\necho 'Traceback: the model blew up' >&2\nexit 1")}));
-  t.setup({}, context());
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);  // reports before the failure still count
-  try {
-    t.step();
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "exited with code 1");
-    EXPECT_CONTAINS(e.log_tail(), "Traceback: the model blew up");
-  }
-  EXPECT_CONTAINS(t.log_tail(), "the model blew up");
-}
-
-TEST_F(CommandTrainableTest, SignalIsNamed) {
-  CommandTrainable t(spec({script("segv.sh", "echo 'about to crash'\nkill -SEGV $$")}));
-  t.setup({}, context());
-  try {
-    t.step();
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "killed by signal SIGSEGV (11)");
-    EXPECT_CONTAINS(e.log_tail(), "about to crash");
-  }
-}
-
-TEST_F(CommandTrainableTest, GarbageLineIsMalformedAndKillsTheProgram) {
-  CommandTrainable t(spec({script("garbage.sh", "echo '{\"loss\": 1}' >&3\necho 'epoch 3 loss=0.1' >&3\nsleep 100")}));
-  t.setup({}, context());
-  const pid_t pid = t.pid();
-  t.step();
-  const auto t0 = Clock::now();
-  try {
-    t.step();
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "malformed report line 2");
-    EXPECT_CONTAINS(e.what(), "'epoch 3 loss=0.1'");
-  }
-  EXPECT_LT(seconds_since(t0), 3.0);
-  EXPECT_TRUE(process_gone(pid, 0.0));
-}
-
-TEST_F(CommandTrainableTest, ObjectWithoutNumbersIsMalformed) {
-  CommandTrainable t(spec({script("empty.sh", "echo '{}' >&3")}));
-  t.setup({}, context());
-  EXPECT_THROW(t.step(), TrialFailure);
-}
-
-TEST_F(CommandTrainableTest, PythonNanIsParsedAsNan) {
-  CommandTrainable t(spec({"python3", "-c",
-                           "import json, os\n"
-                           "f = os.fdopen(int(os.environ['RANKTUNE_REPORT_FD']), 'w')\n"
-                           "f.write(json.dumps({'loss': float('nan'), 'ok': 1}) + '\\n')\n"}));
-  t.setup({}, context());
-  const StepResult r = t.step();
-  EXPECT_TRUE(std::isnan(r.metrics.at("loss")));
-  EXPECT_EQ(r.metrics.at("ok"), 1);
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, SilentProgramTimesOut) {
-  CommandTrainable t(spec({script("hang.sh", "echo '{\"loss\": 1}' >&3\nsleep 100")}, /*step_timeout_s=*/1));
-  t.setup({}, context());
-  const pid_t pid = t.pid();
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  const auto t0 = Clock::now();
-  try {
-    t.step();
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "no report for 1 s (step_timeout_s)");
-  }
-  const double waited = seconds_since(t0);
-  EXPECT_GE(waited, 0.9);
-  EXPECT_LT(waited, 4.0);
-  EXPECT_TRUE(process_gone(pid, 0.0));
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, StopKillsTheProcessGroup) {
-  // The grandchild ignores SIGTERM, so only the SIGKILL sweep of the group ends it.
-  CommandTrainable t(spec({script("tree.sh",
-                                  "sh -c 'trap \"\" TERM; exec sleep 1000' &\n"
-                                  "echo $! > grandchild.pid\n"
-                                  "echo '{\"loss\": 1}' >&3\n"
-                                  "wait")}));
-  t.setup({}, context());
-  const pid_t child = t.pid();
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  const pid_t grandchild = std::stoi(read("grandchild.pid"));
-  ASSERT_FALSE(process_gone(grandchild, 0.0));
-  const auto t0 = Clock::now();
-  t.stop();
-  EXPECT_LT(seconds_since(t0), 3.0);
-  EXPECT_TRUE(process_gone(child, 0.0));
-  EXPECT_TRUE(process_gone(grandchild));
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, KillGraceBoundsTheWaitAndSIGKILLLeavesAWarning) {
-  io::TrainableSpec stubborn = spec({script("stubborn.sh", "trap '' TERM\necho '{\"loss\": 1}' >&3\nexec sleep 1000")});
-  stubborn.kill_grace_s = 0.3;
-  CommandTrainable t(stubborn);
-  t.setup({}, context(7, 2));
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  const auto t0 = Clock::now();
-  t.stop();
-  const double waited = seconds_since(t0);
-  EXPECT_GE(waited, 0.25);
-  EXPECT_LT(waited, 1.5);
-  const auto warnings = t.take_warnings();
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("trial 7 attempt 2"), std::string::npos) << warnings[0];
-  EXPECT_NE(warnings[0].find("0.3 s of SIGTERM ([trainable] kill_grace_s)"), std::string::npos) << warnings[0];
-  EXPECT_TRUE(t.take_warnings().empty());  // taken once
-
-  // A program that exits on SIGTERM needs no SIGKILL and leaves no warning.
-  CommandTrainable polite(spec({script("polite.sh", "echo '{\"loss\": 1}' >&3\nexec sleep 1000")}));
-  polite.setup({}, context());
-  EXPECT_EQ(polite.step().metrics.at("loss"), 1);
-  polite.stop();
-  EXPECT_TRUE(polite.take_warnings().empty());
-}
-
-TEST_F(CommandTrainableTest, ATrialsChildDiesWithTheWorkerEvenUnderSIGKILL) {
-  // A "worker" (a forked copy of this test) starts a trial and is killed with SIGKILL: the
-  // trial's program gets its death signal (PR_SET_PDEATHSIG), nobody has to stop it.
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const std::string program = script("forever.sh", "exec sleep 1000");
-  const pid_t worker = ::fork();
-  ASSERT_GE(worker, 0);
-  if (worker == 0) {
-    ::close(fds[0]);
-    ChildProcess child;
-    SpawnRequest r{program, {program}, {}, ""};
-    pid_t pid = ChildProcess::spawn(r, child) == 0 ? child.pid() : -1;
-    (void)!::write(fds[1], &pid, sizeof pid);
-    ::pause();  // until SIGKILL: no destructor runs
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  pid_t trial = -1;
-  ASSERT_EQ(::read(fds[0], &trial, sizeof trial), static_cast<ssize_t>(sizeof trial));
-  ::close(fds[0]);
-  ASSERT_GT(trial, 0);
-  ASSERT_FALSE(process_gone(trial, 0.0));
-  ::kill(worker, SIGKILL);
-  ::waitpid(worker, nullptr, 0);
-  EXPECT_TRUE(process_gone(trial, 2.0));
-}
-
-TEST_F(CommandTrainableTest, ASubreaperKillsWhatTheProgramLeftInAnotherSession) {
-  // In a forked copy of this test, so that becoming a subreaper does not outlast the test.
-  const std::string program = script("daemon.sh",
-                                     "setsid sleep 1000 < /dev/null > /dev/null 2>&1 &\n"
-                                     "echo $! > daemon.pid\n"
-                                     "( setsid sleep 1000 < /dev/null > /dev/null 2>&1 & echo $! > deeper.pid ) &\n"
-                                     "wait $!\n"
-                                     "echo '{\"loss\": 1}' >&3");
-  const pid_t worker = ::fork();
-  ASSERT_GE(worker, 0);
-  if (worker == 0) {
-    int ok = become_subreaper() ? 0 : 10;
-    {
-      CommandTrainable t(spec({program}));
-      t.setup({}, context());
-      if (t.step().metrics.at("loss") != 1) ok = 11;
-      if (!t.step().done) ok = 12;  // the program exited: its trial is over
-    }
-    for (const char* name : {"daemon.pid", "deeper.pid"}) {
-      std::ifstream in(dir_ / name);
-      pid_t pid = 0;
-      if (!(in >> pid) || pid <= 0) ok = 13;
-      else if (::kill(pid, 0) == 0) ok = 14;  // still there (not even a zombie: reaped)
-    }
-    ::_exit(ok);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(worker, &status, 0), worker);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: no subreaper, 11/12: the trial, 13: no pid, 14: an orphan lived on";
-  for (const char* name : {"daemon.pid", "deeper.pid"}) {
-    std::ifstream in(dir_ / name);
-    pid_t pid = 0;
-    if (in >> pid && pid > 0 && ::kill(pid, 0) == 0) ::kill(pid, SIGKILL);  // the old code's orphan
-  }
-}
-
-TEST_F(CommandTrainableTest, LeaderExitEndsTheTrialEvenIfAGrandchildHoldsThePipe) {
-  CommandTrainable t(spec({script("orphan.sh", "sleep 1000 &\necho $! > grandchild.pid\necho '{\"loss\": 1}' >&3\nexit 0")}));
-  t.setup({}, context());
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  const auto t0 = Clock::now();
-  EXPECT_TRUE(t.step().done);
-  EXPECT_LT(seconds_since(t0), 3.0);
-  EXPECT_TRUE(process_gone(std::stoi(read("grandchild.pid"))));
-}
-
-TEST_F(CommandTrainableTest, DestructorKillsAndReaps) {
-  pid_t pid;
-  {
-    CommandTrainable t(spec({script("sleep.sh", "exec sleep 1000")}));
-    t.setup({}, context());
-    pid = t.pid();
-    ASSERT_GT(pid, 0);
-  }
-  EXPECT_TRUE(process_gone(pid, 0.0));
-}
-
-TEST_F(CommandTrainableTest, MissingOrUnrunnableProgram) {
-  for (const std::string& program : {std::string("/nonexistent/prog"), std::string("ranktune-no-such-program"),
-                                     std::string("./missing.sh")}) {
-    CommandTrainable t(spec({program}));
-    try {
-      t.setup({}, context());
-      FAIL() << program;
-    } catch (const TrialFailure& e) {
-      EXPECT_EQ(std::string(e.what()), "cannot run '" + program + "': No such file or directory");
-    }
-  }
-  CommandTrainable t(spec({script("plain.sh", "exit 0", /*executable=*/false)}));
-  try {
-    t.setup({}, context());
-    FAIL();
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "Permission denied");
-  }
-  auto bad_workdir = spec({"true"});
-  bad_workdir.workdir = (dir_ / "nope").string();
-  CommandTrainable w(bad_workdir);
-  EXPECT_THROW(w.setup({}, context()), TrialFailure);
-  EXPECT_THROW(CommandTrainable(spec({"true"})).step(), TrialFailure);  // before setup
-}
-
-TEST_F(CommandTrainableTest, PythonExampleReportsLoss) {
-  CommandTrainable t(spec({"python3", std::string(RANKTUNE_SOURCE_DIR) + "/examples/quadratic.py"}));
-  t.setup({{"lr", 0.1}, {"width", std::int64_t{32}}, {"epochs", std::int64_t{4}}}, context());
-  std::vector<double> loss;
-  for (StepResult r = t.step(); !r.done; r = t.step()) {
-    ASSERT_TRUE(r.metrics.contains("loss"));
-    loss.push_back(r.metrics.at("loss"));
-  }
-  ASSERT_EQ(loss.size(), 4u);
-  EXPECT_LT(loss.back(), loss.front());
-  EXPECT_CONTAINS(t.log_tail(), "epoch 4");
-}
-
-TEST_F(CommandTrainableTest, PythonHelperWritesNonFiniteValues) {
-  auto s = spec({"python3", "-c", "import ranktune\nranktune.report(loss=float('inf'), acc=float('nan'), n=3)\n"});
-  s.env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
-  CommandTrainable t(s);
-  t.setup({}, context());
-  const StepResult r = t.step();
-  EXPECT_EQ(r.metrics.at("loss"), std::numeric_limits<double>::infinity());
-  EXPECT_TRUE(std::isnan(r.metrics.at("acc")));
-  EXPECT_EQ(r.metrics.at("n"), 3);
-  EXPECT_TRUE(t.step().done);
-}
-
-// ---------------------------------------------------------------- trial logs
-
-TEST_F(CommandTrainableTest, ALaterRunOfTheSameAttemptAppendsAfterASeparator) {
-  // A paused trial resumes in the same attempt: its first run's output must stay, and the
-  // program learns the iteration its next report will be.
-  const std::string prog = script("seg.sh", "echo \"run at $RANKTUNE_ITERATION\"\n"
-                                            "echo \"{\\\"loss\\\": 1, \\\"it\\\": $RANKTUNE_ITERATION}\" >&3");
-  CommandTrainable t(spec({prog}));
-  Context first = context(3, 0);
-  first.start_cause = "start";
-  t.setup({}, first);
-  EXPECT_EQ(t.step().metrics.at("it"), 1);
-  EXPECT_TRUE(t.step().done);
-  Context again = context(3, 0);
-  again.first_iteration = 4;
-  again.start_cause = "resume";
-  t.setup({}, again);
-  EXPECT_EQ(t.step().metrics.at("it"), 4);
-  EXPECT_TRUE(t.step().done);
-  EXPECT_EQ(read("logs/trial_3_attempt_0.log"),
-            "run at 1\n[ranktune] ---- trial 3 attempt 0 goes on at iteration 4 (resume) ----\nrun at 4\n");
-  // The tail is this run's: the separator, then what the program wrote since.
-  EXPECT_EQ(t.log_tail(), "[ranktune] ---- trial 3 attempt 0 goes on at iteration 4 (resume) ----\nrun at 4\n");
-  // A fresh start of the attempt empties it.
-  t.setup({}, first);
-  EXPECT_TRUE(t.step().metrics.contains("it"));
-  EXPECT_TRUE(t.step().done);
-  EXPECT_EQ(read("logs/trial_3_attempt_0.log"), "run at 1\n");
-  // A run that starts in a log still empty (an exploit before the trial wrote anything)
-  // says why at its top too.
-  Context exploit = context(4, 0);
-  exploit.first_iteration = 9;
-  exploit.start_cause = "exploit of trial 2 at its iteration 8";
-  t.setup({}, exploit);
-  EXPECT_TRUE(t.step().metrics.contains("it"));
-  EXPECT_TRUE(t.step().done);
-  EXPECT_EQ(read("logs/trial_4_attempt_0.log"),
-            "[ranktune] ---- trial 4 attempt 0 goes on at iteration 9 (exploit of trial 2 at its iteration 8) ----\n"
-            "run at 9\n");
-}
-
-TEST_F(CommandTrainableTest, PythonHelperCountsFromRanktuneIteration) {
-  auto s = spec({"python3", "-c",
-                 "import ranktune\n"
-                 "first = ranktune.iteration()\n"
-                 "ranktune.report(loss=1, first=first)\n"
-                 "ranktune.report(loss=1, second=ranktune.iteration())\n"});
-  s.env = {{"PYTHONPATH", std::string(RANKTUNE_SOURCE_DIR) + "/python"}};
-  CommandTrainable t(s);
-  Context c = context();
-  c.first_iteration = 13;  // after an exploit at the trial's iteration 12
-  c.start_cause = "exploit of trial 7 at its iteration 8";
-  t.setup({}, c);
-  EXPECT_EQ(t.step().metrics.at("first"), 13);
-  EXPECT_EQ(t.step().metrics.at("second"), 14);
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, ThePythonExceptionIsInTheError) {
-  CommandTrainable t(spec({"python3", "-c",
-                           "import sys\n"
-                           "print('[ranktune] a line of ours is skipped')\n"
-                           "raise RuntimeError('size mismatch for c1.weight: ' + 'x' * 500)\n"}));
-  t.setup({}, context());
-  try {
-    t.step();
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind("exited with code 1: RuntimeError: size mismatch for c1.weight: xxx", 0), 0u) << what;
-    EXPECT_LE(what.size(), 230u) << what;
-    EXPECT_EQ(what.substr(what.size() - 3), "...");
-    EXPECT_CONTAINS(e.log_tail(), "Traceback (most recent call last)");
-  }
-}
-
-TEST(LastMeaningfulLine, SkipsBlankAndOurOwnLines) {
-  EXPECT_EQ(last_meaningful_line("Traceback:\n  File x\nValueError: bad\n\n  \n"), "ValueError: bad");
-  EXPECT_EQ(last_meaningful_line("real\n[ranktune] ---- log cut here ----\n"), "real");
-  EXPECT_EQ(last_meaningful_line("progress 10%\rprogress 20%\r\n"), "progress 10% progress 20%");
-  EXPECT_EQ(last_meaningful_line("\n\n"), "");
-  EXPECT_EQ(last_meaningful_line(std::string(300, 'a'), 10), "aaaaaaa...");
-}
-
-TEST_F(CommandTrainableTest, AMetricThatIsNotANumberIsMalformed) {
-  for (const auto& [value, type] : std::vector<std::pair<std::string, std::string>>{
-           {"\"0.5\"", "a string (\"0.5\")"}, {"true", "a boolean (true)"}, {"{\"a\": 1}", "an object"},
-           {"[1]", "an array"}}) {
-    io::TrainableSpec recorded = spec({script("typed.sh", "echo '{\"loss\": 1, \"phase\": \"train\"}' >&3\n"
-                                                          "echo '{\"step\": 2, \"loss\": " + value + "}' >&3\nsleep 100")});
-    recorded.metrics = {"loss"};  // only a recorded metric must be a number: "phase" is left out
-    CommandTrainable t(recorded);
-    t.setup({}, context());
-    EXPECT_EQ(t.step().metrics.at("loss"), 1);
-    try {
-      t.step();
-      FAIL() << value;
-    } catch (const TrialFailure& e) {
-      EXPECT_CONTAINS(e.what(), "malformed report line 2: 'loss' is " + type + ", not a number");
-    }
-  }
-  // The spellings of non-finite numbers are still numbers.
-  CommandTrainable t(spec({script("nan.sh", "echo '{\"a\": null, \"b\": \"nan\", \"c\": \"-inf\"}' >&3")}));
-  t.setup({}, context());
-  const StepResult r = t.step();
-  EXPECT_TRUE(std::isnan(r.metrics.at("a")) && std::isnan(r.metrics.at("b")));
-  EXPECT_EQ(r.metrics.at("c"), -std::numeric_limits<double>::infinity());
-  EXPECT_TRUE(t.step().done);
-}
-
-TEST_F(CommandTrainableTest, TheLogIsCappedKeepingItsHeadAndTail) {
-  // 2 MB of numbered lines under a 64 KiB cap.
-  // Its second run (iteration 2) prints one line.
-  auto s = spec({script("flood.sh", "if [ \"$RANKTUNE_ITERATION\" = 2 ]; then echo SECOND; echo '{\"loss\": 1}' >&3; exit; fi\n"
-                                    "echo FIRST\nseq 1 300000\necho LAST\necho '{\"loss\": 1}' >&3")});
-  s.max_log_mb = 1.0 / 16;
-  CommandTrainable t(s);
-  Context c = context();
-  c.start_cause = "start";
-  t.setup({}, c);
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  EXPECT_TRUE(t.step().done);
-  const std::string log = read("logs/trial_1_attempt_0.log");
-  EXPECT_LE(log.size(), 65536u + 1024u);
-  EXPECT_GE(log.size(), 32768u + 16384u);
-  EXPECT_EQ(log.rfind("FIRST\n1\n2\n3\n", 0), 0u);
-  EXPECT_EQ(log.substr(log.size() - 12), "300000\nLAST\n");
-  const auto cut = log.find("\n[ranktune] ---- log cut here: ");
-  ASSERT_NE(cut, std::string::npos);
-  EXPECT_EQ(cut, 32768u);
-  long long dropped = 0;
-  ASSERT_EQ(std::sscanf(log.c_str() + cut, "\n[ranktune] ---- log cut here: %lld bytes", &dropped), 1);
-  // Every byte the program wrote is either in the log or counted as dropped.
-  const std::size_t marker_length = log.find('\n', cut + 1) + 1 - cut;
-  long long total = 6 + 5;  // FIRST, LAST
-  for (int i = 1; i <= 300000; ++i) total += static_cast<long long>(std::to_string(i).size()) + 1;
-  EXPECT_EQ(static_cast<long long>(log.size() - marker_length) + dropped, total);
-  EXPECT_CONTAINS(t.log_tail(), "LAST");
-
-  // A later run of the attempt appends to the cut log: the marker is found again and the
-  // log stays under the cap.
-  Context again = context();
-  again.start_cause = "resume";
-  again.first_iteration = 2;
-  t.setup({}, again);
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  EXPECT_TRUE(t.step().done);
-  const std::string log2 = read("logs/trial_1_attempt_0.log");
-  EXPECT_LE(log2.size(), 65536u + 1024u);
-  EXPECT_EQ(log2.rfind("FIRST\n1\n2\n3\n", 0), 0u);
-  EXPECT_EQ(log2.find("\n[ranktune] ---- log cut here: "), 32768u);
-  EXPECT_EQ(log2.find("log cut here", 32800), std::string::npos) << "a second marker";
-  const std::string end = "300000\nLAST\n[ranktune] ---- trial 1 attempt 0 goes on at iteration 2 (resume) ----\nSECOND\n";
-  ASSERT_GE(log2.size(), end.size());
-  EXPECT_EQ(log2.substr(log2.size() - end.size()), end);
-}
-
-TEST_F(CommandTrainableTest, AStderrFloodAfterTheLastReportDoesNotBlockTheExit) {
-  // The program closes its report fd, then writes more than a pipe holds: the worker must
-  // go on reading its output while it waits for the exit.
-  CommandTrainable t(spec({script("late.sh", "echo '{\"loss\": 1}' >&3\nexec 3>&-\n"
-                                             "head -c 3000000 /dev/zero | tr '\\0' 'y' >&2\necho done >&2")},
-                          /*step_timeout_s=*/20));
-  t.setup({}, context());
-  EXPECT_EQ(t.step().metrics.at("loss"), 1);
-  const auto t0 = Clock::now();
-  EXPECT_TRUE(t.step().done);
-  EXPECT_LT(seconds_since(t0), 10.0);
-  EXPECT_CONTAINS(t.log_tail(), "done");
-}
-
-TEST_F(CommandTrainableTest, APlantedSymlinkIsNotWrittenThrough) {
-  const fs::path victim = dir_ / "victim";
-  std::ofstream(victim) << "precious\n";
-  fs::create_directory(dir_ / "logs");
-  fs::create_symlink(victim, dir_ / "logs" / "trial_1_attempt_0.log");
-  CommandTrainable t(spec({script("hello.sh", "echo hello; echo '{\"loss\": 1}' >&3")}));
-  try {
-    t.setup({}, context());
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "cannot open its log: ");
-    EXPECT_CONTAINS(e.what(), "trial_1_attempt_0.log is a symbolic link");
-  }
-  EXPECT_EQ(read("victim"), "precious\n");
-  // The same for a resumed run, which appends.
-  Context again = context();
-  again.start_cause = "resume";
-  EXPECT_THROW(t.setup({}, again), TrialFailure);
-  EXPECT_EQ(read("victim"), "precious\n");
-}
-
-TEST_F(CommandTrainableTest, ALogsFolderThatIsALinkOrOpenToOthersIsRefused) {
-  fs::create_directory(dir_ / "elsewhere");
-  fs::create_directory_symlink(dir_ / "elsewhere", dir_ / "logs");
-  CommandTrainable t(spec({script("hello.sh", "echo hello; echo '{\"loss\": 1}' >&3")}));
-  try {
-    t.setup({}, context());
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "logs is a symbolic link");
-  }
-  EXPECT_TRUE(fs::is_empty(dir_ / "elsewhere"));
-  fs::remove(dir_ / "logs");
-  fs::create_directory(dir_ / "logs");
-  ::chmod((dir_ / "logs").c_str(), 0777);
-  try {
-    t.setup({}, context());
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "is writable by other users");
-  }
-}
-
-TEST_F(CommandTrainableTest, AFullDiskIsNamedInTheError) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
-  const fs::path mnt = dir_ / "small";
-  fs::create_directory(mnt);
-  const std::string mount = "mount -t tmpfs -o size=128k tmpfs '" + mnt.string() + "' 2>/dev/null";
-  if (std::system(mount.c_str()) != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
-  struct Unmount {
-    std::string path;
-    ~Unmount() { (void)std::system(("umount '" + path + "'").c_str()); }
-  } unmount{mnt.string()};
-  // 1 MB of output into 128 KiB, then the program goes on reporting.
-  CommandTrainable t(spec({script("big.sh", "head -c 1000000 /dev/zero | tr '\\0' 'z'; echo\n"
-                                            "echo 'the last words'\n"
-                                            "i=0; while [ $i -lt 5 ]; do echo '{\"loss\": 1}' >&3; sleep 0.2; i=$((i+1)); done")}));
-  Context c = context();
-  c.log_dir = (mnt / "logs").string();
-  t.setup({}, c);
-  try {
-    for (int i = 0; i < 10; ++i) ASSERT_FALSE(t.step().done);
-    FAIL() << "expected TrialFailure";
-  } catch (const TrialFailure& e) {
-    EXPECT_CONTAINS(e.what(), "cannot keep its log: the file system of " + (mnt / "logs" / "trial_1_attempt_0.log").string() +
-                                  " is full (");
-    EXPECT_CONTAINS(e.what(), " bytes free)");
-    EXPECT_CONTAINS(e.log_tail(), "the last words");  // from memory: the file could not take it
-  }
-}
-
-TEST(ReadTail, KeepsTheLastLinesWithinTheByteLimit) {
-  const fs::path p = fs::temp_directory_path() / ("ranktune_tail_" + std::to_string(::getpid()));
-  {
-    std::ofstream out(p);
-    for (int i = 1; i <= 100; ++i) out << "line " << i << "\n";
-  }
-  EXPECT_EQ(read_tail(p.string(), 2), "line 99\nline 100\n");
-  const std::string tail = read_tail(p.string(), 1000, 30);
-  EXPECT_EQ(tail.rfind("line", 0), 0u);  // starts at a whole line
-  EXPECT_LE(tail.size(), 30u);
-  EXPECT_EQ(read_tail("/nonexistent/log"), "");
-  fs::remove(p);
-}
-
-TEST(SignalDescription, NamesCommonSignals) {
-  EXPECT_EQ(signal_description(SIGSEGV), "SIGSEGV (11)");
-  EXPECT_EQ(signal_description(SIGKILL), "SIGKILL (9)");
-}
-
-// ---------------------------------------------------------------- factory and validate
 
 TEST(MakeTrainable, BuildsEachKind) {
   EXPECT_NE(dynamic_cast<SyntheticTrainable*>(make_trainable(synthetic_spec("branin")).get()), nullptr);
-  io::TrainableSpec command;
-  command.kind = "command";
-  command.command = {"true"};
+  io::TrainableSpec command = make_spec(CommandOptions{});
+  edit_options<CommandOptions>(command).command = {"true"};
   EXPECT_NE(dynamic_cast<CommandTrainable*>(make_trainable(command).get()), nullptr);
   command.kind = "mystery";
   EXPECT_THROW(make_trainable(command), std::invalid_argument);
@@ -924,7 +76,7 @@ TEST(Validate, AcceptsBraninAndPutsTheMetricFirst) {
 
 TEST(Validate, UnknownFunction) {
   auto cfg = branin_config();
-  cfg.trainable.function = "branni";
+  edit_options<SyntheticOptions>(cfg.trainable).function = "branni";
   const auto e = validate_error(cfg);
   EXPECT_EQ(e.key(), "trainable.function");
   EXPECT_EQ(e.line(), 14);
@@ -940,7 +92,7 @@ TEST(Validate, MissingParameters) {
   EXPECT_EQ(e.line(), 9);
   EXPECT_CONTAINS(e.what(), "missing: x2");
 
-  cfg.trainable.function = "sphere";
+  edit_options<SyntheticOptions>(cfg.trainable).function = "sphere";
   cfg.space.params = {uniform("lr", 0, 1)};
   e = validate_error(cfg);
   EXPECT_EQ(e.key(), "search.space");
@@ -951,7 +103,7 @@ TEST(Validate, MissingParameters) {
   cfg.space.params.push_back(uniform("x2", 0, 1));
   validate(cfg);
 
-  cfg.trainable.function = "hartmann6";
+  edit_options<SyntheticOptions>(cfg.trainable).function = "hartmann6";
   EXPECT_CONTAINS(validate_error(cfg).what(), "missing: x4, x5, x6");
 }
 
@@ -983,23 +135,126 @@ TEST(Validate, UnknownKind) {
 
 TEST(Validate, CommandProgramMustExist) {
   auto cfg = branin_config();
-  cfg.trainable.kind = "command";
-  cfg.trainable.command = {"./no_such_train.py"};
+  cfg.trainable = make_spec(CommandOptions{});
+  edit_options<CommandOptions>(cfg.trainable).command = {"./no_such_train.py"};
   auto e = validate_error(cfg);
   EXPECT_EQ(e.key(), "trainable.command");
   EXPECT_EQ(e.line(), 15);
   EXPECT_CONTAINS(e.what(), "/tmp/ranktune_validate/no_such_train.py");
-  cfg.trainable.command = {"ranktune-no-such-program"};
+  edit_options<CommandOptions>(cfg.trainable).command = {"ranktune-no-such-program"};
   EXPECT_CONTAINS(validate_error(cfg).what(), "not found in PATH");
 
   // The example script, relative to a config in the source tree; the metric goes first.
   cfg.path = std::string(RANKTUNE_SOURCE_DIR) + "/examples/experiment.toml";
-  cfg.trainable.command = {"./quadratic.py"};
+  edit_options<CommandOptions>(cfg.trainable).command = {"./quadratic.py"};
   cfg.trainable.metrics = {"accuracy", "loss"};
   validate(cfg);
   EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"loss", "accuracy"}));
-  cfg.trainable.command = {"sh", "-c", "true"};  // PATH lookup
+  edit_options<CommandOptions>(cfg.trainable).command = {"sh", "-c", "true"};  // PATH lookup
   validate(cfg);
+}
+
+
+
+// ---------------------------------------------------------------- the table and the traits
+
+io::ExperimentConfig read(const std::string& trainable, const std::string& resources = "") {
+  io::ExperimentConfig cfg = io::parse_config("[experiment]\nname = \"t\"\nmetric = \"loss\"\nmode = \"min\"\n"
+                                              "[search.space]\nx = { uniform = [0.0, 1.0] }\n"
+                                              "[trainable]\n" + trainable + resources, "/tmp/t/exp.toml");
+  read_trainable(cfg);
+  return cfg;
+}
+
+// The error of read(), or "" when it read.
+std::string read_error(const std::string& trainable, const std::string& resources = "") {
+  try {
+    read(trainable, resources);
+  } catch (const io::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TrainableKinds, OneLinePerKindWithItsHelpAndKeys) {
+  EXPECT_EQ(trainable_kind_names(), (std::vector<std::string>{"synthetic", "command", "mlp"}));
+  for (const TrainableKind& k : trainable_kinds()) {
+    SCOPED_TRACE(k.name);
+    EXPECT_GT(std::string(k.help).size(), 10u);
+    EXPECT_EQ(std::string(k.help).find('\n'), std::string::npos);
+    EXPECT_FALSE(k.keys().empty());
+    // Each kind's keys are its own: a key of two kinds could not be refused as the other's.
+    for (const TrainableKind& other : trainable_kinds()) {
+      if (&other == &k) continue;
+      for (const auto& key : k.keys()) EXPECT_EQ(std::count(other.keys().begin(), other.keys().end(), key), 0) << key;
+    }
+  }
+}
+
+TEST(TrainableKinds, TheUnknownKindErrorListsTheTable) {
+  std::string valid;
+  for (const auto& name : trainable_kind_names()) valid += (valid.empty() ? "\"" : ", \"") + name + "\"";
+  const std::string msg = read_error("kind = \"magic\"\n");
+  EXPECT_EQ(msg.rfind("/tmp/t/exp.toml:8: trainable.kind: unknown value \"magic\".", 0), 0u) << msg;
+  EXPECT_CONTAINS(msg, "Valid values: " + valid);
+  io::TrainableSpec spec = synthetic_spec("branin");
+  spec.kind = "magic";
+  try {
+    make_trainable(spec);
+    FAIL() << "built an unknown kind";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_CONTAINS(e.what(), "valid: synthetic, command, mlp");
+  }
+}
+
+TEST(TrainableKinds, TraitsFollowTheOptions) {
+  const TrainableTraits synthetic = traits(read("kind = \"synthetic\"\nfunction = \"sphere\"\n").trainable);
+  EXPECT_TRUE(synthetic.can_checkpoint);
+  EXPECT_TRUE(synthetic.can_gang);
+  EXPECT_FALSE(synthetic.uses_gpu || synthetic.can_evaluate || synthetic.writes_logs);
+  EXPECT_EQ(synthetic.metrics, (std::vector<std::string>{"loss", "objective"}));
+
+  // A command checkpoints only when it says it speaks the protocol.
+  const std::string command = "kind = \"command\"\ncommand = [\"true\"]\nmetrics = [\"acc\"]\n";
+  const TrainableTraits plain = traits(read(command).trainable);
+  EXPECT_FALSE(plain.can_checkpoint || plain.can_gang || plain.uses_gpu || plain.can_evaluate);
+  EXPECT_TRUE(plain.writes_logs);
+  EXPECT_EQ(plain.metrics, (std::vector<std::string>{"loss", "acc"}));
+  EXPECT_TRUE(traits(read(command + "checkpoint = true\n").trainable).can_checkpoint);
+
+  // The mlp uses the worker's GPU unless told to stay on the CPU.
+  EXPECT_TRUE(traits(read("kind = \"mlp\"\n").trainable).uses_gpu);
+  EXPECT_TRUE(traits(read("kind = \"mlp\"\ndevice = \"cuda\"\n").trainable).uses_gpu);
+  const TrainableTraits cpu = traits(read("kind = \"mlp\"\ndevice = \"cpu\"\n").trainable);
+  EXPECT_FALSE(cpu.uses_gpu);
+  EXPECT_TRUE(cpu.can_checkpoint && cpu.can_gang && cpu.can_evaluate);
+}
+
+TEST(TrainableKinds, OnlyKindsThatCanGangRunAsOne) {
+  EXPECT_EQ(read_error("kind = \"synthetic\"\n", "[resources]\nranks_per_trial = 2\n"), "");
+  EXPECT_EQ(read_error("kind = \"mlp\"\n", "[resources]\nranks_per_trial = 2\n"), "");
+  const std::string msg = read_error("kind = \"command\"\ncommand = [\"true\"]\n", "[resources]\nranks_per_trial = 2\n");
+  EXPECT_EQ(msg.rfind("/tmp/t/exp.toml:11: resources.ranks_per_trial: gang trials (ranks_per_trial > 1) need a built-in "
+                      "trainable (mlp, synthetic)", 0), 0u) << msg;
+}
+
+TEST(TrainableKinds, EachKindPrintsWhatItReadsBack) {
+  // The resolved config reads back as the same options: each kind prints all of its keys.
+  for (const std::string& trainable :
+       {std::string("kind = \"synthetic\"\nfunction = \"sphere\"\nnoise = 0.5\nseconds_per_step = 0.25\n"),
+        std::string("kind = \"command\"\ncommand = [\"./t.py\", \"-x\"]\nenv = { A = \"1\" }\nstep_timeout_s = 3\n"
+                    "max_log_mb = 0\nkill_grace_s = 1.5\ncheckpoint = true\nmetrics = [\"acc\"]\n"),
+        std::string("kind = \"mlp\"\ndata_dir = \"d\"\nval_fraction = 0.2\nbatches_per_step = 4\n"
+                    "threads_per_worker = 2\ndevice = \"cpu\"\ntrain_samples = 100\nval_samples = 50\n")}) {
+    SCOPED_TRACE(trainable);
+    const io::ExperimentConfig a = read(trainable);
+    const std::string text = io::render_config(a);
+    io::ExperimentConfig b = io::parse_config(text, "/elsewhere/r.toml");
+    read_trainable(b);
+    EXPECT_EQ(b.trainable.kind, a.trainable.kind);
+    EXPECT_EQ(b.trainable.metrics, a.trainable.metrics);
+    EXPECT_EQ(io::render_config(b), text);
+  }
 }
 
 }  // namespace

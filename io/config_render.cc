@@ -1,0 +1,115 @@
+// Printing a resolved config as TOML (render_config, `ranktune check`) with TomlWriter,
+// which the trainable kinds' options print their own keys with.
+
+#include "io/config.h"
+
+#include "io/config_detail.h"
+
+#include <sstream>
+
+namespace ranktune::io {
+
+using namespace config_detail;
+
+namespace {
+
+std::string toml_value(const search::Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return toml_float(*d);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return toml_string(std::get<std::string>(v));
+}
+
+std::string toml_domain(const search::Domain& d) {
+  std::string items;
+  auto add = [&](const std::string& s) { items += (items.empty() ? "" : ", ") + s; };
+  if (d.is_listed()) {
+    for (const auto& v : d.values) add(toml_value(v));
+  } else if (d.kind == search::DomainKind::RandInt) {
+    add(std::to_string(static_cast<std::int64_t>(d.low)));
+    add(std::to_string(static_cast<std::int64_t>(d.high)));
+  } else {
+    add(toml_float(d.low));
+    add(toml_float(d.high));
+    if (d.kind == search::DomainKind::QUniform) add(toml_float(d.q));
+  }
+  return std::string("{ ") + domain_kind_name(d.kind) + " = [" + items + "] }";
+}
+
+}  // namespace
+
+void TomlWriter::raw(const std::string& key, const std::string& toml) { out_ += toml_key(key) + " = " + toml + "\n"; }
+void TomlWriter::string(const std::string& key, const std::string& value) { raw(key, toml_string(value)); }
+void TomlWriter::number(const std::string& key, double value) { raw(key, toml_float(value)); }
+void TomlWriter::integer(const std::string& key, std::int64_t value) { raw(key, std::to_string(value)); }
+void TomlWriter::boolean(const std::string& key, bool value) { raw(key, value ? "true" : "false"); }
+void TomlWriter::comment(const std::string& text) { out_ += "# " + text + "\n"; }
+void TomlWriter::line(const std::string& text) { out_ += text + "\n"; }
+
+void TomlWriter::strings(const std::string& key, const std::vector<std::string>& values) {
+  std::string out;
+  for (const auto& s : values) out += (out.empty() ? "" : ", ") + toml_string(s);
+  raw(key, "[" + out + "]");
+}
+
+void TomlWriter::table(const std::string& key, const std::map<std::string, std::string>& entries) {
+  std::string out;
+  for (const auto& [k, v] : entries) out += (out.empty() ? " " : ", ") + toml_key(k) + " = " + toml_string(v);
+  raw(key, "{" + out + (out.empty() ? "}" : " }"));
+}
+
+std::string render_config(const ExperimentConfig& c) {
+  TomlWriter o;
+  auto option = [&](const std::string& k, const search::Value& v) {
+    if (const auto* d = std::get_if<double>(&v)) return o.number(k, *d);
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return o.integer(k, *i);
+    o.string(k, std::get<std::string>(v));
+  };
+
+  o.comment("Resolved by ranktune: every default filled in, every path absolute.");
+  for (const auto& ov : c.overrides) o.comment("--set " + ov);
+  o.line("\n[experiment]");
+  o.string("name", c.name);
+  o.string("metric", c.metric);
+  o.string("mode", search::to_string(c.mode));
+  o.raw("seed", std::to_string(c.seed));
+  o.integer("num_samples", c.num_samples);
+  o.string("results", c.results);
+  o.integer("max_failures", c.max_failures);
+  o.string("non_finite", c.non_finite);
+  o.number("flush_interval_ms", c.flush_interval_ms);
+  o.number("status_interval_s", c.status_interval_s);
+
+  o.line("\n[search]");
+  o.string("algorithm", c.algorithm);
+  for (const auto& [k, v] : c.search_options) option(k, v);
+  o.line("\n[search.space]");
+  for (const auto& p : c.space.params) o.raw(p.name, toml_domain(p.domain));
+
+  o.line("\n[scheduler]");
+  o.string("kind", c.scheduler);
+  for (const auto& [k, v] : c.scheduler_options) option(k, v);
+
+  o.line("\n[trainable]");
+  o.string("kind", c.trainable.kind);
+  if (c.trainable.options) c.trainable.options->print(o, c.trainable.metrics);
+
+  o.line("\n[stop]");
+  o.integer("max_t", c.max_t);
+  o.number("time_budget_s", c.time_budget_s);
+  if (c.target)
+    o.number("target", *c.target);
+  else
+    o.comment("target: not set");
+
+  o.line("\n[checkpoint]");
+  o.integer("every", c.checkpoint_every);
+  o.boolean("at_end", c.checkpoint_at_end);
+  o.integer("keep_last", c.checkpoint_keep_last);
+  o.integer("keep_best", c.checkpoint_keep_best);
+
+  o.line("\n[resources]");
+  o.integer("ranks_per_trial", c.ranks_per_trial);
+  return o.text();
+}
+
+}  // namespace ranktune::io

@@ -1,0 +1,104 @@
+// The table of trainable kinds (train/registry.h) and what runs over it: reading
+// [trainable], the traits, the factory, and validate().
+
+#include "train/registry.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "search/options.h"
+#include "train/command.h"
+#include "train/mlp_trainable.h"
+#include "train/synthetic.h"
+
+namespace ranktune::train {
+
+const std::vector<TrainableKind>& trainable_kinds() {
+  // Each kind's line is its own file's (name, help, keys, read, check, traits, factory).
+  static const std::vector<TrainableKind> table = {
+      synthetic_kind(),
+      command_kind(),
+      mlp_kind(),
+  };
+  return table;
+}
+
+std::vector<std::string> trainable_kind_names() {
+  std::vector<std::string> out;
+  for (const auto& k : trainable_kinds()) out.emplace_back(k.name);
+  return out;
+}
+
+namespace {
+
+const TrainableKind* find_kind(const std::string& name) {
+  const auto& table = trainable_kinds();
+  const auto it = std::find_if(table.begin(), table.end(), [&](const TrainableKind& k) { return name == k.name; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+const TrainableKind& kind_of(const io::TrainableSpec& spec) {
+  if (const TrainableKind* k = find_kind(spec.kind)) return *k;
+  throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: " + search::comma_list(trainable_kind_names()));
+}
+
+TrainableTraits traits(const io::TrainableSpec& spec) { return kind_of(spec).traits(spec); }
+
+std::filesystem::path config_dir(const io::ExperimentConfig& cfg) {
+  return cfg.path.empty() ? std::filesystem::current_path() : std::filesystem::path(cfg.path).parent_path();
+}
+
+void read_trainable(io::ExperimentConfig& cfg) {
+  io::TrainableSpec& spec = cfg.trainable;
+  if (!spec.options && !spec.keys.empty()) {
+    const io::TrainableKeys& keys = spec.keys;
+    keys.read_enum("kind", trainable_kind_names(), spec.kind, /*required=*/true);
+    const TrainableKind& kind = kind_of(spec);
+    std::vector<std::string> allowed = {"kind"};
+    allowed.insert(allowed.end(), kind.keys().begin(), kind.keys().end());
+    // A key of another kind gets its own message rather than a spelling suggestion.
+    for (const auto& k : keys.names()) {
+      if (contains(allowed, k)) continue;
+      for (const auto& other : trainable_kinds())
+        if (&other != &kind && contains(other.keys(), k))
+          keys.fail(k, "applies only to kind = \"" + std::string(other.name) + "\" (this trainable is \"" + spec.kind +
+                           "\"). Remove it, or set kind = \"" + other.name + "\"");
+    }
+    keys.check_keys(allowed);
+    spec.options = kind.read(keys, cfg);
+  }
+  const TrainableKind* kind = find_kind(spec.kind);
+  if (kind == nullptr)
+    cfg.fail("trainable.kind", "unknown kind '" + spec.kind + "'; valid: " + search::comma_list(trainable_kind_names()));
+  if (!spec.options) spec.options = kind->read(spec.keys, cfg);  // a spec built in code with defaults
+  if (cfg.ranks_per_trial > 1 && kind->no_gang != nullptr) {
+    std::vector<std::string> gangs;
+    for (const auto& k : trainable_kinds())
+      if (k.no_gang == nullptr) gangs.emplace_back(k.name);
+    std::sort(gangs.begin(), gangs.end());
+    spec.keys.fail_config(cfg, "resources.ranks_per_trial", "gang trials (ranks_per_trial > 1) need a built-in trainable (" +
+                                              search::comma_list(gangs) + "): " + kind->no_gang);
+  }
+}
+
+std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec) { return kind_of(spec).make(spec); }
+
+std::vector<std::string> reported_metrics(const io::TrainableSpec& spec) { return traits(spec).metrics; }
+
+void validate(io::ExperimentConfig& cfg) {
+  read_trainable(cfg);
+  kind_of(cfg.trainable).check(cfg);
+  // The experiment metric first (the results table's first metric column), no duplicates.
+  std::vector<std::string> metrics = {cfg.metric};
+  std::unordered_set<std::string> seen = {cfg.metric};
+  for (const auto& m : reported_metrics(cfg.trainable)) {
+    if (seen.insert(m).second) metrics.push_back(m);
+  }
+  cfg.trainable.metrics = std::move(metrics);
+}
+
+}  // namespace ranktune::train
