@@ -1,3 +1,6 @@
+// Loading and checking an experiment, and building its searcher, scheduler, controller
+// options and controller, for `check`, `simulate` and the MPI driver alike
+// (experiment/experiment.h).
 #include "experiment/experiment.h"
 
 #include <filesystem>

@@ -1,3 +1,5 @@
+// Recorder: the controller observer that writes trial changes, results and events into the
+// results file, deferring progress rows to the flush (experiment/recorder.h).
 #include "experiment/recorder.h"
 
 #include <cstdio>

@@ -1,3 +1,6 @@
+// Resuming from a results file: the checks before it (with the line diff of a changed
+// config), the trials caught up with their results, the resume point and the event log's
+// cause (experiment/resume.h).
 #include "experiment/resume.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The run's hardware and software stack for the results file's /stack group: hosts, GPUs,
+// library versions and the Slurm job's entries (experiment/stack.h).
 #include "experiment/stack.h"
 
 #include <mpi.h>

@@ -1,3 +1,5 @@
+// StatusBoard: rank 0's status display, redrawn in place on a terminal or one line per
+// interval in a batch log (experiment/status_board.h).
 #include "experiment/status_board.h"
 
 #include <unistd.h>

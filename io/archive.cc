@@ -1,3 +1,5 @@
+// pack_directory and unpack_directory: a directory as a libarchive tar stream with a CRC-32C
+// trailer, and back, with every refusal (io/archive.h: the layout and the rules).
 #include "io/archive.h"
 
 #include <archive.h>

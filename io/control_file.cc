@@ -1,3 +1,6 @@
+// The live-control file: its JSON lines, the appends of `ranktune ctl` and rank 0's
+// ControlInbox, with the owner and mode checks (io/control_file.h: the channel and who may
+// use it).
 #include "io/control_file.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// CRC-32C by slicing-by-8 tables, or by the SSE4.2 instruction when the CPU has it
+// (io/crc32c.h).
 #include "io/crc32c.h"
 
 #include <array>

@@ -1,3 +1,5 @@
+// JSON forms of values and configs, and a command trainable's reported lines parsed into
+// metrics (io/json.h).
 #include "io/json.h"
 
 #include <algorithm>

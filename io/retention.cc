@@ -1,3 +1,5 @@
+// Checkpoint retention's pure parts: the checkpoints a policy drops, the pinned ones, and
+// the free list of /checkpoint_data (io/retention.h: the policy).
 #include "io/retention.h"
 
 #include <algorithm>

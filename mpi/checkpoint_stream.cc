@@ -1,3 +1,6 @@
+// CheckpointStreams: rank 0's side of streamed checkpoints, saves written into the results
+// file and restores sent within the window, over MPI or a test's transport
+// (mpi/checkpoint_stream.h; the protocol is in mpi/wire.h).
 #include "mpi/checkpoint_stream.h"
 
 #include "mpi/errors.h"

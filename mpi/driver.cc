@@ -1,3 +1,5 @@
+// The driver loop on rank 0 (mpi/driver.h): the handshake with the workers, the controller
+// run against them over MPI, the results file, signals, live control and resume.
 #include "mpi/driver.h"
 
 #include <sys/resource.h>

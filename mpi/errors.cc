@@ -1,3 +1,5 @@
+// MpiError's message, the exit code and line that main() gives an error, and abort_job
+// (mpi/errors.h).
 #include "mpi/errors.h"
 
 #include <unistd.h>

@@ -1,3 +1,5 @@
+// Gang: a gang trial's communicators (MPI, and NCCL when every member has a GPU) and the
+// agreements that keep its members in step (mpi/gang.h: the design and its failures).
 #include "mpi/gang.h"
 
 #include <climits>

@@ -1,3 +1,5 @@
+// CUDA device count, names and binding, or zero devices in a build without CUDA
+// (mpi/gpu.h).
 #include "mpi/gpu.h"
 
 #include "ranktune/config.h"

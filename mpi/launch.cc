@@ -1,3 +1,5 @@
+// Self-launch under mpirun (mpi/launch.h): the launcher's environment, the mpirun command,
+// signals passed on, the exit code handed back, and ranks that end with their parent.
 #include "mpi/launch.h"
 
 #include <poll.h>

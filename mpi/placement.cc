@@ -1,3 +1,5 @@
+// Where a rank runs: its host, its index among the node's workers and the GPU it binds
+// (mpi/placement.h: the layouts and why).
 #include "mpi/placement.h"
 
 #include <cstdlib>

@@ -1,3 +1,5 @@
+// The wire messages sent and received as packed archives with a matched probe, and the
+// windows of checkpoint chunks in flight (mpi/wire.h: the protocol).
 #include "mpi/wire.h"
 
 #include <cstring>

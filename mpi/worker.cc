@@ -1,3 +1,5 @@
+// The worker loop of every rank but 0 (mpi/worker.h): setup and Hello, then trials as the
+// driver says, alone or in a gang, with their checkpoints streamed both ways.
 #include "mpi/worker.h"
 
 #include <csignal>

@@ -1,3 +1,4 @@
+// This machine's host name and CPU model (sys/host.h).
 #include "sys/host.h"
 
 #include <unistd.h>

@@ -1,3 +1,6 @@
+// The command trainable (train/command.h: the protocol): one subprocess per attempt, its
+// JSON-line reports, checkpoints through RANKTUNE_CHECKPOINT_DIR, stops, timeouts and the
+// capped trial log (TrialLog). Its [trainable] keys are command_config.cc.
 #include "train/command.h"
 
 #include "ranktune/config.h"

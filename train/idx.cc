@@ -1,3 +1,4 @@
+// Reading and writing IDX files, plain or gzip, through zlib (train/idx.h: the format).
 #include "train/idx.h"
 
 #include <zlib.h>

@@ -1,3 +1,5 @@
+// make_cuda_engine in a build without CUDA: it says why there is no GPU engine
+// (train/mlp_engine.h). The engines are mlp_cpu.cc and mlp_cuda.cu.
 #include "train/mlp_engine.h"
 
 #include "ranktune/config.h"

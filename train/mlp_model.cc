@@ -1,3 +1,5 @@
+// The MLP's shape: activations and hidden layers from their names, the flat parameter
+// layout, and the parameters' initialization (train/mlp_model.h).
 #include "train/mlp_model.h"
 
 #include <algorithm>

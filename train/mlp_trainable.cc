@@ -1,3 +1,5 @@
+// The mlp trainable (train/mlp_trainable.h): its hyperparameters, its steps, checkpoints
+// and held-out evaluation on an engine, and the mlp kind's line of trainable_kinds().
 #include "train/mlp_trainable.h"
 
 #include <algorithm>

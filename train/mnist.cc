@@ -1,3 +1,5 @@
+// The MNIST family from IDX files, with how to get them when missing, the default data
+// folder, the cached training set and the seeded train/validation split (train/mnist.h).
 #include "train/mnist.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// MpiCollective: the gang's allreduce and broadcast over a duplicated MPI communicator,
+// and gangs made with MPI_Comm_create_group (train/mpi_collective.h).
 #include "train/mpi_collective.h"
 
 #include <climits>

@@ -1,3 +1,5 @@
+// NcclCollective: the gang's allreduce and broadcast of device buffers over NCCL, with the
+// host-side sums over MPI (train/nccl_collective.h).
 #include "train/nccl_collective.h"
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,5 @@
+// SGD with momentum and Adam over flat parameter buffers, the CPU versions
+// (train/optimizer.h).
 #include "train/optimizer.h"
 
 #include <cmath>

@@ -1,3 +1,6 @@
+// The synthetic trainable (train/synthetic.h): the benchmark functions, their learning
+// curve and seeded noise, its steps and checkpoints, and the synthetic kind's line of
+// trainable_kinds().
 #include "train/synthetic.h"
 
 #include <algorithm>

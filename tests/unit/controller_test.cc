@@ -1,3 +1,5 @@
+// The controller (search/controller.h) with FIFO trials: reusing workers, retries, bad or
+// missing metrics, the target and the time budget, interrupt and resume, and leases.
 #include <gtest/gtest.h>
 
 #include <cmath>

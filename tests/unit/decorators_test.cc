@@ -1,3 +1,6 @@
+// The searcher decorators (search/concurrency_limiter.h, search/repeater.h): the limit, the
+// repeat groups and their means, save and restore, make_searcher's wrapping, and the
+// searcher registry's one table.
 #include <gtest/gtest.h>
 
 #include <cmath>

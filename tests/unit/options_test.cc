@@ -1,3 +1,5 @@
+// OptionReader (search/options.h): typed values, defaults and refusals, the closest known
+// key for a typo, the factories' option limits, and excerpt's quoting of long values.
 #include <gtest/gtest.h>
 
 #include "search/options.h"

@@ -1,3 +1,5 @@
+// The virtual-time simulator (search/simulator.h): hand-computed schedules, overhead, seeds,
+// the time budget and the target, progress calls, idle workers and bad options.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// Search spaces (search/space.h): draws within bounds, log-uniform, impossible domains; the
+// random and grid searchers' sequences; and unknown searcher names.
 #include <gtest/gtest.h>
 
 #include <set>

@@ -1,3 +1,5 @@
+// TPE (search/tpe_searcher.h): bounds and types, determinism, the startup phase, beating
+// random search on Branin, max mode, options, the constant liar and save/restore.
 #include <gtest/gtest.h>
 
 #include <algorithm>
