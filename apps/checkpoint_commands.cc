@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
@@ -134,6 +135,26 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
               static_cast<long long>(chosen->iteration), chosen->attempt, static_cast<long long>(chosen->size),
               (out / "checkpoint.bin").c_str());
   return 0;
+}
+
+void setup_compact(CLI::App& app) {
+  const auto compact = std::make_shared<CompactOptions>();
+  auto* compact_cmd = app.add_subcommand(
+      "compact", "Rewrite a results file without the bytes of dropped checkpoints (in place, atomically, unless -o)");
+  compact_cmd->add_option("results", compact->results, "Results file (.h5); refused while a run writes it")->required();
+  compact_cmd->add_option("-o,--output", compact->out, "Write the compacted copy here instead (must not exist)");
+  on_run(compact_cmd, [compact] { return run_compact(*compact); });
+}
+
+void setup_export_checkpoint(CLI::App& app) {
+  const auto export_ckpt = std::make_shared<ExportCheckpointOptions>();
+  auto* export_cmd = app.add_subcommand(
+      "export-checkpoint", "Write a trial's checkpoint to a folder (a command's directory, or checkpoint.bin + .json)");
+  export_cmd->add_option("results", export_ckpt->results, "Results file (.h5)")->required();
+  export_cmd->add_option("--trial", export_ckpt->trial, "Trial id")->required()->check(CLI::PositiveNumber);
+  export_cmd->add_option("--iteration", export_ckpt->iteration, "Iteration of the checkpoint (default: the newest stored)");
+  export_cmd->add_option("out", export_ckpt->out, "Output folder (new or empty)")->required();
+  on_run(export_cmd, [export_ckpt] { return run_export_checkpoint(*export_ckpt); });
 }
 
 }  // namespace ranktune::apps

@@ -1,15 +1,40 @@
 #pragma once
-/// The `ranktune` subcommands: each is an options struct filled by CLI11 in main.cc and a
-/// run_xxx() that returns the process exit code (see mpi::ExitCode).
+/// The `ranktune` subcommands: each apps/X_command.cc registers its own (setup_X: its
+/// options, filled by CLI11, and its callback) and runs it with run_X(), which returns the
+/// process exit code (see experiment::ExitCode).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "io/config.h"
 
+namespace CLI {
+class App;
+}
+
 namespace ranktune::apps {
+
+/// Makes `command` the callback of the subcommand `sub`. main() returns what it returns, or
+/// the documented exit code of the error it throws: ConfigError and invalid_argument 2
+/// ("ranktune: config error: ..." / "ranktune: ..."), StoreError 5, anything else 1.
+void on_run(CLI::App* sub, std::function<int()> command);
+/// The exit code left by the subcommand that ran; kExitUsage when none ran.
+int exit_code();
+
+// The subcommands, in the order `ranktune --help` lists them. `argv` is this process's
+// command line, for the commands that record it or launch themselves again.
+void setup_run(CLI::App& app, int argc, char** argv);
+void setup_check(CLI::App& app);
+void setup_report(CLI::App& app);
+void setup_simulate(CLI::App& app, int argc, char** argv);
+void setup_compact(CLI::App& app);
+void setup_export_checkpoint(CLI::App& app);
+void setup_eval(CLI::App& app, int argc, char** argv);
+void setup_ctl(CLI::App& app);
+void setup_slurm(CLI::App& app);
 
 struct RunOptions {
   std::string config;
@@ -98,14 +123,5 @@ struct CtlOptions {
 };
 /// `ranktune ctl`: live control of a running experiment (stop, set, add).
 int run_ctl(const CtlOptions& o);
-
-/// Loads and fully validates an experiment (config layer, then trainable layer), with
-/// `results` (if not empty) overriding [experiment] results.
-io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
-                                     const std::string& results = "");
-
-/// Throws ConfigError (at experiment.results) when cfg.results exists: a results file is
-/// never overwritten.
-void refuse_existing_results(const io::ExperimentConfig& cfg);
 
 }  // namespace ranktune::apps

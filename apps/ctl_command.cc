@@ -11,10 +11,12 @@
 #include <string>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "apps/commands.h"
+#include "experiment/exit_codes.h"
 #include "io/control_file.h"
 #include "io/store.h"
-#include "mpi/driver.h"
 #include "mpi/launch.h"
 #include "search/control.h"
 
@@ -101,7 +103,7 @@ int run_ctl(const CtlOptions& o) {
       const std::string answer = it->message.substr(tag.size());
       std::printf("ranktune ctl: %s\n", answer.c_str());
       const bool accepted = answer.rfind("applied", 0) == 0 || answer.rfind("pending", 0) == 0;
-      return accepted ? mpi::kExitOk : mpi::kExitUsage;
+      return accepted ? experiment::kExitOk : experiment::kExitUsage;
     }
   }
   std::fprintf(stderr,
@@ -109,7 +111,37 @@ int run_ctl(const CtlOptions& o) {
                "runs: is the run still going, and is the file on a file system its node shares? The request (#%s) "
                "stays in the file; a run started later ignores it.\n",
                o.wait_s, io::control_path(o.results).c_str(), r.id.c_str());
-  return mpi::kExitNoAnswer;
+  return experiment::kExitNoAnswer;
+}
+
+void setup_ctl(CLI::App& app) {
+  const auto ctl = std::make_shared<CtlOptions>();
+  auto* ctl_cmd = app.add_subcommand(
+      "ctl", "Live control of a running experiment: stop a trial, change its hyperparameters, add a trial");
+  ctl_cmd->require_subcommand(1);
+  ctl_cmd->add_option("--wait", ctl->wait_s, "Seconds to wait for the run's answer (0: do not wait)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  auto* ctl_stop = ctl_cmd->add_subcommand("stop", "End a trial now (TERMINATED; checkpointed first with at_end)");
+  auto* ctl_set = ctl_cmd->add_subcommand(
+      "set", "Change a trial's hyperparameters; a running one checkpoints and goes on from there with them");
+  auto* ctl_add = ctl_cmd->add_subcommand("add", "Add a trial with the given config (every parameter of the space)");
+  for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
+    sub->add_option("results", ctl->results, "Results file of the running experiment (.h5)")->required();
+    if (sub != ctl_add) sub->add_option("trial", ctl->trial, "Trial id")->required()->check(CLI::PositiveNumber);
+    if (sub != ctl_stop) {
+      auto* values = sub->add_option("values", ctl->assignments, "name=value ... (e.g. lr=0.01 activation=tanh)");
+      if (sub == ctl_set) values->required();
+      sub->add_flag("--force", ctl->force, "Accept values outside the parameters' domains");
+    }
+  }
+  ctl_add->add_option("--count", ctl->count, "Instead of a config: this many more trials from the search algorithm")
+      ->check(CLI::PositiveNumber);
+  for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
+    on_run(sub, [ctl, op = sub->get_name()] {
+      ctl->op = op;
+      return run_ctl(*ctl);
+    });
+  }
 }
 
 }  // namespace ranktune::apps

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
@@ -14,7 +15,7 @@
 #include "io/evaluations.h"
 #include "io/store.h"
 #include "mpi/launch.h"
-#include "mpi/stack.h"
+#include "experiment/stack.h"
 #include "report/evaluations.h"
 
 namespace ranktune::apps {
@@ -98,7 +99,7 @@ int run_eval(const EvalOptions& o) {
   }
 
   nlohmann::json manifest = {{"command_line", o.command_line},
-                             {"stack", mpi::collect_stack({}, 1)},
+                             {"stack", experiment::collect_stack({}, 1)},
                              {"evaluations", nlohmann::json::array()}};
   for (const auto& e : evals) manifest["evaluations"].push_back(e.manifest);
   if (o.format == "json") {
@@ -119,6 +120,35 @@ int run_eval(const EvalOptions& o) {
                          "is free, or pass --no-record");
   }
   return 0;
+}
+
+void setup_eval(CLI::App& app, int argc, char** argv) {
+  const auto eval = std::make_shared<EvalOptions>();
+  for (int i = 0; i < argc; ++i) eval->command_line += (i ? " " : "") + std::string(argv[i]);
+  auto* eval_cmd = app.add_subcommand(
+      "eval", "Evaluate the leaders' stored checkpoints on the held-out test set and time their inference; "
+              "recorded in the file's /evaluations");
+  eval_cmd->add_option("results", eval->results, "Results file (.h5)")->required();
+  eval_cmd->add_option("--top", eval->top, "Leaders to evaluate: the best trials that have a stored checkpoint")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  eval_cmd->add_option("--trial", eval->trials, "Evaluate these trial ids instead (repeatable)")->check(CLI::PositiveNumber);
+  eval_cmd->add_option("--checkpoint", eval->checkpoint,
+                       "Which stored checkpoint stands for a trial: best (best score) or latest")
+      ->capture_default_str();
+  eval_cmd->add_option("--device", eval->device, "auto (cuda:0 if usable, else cpu), cpu or cuda:N")->capture_default_str();
+  eval_cmd->add_option("--threads", eval->threads, "Compute threads (default: the experiment's threads_per_worker)")
+      ->check(CLI::PositiveNumber);
+  eval_cmd->add_option("--batch-sizes", eval->batch_sizes, "Latency batch sizes, comma-separated (none: 0)")
+      ->delimiter(',')->capture_default_str();
+  eval_cmd->add_option("--latency-s", eval->latency_s, "Timing budget per batch size, seconds")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  eval_cmd->add_option("--warmup", eval->warmup, "Untimed batches before timing each batch size")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  eval_cmd->add_option("--config", eval->config,
+                       "Resolve relative paths of the stored config (data_dir) as if it lay at this path");
+  eval_cmd->add_option("--format", eval->format, "table or json")->capture_default_str();
+  eval_cmd->add_flag("--no-record", eval->no_record, "Print only; do not append to the file's /evaluations");
+  on_run(eval_cmd, [eval] { return run_eval(*eval); });
 }
 
 }  // namespace ranktune::apps

@@ -1,8 +1,13 @@
+// `ranktune report`: the leaderboard of a results file, with its plots, schedules and
+// HTML report.
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+
+#include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
 #include "io/store.h"
@@ -65,6 +70,24 @@ int run_report(const ReportOptions& o) {
     if (trial > 0) write_file(dir / ("schedule_trial_" + std::to_string(trial) + ".svg"), report::schedule_svg(file, trial));
   }
   return 0;
+}
+
+void setup_report(CLI::App& app) {
+  const auto report = std::make_shared<ReportOptions>();
+  auto* report_cmd = app.add_subcommand("report", "Print the leaderboard of a results file");
+  report_cmd->add_option("results", report->results, "Results file (.h5)")->required();
+  report_cmd->add_option("--top", report->top, "Rows to show (0 = all)")->capture_default_str();
+  report_cmd->add_option("--format", report->format, "table, csv, json or markdown")->capture_default_str();
+  report_cmd->add_option("--plots", report->plots,
+                         "Write SVG charts into this folder: curves.svg (the best --top trials' learning curves) and, "
+                         "for PBT, schedule_trial_T.svg (the best trial's hyperparameter schedule)");
+  report_cmd->add_option("--html", report->html,
+                         "Write a self-contained HTML report (leaderboard, curves, evaluations, control, stack) to "
+                         "this file");
+  report_cmd->add_option("--schedule", report->schedule_trial,
+                         "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
+      ->check(CLI::PositiveNumber);
+  on_run(report_cmd, [report] { return run_report(*report); });
 }
 
 }  // namespace ranktune::apps

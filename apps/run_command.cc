@@ -1,39 +1,25 @@
-#include <cstdio>
-#include <filesystem>
-#include <optional>
+// `ranktune run`: runs an experiment; started plainly it checks the config and launches
+// itself under mpirun, under MPI rank 0 drives (mpi/driver.h) and the others work.
 
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 
 #include "apps/commands.h"
+#include "experiment/exit_codes.h"
+#include "experiment/experiment.h"
+#include "experiment/resume.h"
 #include "io/control_file.h"
 #include "mpi/driver.h"
 #include "mpi/launch.h"
-#include "mpi/resume.h"
 #include "mpi/worker.h"
 #include "train/command.h"
 
 namespace ranktune::apps {
 
-void refuse_existing_results(const io::ExperimentConfig& cfg) {
-  if (std::filesystem::exists(cfg.results)) {
-    cfg.fail("experiment.results",
-             "results file " + cfg.results +
-                 " already exists. Move it away, or write elsewhere with --results PATH");
-  }
-}
-
 namespace {
-
-// An existing results file is resumed. Checked here too, before mpirun starts, so that a
-// damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
-// checks again before it writes; it alone can mend a file whose writer died before it
-// started SWMR writing, which no reader can open (read_for_resume gives nullopt).
-void check_resumable(const io::ExperimentConfig& cfg, bool force) {
-  if (!std::filesystem::exists(cfg.results)) return;
-  const std::optional<io::ResultsFile> previous = io::read_for_resume(cfg.results);
-  if (previous) mpi::check_same_experiment(cfg, previous->meta, force);
-}
 
 std::string joined(const std::vector<std::string>& argv) {
   std::string s;
@@ -46,8 +32,12 @@ std::string joined(const std::vector<std::string>& argv) {
 int run_run(const RunOptions& o, int argc, char** argv) {
   if (!mpi::under_mpi_launcher()) {
     // Validate before launching anything, so a bad config costs no mpirun start-up.
-    const io::ExperimentConfig cfg = load_experiment(o.config, o.sets, o.results);
-    check_resumable(cfg, o.force);
+    const io::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
+    // An existing results file is resumed. Checked here too, before mpirun starts, so that a
+    // damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
+    // checks again before it writes; it alone can mend a file whose writer died before it
+    // started SWMR writing, which no reader can open (read_for_resume gives nullopt).
+    experiment::check_resumable(cfg, o.force);
     io::check_control_file(cfg.results);  // rank 0 checks it again when it makes or opens it
     if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
     // By default, at least one gang's worth of workers.
@@ -63,7 +53,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
                               train::run_folder_key(cfg.results), error);
     if (code >= 0) return code;
     std::fprintf(stderr, "ranktune: %s\n", error.c_str());
-    return mpi::kExitInternal;
+    return experiment::kExitInternal;
   }
 
   mpi::exit_with_parent();  // before MPI_Init, which would wait for a dead mpirun too
@@ -74,7 +64,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
       std::fprintf(stderr, "ranktune: run needs at least 2 MPI ranks (a driver and a worker); got %d. "
                            "Use mpirun -np 3 or more, or run without mpirun to self-launch.\n", world.size());
     }
-    return mpi::kExitUsage;
+    return experiment::kExitUsage;
   }
   if (world.rank() != 0) return mpi::run_worker(world);
 
@@ -82,9 +72,9 @@ int run_run(const RunOptions& o, int argc, char** argv) {
   // mpirun may end the job while the ranks finalize.
   io::ExperimentConfig cfg;
   try {
-    cfg = load_experiment(o.config, o.sets, o.results);
+    cfg = experiment::load_experiment(o.config, o.sets, o.results);
   } catch (...) {
-    mpi::report_exit_code(mpi::kExitUsage);
+    mpi::report_exit_code(experiment::kExitUsage);
     mpi::abort_setup(world);
     throw;
   }
@@ -95,12 +85,27 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     mpi::report_exit_code(code);
     return code;
   } catch (const io::ConfigError&) {  // too few workers for a gang
-    mpi::report_exit_code(mpi::kExitUsage);
+    mpi::report_exit_code(experiment::kExitUsage);
     throw;
   } catch (...) {
-    mpi::report_exit_code(mpi::kExitInternal);
+    mpi::report_exit_code(experiment::kExitInternal);
     throw;
   }
+}
+
+void setup_run(CLI::App& app, int argc, char** argv) {
+  const auto run = std::make_shared<RunOptions>();
+  run->argv.assign(argv, argv + argc);
+  auto* run_cmd = app.add_subcommand("run", "Run an experiment (self-launches under mpirun when started plainly)");
+  run_cmd->add_option("config", run->config, "Experiment TOML file")->required();
+  run_cmd->add_option("--np", run->np, "Workers to start when self-launching (default: one per GPU, else per core, min 2)");
+  run_cmd->add_option("--results", run->results, "Results file (overrides [experiment] results)");
+  run_cmd->add_option("--set", run->sets, "Override a config key: --set experiment.num_samples=8 (value is TOML)");
+  run_cmd->add_flag("--resume", run->resume,
+                    "Go on with the results file if it exists (a run given an existing file always resumes; "
+                    "this flag documents the intent, e.g. in job scripts)");
+  run_cmd->add_flag("--force", run->force, "Resume a results file even though its config differs from this one");
+  on_run(run_cmd, [run, argc, argv] { return run_run(*run, argc, argv); });
 }
 
 }  // namespace ranktune::apps

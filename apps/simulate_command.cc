@@ -1,13 +1,19 @@
+// `ranktune simulate`: the experiment on virtual workers in virtual time (synthetic
+// trainables only), recorded like a real run.
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "apps/commands.h"
+#include "experiment/exit_codes.h"
+#include "experiment/experiment.h"
+#include "experiment/recorder.h"
+#include "experiment/stack.h"
 #include "io/store.h"
-#include "mpi/driver.h"
-#include "mpi/recorder.h"
-#include "mpi/stack.h"
 #include "search/simulator.h"
 #include "train/synthetic.h"
 
@@ -41,13 +47,13 @@ std::string joined(const std::vector<std::string>& argv) {
 }  // namespace
 
 int run_simulate(const SimulateOptions& o) {
-  io::ExperimentConfig cfg = load_experiment(o.config, o.sets, o.results);
+  io::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
   if (cfg.trainable.kind != "synthetic") {
     cfg.fail("trainable.kind", "ranktune simulate needs [trainable] kind = \"synthetic\" (got \"" +
                                    cfg.trainable.kind + "\"): only a synthetic step can be computed without running it");
   }
   if (o.results.empty()) cfg.results = simulated_results_path(cfg.results);
-  refuse_existing_results(cfg);
+  experiment::refuse_existing_results(cfg);
   if (o.workers < 1) throw std::invalid_argument("--workers must be >= 1");
   if (o.workers < cfg.ranks_per_trial) {
     cfg.fail("resources.ranks_per_trial", "a gang of " + std::to_string(cfg.ranks_per_trial) + " ranks needs --workers " +
@@ -73,7 +79,7 @@ int run_simulate(const SimulateOptions& o) {
   for (int w = 1; w <= o.workers; ++w) workers.push_back({w, "simulated", w - 1, "sim", "virtual worker"});
   io::StoreMeta meta = io::experiment_meta(cfg, joined(o.argv));
   // The stack of the machine that simulated, marked as such, plus what shaped the virtual run.
-  meta.stack = mpi::collect_stack(workers, o.workers + 1);
+  meta.stack = experiment::collect_stack(workers, o.workers + 1);
   meta.stack["hosts"] = "simulated (on " + meta.stack["driver_host"] + ")";
   meta.stack["device_mode"] = "simulated";
   meta.stack["gpus"] = "none (simulated)";
@@ -84,11 +90,8 @@ int run_simulate(const SimulateOptions& o) {
   meta.stack["sim_seconds_per_step"] = std::to_string(sim.seconds_per_step);
 
   io::ResultsWriter writer(cfg.results, meta, io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
-  mpi::Recorder recorder(writer, cfg.trainable.metrics);
-  search::Controller controller(
-      mpi::controller_options(cfg),
-      search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
-      search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options), &recorder);
+  experiment::Recorder recorder(writer, cfg.trainable.metrics);
+  search::Controller controller = experiment::make_controller(cfg, experiment::controller_options(cfg), &recorder);
 
   // The step model is the synthetic trainable's own step, with f(x) evaluated once per
   // start of a trial (an exploit changes the config) rather than once per step.
@@ -147,9 +150,24 @@ int run_simulate(const SimulateOptions& o) {
 
   if (s.end_reason == search::EndReason::None) {
     std::fprintf(stderr, "ranktune: the simulation stalled: the searcher had nothing to start and no trial ran\n");
-    return mpi::kExitInternal;
+    return experiment::kExitInternal;
   }
-  return n(search::TrialStatus::Terminated) == 0 ? mpi::kExitFailed : mpi::kExitOk;
+  return n(search::TrialStatus::Terminated) == 0 ? experiment::kExitFailed : experiment::kExitOk;
+}
+
+void setup_simulate(CLI::App& app, int argc, char** argv) {
+  const auto simulate = std::make_shared<SimulateOptions>();
+  simulate->argv.assign(argv, argv + argc);
+  auto* simulate_cmd = app.add_subcommand("simulate", "Run a synthetic experiment on N virtual workers in virtual time");
+  simulate_cmd->add_option("config", simulate->config, "Experiment TOML file ([trainable] kind = \"synthetic\")")->required();
+  simulate_cmd->add_option("--workers", simulate->workers, "Virtual workers")->required()->check(CLI::PositiveNumber);
+  simulate_cmd->add_option("--seed", simulate->seed, "Seed of the step-time jitter and worker speeds (default: [experiment] seed)");
+  simulate_cmd->add_option("--results", simulate->results, "Results file (default: [experiment] results with .h5 -> .sim.h5)");
+  simulate_cmd->add_option("--jitter", simulate->jitter, "Log-sd of the lognormal step-time factor (mean 1)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--speed-spread", simulate->speed_spread, "Log-sd of the per-worker speed factors")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--overhead-s", simulate->overhead_s, "Virtual seconds added to every step")->capture_default_str()->check(CLI::NonNegativeNumber);
+  simulate_cmd->add_option("--set", simulate->sets, "Override a config key (value is TOML)");
+  on_run(simulate_cmd, [simulate] { return run_simulate(*simulate); });
 }
 
 }  // namespace ranktune::apps

@@ -1,4 +1,5 @@
-#include "apps/slurm_command.h"
+// `ranktune slurm script|submit|status`: sbatch scripts for an experiment, submission, and
+// the job's state joined with the experiment's progress.
 
 #include <cstdio>
 #include <filesystem>
@@ -8,8 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/commands.h"
+#include "experiment/exit_codes.h"
+#include "experiment/experiment.h"
 #include "io/store.h"
-#include "mpi/driver.h"
 #include "slurm/client.h"
 #include "slurm/job_status.h"
 #include "slurm/sbatch_script.h"
@@ -38,13 +40,8 @@ std::string jobid_path(const std::string& results) {
   return p + ".jobid";
 }
 
-}  // namespace
-
-struct SlurmCommand::State {
-  CLI::App* slurm = nullptr;
-  CLI::App* script = nullptr;
-  CLI::App* submit = nullptr;
-  CLI::App* status = nullptr;
+// The options of the three subcommands, and what each runs.
+struct SlurmCommand {
   std::string config;
   std::string results;
   std::vector<std::string> sets;
@@ -54,7 +51,7 @@ struct SlurmCommand::State {
   std::string status_results;
 
   io::ExperimentConfig experiment() const {
-    io::ExperimentConfig cfg = load_experiment(config, sets, results);
+    io::ExperimentConfig cfg = experiment::load_experiment(config, sets, results);
     return cfg;
   }
 
@@ -75,7 +72,7 @@ struct SlurmCommand::State {
     const io::ExperimentConfig cfg = experiment();
     const slurm::ScriptOptions o = script_options();
     // Without --resume the job would refuse the file anyway; say so before queueing.
-    if (!o.resume) refuse_existing_results(cfg);
+    if (!o.resume) experiment::refuse_existing_results(cfg);
     const std::string text = slurm::sbatch_script(cfg, o);
     const std::string path = slurm::script_path_for(cfg.results);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -95,7 +92,7 @@ struct SlurmCommand::State {
     if (r.status == -1) throw std::runtime_error(r.err + ". Is Slurm installed (sbatch on PATH)?");
     if (id.empty()) {
       std::fprintf(stderr, "ranktune: sbatch refused %s: %s\n", path.c_str(), first_line(r.err).c_str());
-      return mpi::kExitUsage;
+      return experiment::kExitUsage;
     }
     std::ofstream(jobid_path(cfg.results), std::ios::trunc) << id << "\n";
     std::fprintf(stderr, "ranktune: submitted %s as job %s; results: %s\n", path.c_str(), id.c_str(), cfg.results.c_str());
@@ -162,13 +159,16 @@ struct SlurmCommand::State {
   }
 };
 
-SlurmCommand::SlurmCommand(CLI::App& app) : state_(std::make_unique<State>()) {
-  State& s = *state_;
-  s.slurm = app.add_subcommand("slurm", "Slurm: write or submit an sbatch script, or show a job's state and progress");
-  s.slurm->require_subcommand(1);
-  s.script = s.slurm->add_subcommand("script", "Print an sbatch script that runs the experiment");
-  s.submit = s.slurm->add_subcommand("submit", "Write the script beside the results file, sbatch it, print the job id");
-  for (CLI::App* c : {s.script, s.submit}) {
+}  // namespace
+
+void setup_slurm(CLI::App& app) {
+  const auto state = std::make_shared<SlurmCommand>();
+  SlurmCommand& s = *state;
+  auto* slurm = app.add_subcommand("slurm", "Slurm: write or submit an sbatch script, or show a job's state and progress");
+  slurm->require_subcommand(1);
+  auto* script = slurm->add_subcommand("script", "Print an sbatch script that runs the experiment");
+  auto* submit = slurm->add_subcommand("submit", "Write the script beside the results file, sbatch it, print the job id");
+  for (CLI::App* c : {script, submit}) {
     c->add_option("config", s.config, "Experiment TOML file")->required();
     c->add_option("--results", s.results, "Results file (overrides [experiment] results)");
     c->add_option("--set", s.sets, "Override a config key, passed on to the job (value is TOML)");
@@ -191,20 +191,12 @@ SlurmCommand::SlurmCommand(CLI::App& app) : state_(std::make_unique<State>()) {
     c->add_flag("--no-resume", s.no_resume, "Do not pass --resume to `ranktune run` (a fresh run only)");
   }
   s.options.ranktune.clear();  // empty: this binary
-  s.submit->add_flag("--wait", s.wait, "Wait for the job to end (sbatch --wait) and return its exit code");
-  s.status = s.slurm->add_subcommand("status", "The job's Slurm state joined with the experiment's progress");
-  s.status->add_option("results", s.status_results, "Results file (.h5)")->required();
-}
-
-SlurmCommand::~SlurmCommand() = default;
-
-bool SlurmCommand::selected() const { return state_->slurm->parsed(); }
-
-int SlurmCommand::run() const {
-  if (state_->script->parsed()) return state_->run_script();
-  if (state_->submit->parsed()) return state_->run_submit();
-  if (state_->status->parsed()) return state_->run_status();
-  return mpi::kExitUsage;
+  submit->add_flag("--wait", s.wait, "Wait for the job to end (sbatch --wait) and return its exit code");
+  auto* status = slurm->add_subcommand("status", "The job's Slurm state joined with the experiment's progress");
+  status->add_option("results", s.status_results, "Results file (.h5)")->required();
+  on_run(script, [state] { return state->run_script(); });
+  on_run(submit, [state] { return state->run_submit(); });
+  on_run(status, [state] { return state->run_status(); });
 }
 
 }  // namespace ranktune::apps

@@ -2,7 +2,7 @@
 //
 // Three measurements, in one process (MPI singleton init: no mpirun needed):
 //   1. "driver path": a real search::Controller (random searcher, fifo scheduler, max_t so
-//      large that trials never end) observed by mpi::Recorder, the exact observer the
+//      large that trials never end) observed by experiment::Recorder, the exact observer the
 //      driver uses, writing into a real io::ResultsWriter. Results are fed round-robin to
 //      the running trials and the writer is flushed the way mpi/driver.cc's run() loop
 //      does it: after each drain of the message queue, when recorder.take_lifecycle() says
@@ -39,7 +39,7 @@
 #include <boost/mpi/packed_oarchive.hpp>
 
 #include "io/store.h"
-#include "mpi/recorder.h"
+#include "experiment/recorder.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "search/scheduler.h"
@@ -205,7 +205,7 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   const search::Space space = bench_space();
   const auto writer_owner = bench_writer(o, file);
   io::ResultsWriter& writer = *writer_owner;
-  mpi::Recorder recorder(writer, kMetrics);
+  experiment::Recorder recorder(writer, kMetrics);
 
   search::ControllerOptions copts;
   copts.metric = "loss";

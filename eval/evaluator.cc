@@ -1,3 +1,5 @@
+// One leader's held-out evaluation (eval/evaluator.h): its trainable rebuilt and restored
+// from the stored checkpoint, the held-out metrics, the timed batches and the manifest.
 #include "eval/evaluator.h"
 
 #include <algorithm>

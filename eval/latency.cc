@@ -1,3 +1,4 @@
+// Nearest-rank percentiles and the statistics of timed inference batches (eval/latency.h).
 #include "eval/latency.h"
 
 #include <algorithm>

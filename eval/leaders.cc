@@ -1,3 +1,5 @@
+// Which trials `ranktune eval` evaluates, in leaderboard order, and which live checkpoint
+// stands for each (eval/leaders.h).
 #include "eval/leaders.h"
 
 #include <cmath>

@@ -6,70 +6,33 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
-#include <map>
 #include <optional>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
+#include "experiment/exit_codes.h"
+#include "experiment/experiment.h"
+#include "experiment/recorder.h"
+#include "experiment/resume.h"
+#include "experiment/stack.h"
+#include "experiment/status_board.h"
 #include "io/control_file.h"
 #include "io/json.h"
 #include "io/store.h"
 #include "mpi/backoff.h"
+#include "mpi/checkpoint_stream.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
-#include "mpi/recorder.h"
-#include "mpi/resume.h"
-#include "mpi/stack.h"
-#include "mpi/status_board.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "sys/safe_fs.h"
 
 namespace ranktune::mpi {
-
-namespace {
-
-// A node index per worker rank (distinct host names numbered in rank order), for gang
-// placement; index 0 is the driver's slot.
-std::vector<int> worker_nodes(const std::vector<io::WorkerInfo>& workers) {
-  std::vector<int> nodes(workers.size() + 1, 0);
-  std::map<std::string, int> index;
-  for (const auto& w : workers) {
-    const auto [it, added] = index.emplace(w.host, static_cast<int>(index.size()));
-    if (w.rank >= 0 && static_cast<std::size_t>(w.rank) < nodes.size()) nodes[static_cast<std::size_t>(w.rank)] = it->second;
-  }
-  return nodes;
-}
-
-}  // namespace
-
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, const std::vector<io::WorkerInfo>& workers) {
-  search::ControllerOptions o;
-  o.metric = cfg.metric;
-  o.mode = cfg.mode;
-  o.max_t = cfg.max_t;
-  o.time_budget_s = cfg.time_budget_s;
-  o.target = cfg.target;
-  o.max_failures = cfg.max_failures;
-  o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
-  // A graceful stop checkpoints the running trials, so a resume goes on where they were;
-  // command trainables that do not checkpoint ([trainable] checkpoint = false) are stopped
-  // and start over.
-  o.checkpoint_on_stop = cfg.trainable.kind != "command" || cfg.trainable.checkpoint;
-  o.checkpoint_every = cfg.checkpoint_every;
-  o.checkpoint_at_end = cfg.checkpoint_at_end;
-  o.ranks_per_trial = cfg.ranks_per_trial;
-  o.worker_nodes = worker_nodes(workers);
-  return o;
-}
-
 
 namespace {
 
@@ -127,40 +90,22 @@ class Driver {
         writer_(writer),
         workers_(workers),
         recorder_(writer, cfg.trainable.metrics),
-        controller_(for_driver(controller_options(cfg, workers)),
-                    search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode}, cfg.search_options),
-                    search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options),
-                    &recorder_),
+        controller_(experiment::make_controller(cfg, for_driver(experiment::controller_options(cfg, workers)), &recorder_)),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s),
         control_(std::move(control)) {}
 
   /// Rebuilds the controller from the file it is about to go on writing.
   void resume(const io::ResultsFile& previous, const std::string& cause) {
-    // Times count from the experiment's creation over all its runs: this run goes on from
-    // the largest time the file holds, so a trial's rows stay in time order across a resume.
-    // (The time it spent stopped is not counted; `created_unix` gives the wall clock.)
-    double spent = 0;
-    for (const auto& r : previous.results) spent = std::max(spent, r.time);
-    for (const auto& e : previous.events) spent = std::max(spent, e.time);
-    for (const auto& c : previous.checkpoints) spent = std::max(spent, c.time);
-    for (const auto& t : previous.trials)
-      for (const double x : {t.start_time, t.end_time})
-        if (std::isfinite(x)) spent = std::max(spent, x);
-    offset_ = spent;
-    std::vector<search::Trial> trials = previous.trials;
-    for (const auto& e : previous.events) {
-      // Failures are not a column of /trials; the event log has one "error" per failure.
-      if (e.kind == "error" && e.trial >= 1 && e.trial <= static_cast<search::TrialId>(trials.size()))
-        ++trials[static_cast<std::size_t>(e.trial - 1)].failures;
-    }
-    catch_up_with_results(trials, previous.results);
-    controller_.resume(std::move(trials), writer_.latest_checkpoints(), writer_.latest_state().value_or(""), cause,
+    // This run's clock goes on from the largest time the file holds (experiment::ResumePoint).
+    experiment::ResumePoint point = experiment::resume_point(previous);
+    offset_ = point.spent;
+    controller_.resume(std::move(point.trials), writer_.latest_checkpoints(), writer_.latest_state().value_or(""), cause,
                        now());
   }
 
   /// One "slurm" event per allocation that runs the experiment (first run and requeues).
   void log_allocation() {
-    const std::string slurm = slurm_event_message(slurm_environment());
+    const std::string slurm = experiment::slurm_event_message(experiment::slurm_environment());
     if (!slurm.empty()) recorder_.on_event(now(), -1, -1, "slurm", slurm);
   }
 
@@ -227,9 +172,9 @@ class Driver {
     board_.final(controller_, now());
 
     const auto counts = controller_.counts();
-    if (controller_.end_reason() == search::EndReason::Interrupted) return kExitInterrupted;
-    if (counts[static_cast<std::size_t>(search::TrialStatus::Terminated)] == 0) return kExitFailed;
-    return kExitOk;
+    if (controller_.end_reason() == search::EndReason::Interrupted) return experiment::kExitInterrupted;
+    if (counts[static_cast<std::size_t>(search::TrialStatus::Terminated)] == 0) return experiment::kExitFailed;
+    return experiment::kExitOk;
   }
 
   /// Carries out the requests `ranktune ctl` appended to the control file since the last
@@ -280,15 +225,7 @@ class Driver {
     shut_down_ = true;
     // Restores still queued or half sent end with an aborted chunk: their workers wait for
     // chunks before anything else, and then fail those attempts (stale by now).
-    for (auto& [worker, box] : restores_) {
-      for (Restore& r : box.queue) {
-        CheckpointChunk abort{r.command.trial, r.command.attempt, r.command.restore_checkpoint,
-                              static_cast<std::int64_t>(r.source.size()), static_cast<std::int64_t>(r.source.position())};
-        abort.aborted = true;
-        box.window.send(abort);
-      }
-      box.queue.clear();
-    }
+    streams_.abort_restores();
     for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
@@ -299,11 +236,9 @@ class Driver {
       if (in.tag == kTagBye) {
         ++byes;
       } else if (in.tag == kTagCheckpoint) {
-        const auto c = unpack<CheckpointChunk>(world_, in);
-        send(world_, in.source, kTagCheckpointAck,
-             ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
+        streams_.discard_chunk(in.source, unpack<CheckpointChunk>(world_, in));
       } else if (in.tag == kTagRestoreAck) {
-        restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
+        streams_.acknowledged_at_shutdown(in.source, unpack<ChunkAck>(world_, in));
       } else if (in.tag == kTagLogTail) {
         // The attempt whose NaN ended the run: its worker sends the tail (a LogTail, or the
         // Ended of a program that exited before the Stop came) after the controller has
@@ -321,9 +256,7 @@ class Driver {
         }
       }
     }
-    for (auto& [worker, box] : restores_) box.window.wait_delivered();
-    uploads_.clear();
-    restores_.clear();
+    streams_.close();
   }
 
  private:
@@ -341,7 +274,7 @@ class Driver {
       }
       case kTagCheckpoint: {
         const auto c = unpack<CheckpointChunk>(world_, in);
-        const std::optional<double> began = store_chunk(in.source, c, t);
+        const std::optional<double> began = streams_.store_chunk(in.source, c, t);
         if (!began) break;
         char took[32];
         std::snprintf(took, sizeof took, " in %.3f s", t - *began);
@@ -354,8 +287,7 @@ class Driver {
         break;
       }
       case kTagRestoreAck:
-        restores_.at(in.source).window.acknowledged(unpack<ChunkAck>(world_, in));
-        pump_restores(in.source);
+        restores_failed(streams_.acknowledged(in.source, unpack<ChunkAck>(world_, in)));
         break;
       case kTagPlaced: {
         const auto p = unpack<Placed>(world_, in);
@@ -397,62 +329,10 @@ class Driver {
     recorder_.on_event(t, n.trial, in.source, n.kind, n.message);
   }
 
-  /// Writes one chunk of a checkpoint that `source` streams, straight into the results
-  /// file, and acknowledges it. After the last one the checkpoint is stored, with its row,
-  /// and this returns when its first chunk arrived (the "checkpoint" event says how long
-  /// it streamed); before, nullopt. Until then the store has only reserved its bytes, so a
-  /// stream that never ends (the run stops first) leaves no row and its bytes free.
-  std::optional<double> store_chunk(int source, const CheckpointChunk& c, double t) {
-    auto it = uploads_.find(source);
-    if (c.offset == 0) {
-      if (it != uploads_.end())
-        throw MpiError("driver: rank " + std::to_string(source) + " began a checkpoint of trial " +
-                       std::to_string(c.trial) + " before it finished the one of trial " +
-                       std::to_string(it->second.trial) + " (protocol error)");
-      if (c.total < 0) throw MpiError("driver: rank " + std::to_string(source) + " announced a checkpoint of negative size");
-      it = uploads_
-               .emplace(source, Upload{c.trial, t, writer_.begin_checkpoint(c.trial, c.attempt, c.iteration,
-                                                                           static_cast<std::uint64_t>(c.total))})
-               .first;
-    } else if (it == uploads_.end() || it->second.trial != c.trial) {
-      throw MpiError("driver: rank " + std::to_string(source) + " sent a checkpoint chunk of trial " +
-                     std::to_string(c.trial) + " at byte " + std::to_string(c.offset) +
-                     " without its beginning (protocol error)");
-    }
-    it->second.sink.write(static_cast<std::uint64_t>(c.offset), c.bytes);
-    send(world_, source, kTagCheckpointAck,
-         ChunkAck{c.trial, c.attempt, c.offset + static_cast<std::int64_t>(c.bytes.size())});
-    if (!c.last) return std::nullopt;
-    it->second.sink.finish(t);
-    const double began = it->second.began;
-    uploads_.erase(it);
-    return began;
-  }
-
-  /// Sends the next chunks of the restores queued for `worker`, as far as its window
-  /// allows, reading each from the file just before it goes. A restore whose bytes fail
-  /// their checksum fails its attempt once all of them are sent (the worker, which checks
-  /// them too, then fails the same attempt, and its Ended is stale).
-  void pump_restores(int worker) {
-    std::vector<std::pair<search::Command, std::string>> failed;
-    Outbox& box = restores_.at(worker);
-    while (!box.queue.empty() && !box.window.full()) {
-      Restore& r = box.queue.front();
-      CheckpointChunk chunk{r.command.trial, r.command.attempt, r.command.restore_checkpoint,
-                            static_cast<std::int64_t>(r.source.size()), static_cast<std::int64_t>(r.source.position())};
-      chunk.bytes = r.source.read(kCheckpointChunkBytes);
-      chunk.last = r.source.done();
-      box.window.send(chunk);
-      if (!chunk.last) continue;
-      try {
-        r.source.verify();
-      } catch (const io::StoreError& e) {
-        failed.emplace_back(r.command, e.what());
-      }
-      box.queue.pop_front();
-    }
-    // After the loop: restore_failed may queue new restores, for this worker too.
-    for (const auto& [command, reason] : failed) restore_failed(command, reason);
+  /// Restores whose bytes failed their checksum once all of them were sent (the worker,
+  /// which checks them too, then fails the same attempt, and its Ended is stale).
+  void restores_failed(const std::vector<RestoreFailure>& failed) {
+    for (const RestoreFailure& f : failed) restore_failed(f.command, f.reason);
   }
 
   /// A Start's checkpoint cannot be read (it fails its checksum): the attempt fails, never
@@ -489,8 +369,7 @@ class Driver {
           start.checkpoint_size = static_cast<std::int64_t>(source->size());
           start.checkpoint_crc32c = source->crc32c();
           send(world_, c.worker, kTagStart, start);
-          restores_.try_emplace(c.worker, world_, c.worker).first->second.queue.push_back(Restore{c, std::move(*source)});
-          pump_restores(c.worker);
+          restores_failed(streams_.restore(c, std::move(*source)));
           break;
         }
         case search::Command::Kind::Continue:
@@ -512,34 +391,17 @@ class Driver {
   const io::ExperimentConfig& cfg_;
   io::ResultsWriter& writer_;
   const std::vector<io::WorkerInfo>& workers_;  ///< by rank - 1
-  Recorder recorder_;
+  experiment::Recorder recorder_;
   search::Controller controller_;
-  StatusBoard board_;
+  experiment::StatusBoard board_;
   io::ControlInbox control_;
   Clock::time_point start_ = Clock::now();
   double offset_ = 0;  ///< the time the runs before this one spent (resume)
   bool shut_down_ = false;
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 
-  /// A checkpoint streaming in from a worker (at most one per worker: it sends them in order).
-  struct Upload {
-    search::TrialId trial = 0;
-    double began = 0;  ///< when its first chunk arrived
-    io::ResultsWriter::CheckpointSink sink;
-  };
-  std::map<int, Upload> uploads_;  ///< by source rank
-  /// A checkpoint streaming out to a worker that restores it.
-  struct Restore {
-    search::Command command;  ///< the Start it follows
-    io::ResultsWriter::CheckpointSource source;
-  };
-  /// The restores of one worker, sent one after another (their chunks share a tag).
-  struct Outbox {
-    Outbox(const boost::mpi::communicator& world, int worker) : window(world, worker, kTagRestoreChunk) {}
-    ChunkWindow window;
-    std::deque<Restore> queue;  ///< front: the one being sent
-  };
-  std::map<int, Outbox> restores_;  ///< by worker rank
+  MpiChunkTransport transport_{world_};
+  CheckpointStreams streams_{writer_, transport_};  ///< hold the writer's byte ranges: destroyed first
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }
@@ -559,26 +421,6 @@ struct RunStopped {
   int code;
 };
 
-// Opens the results file to go on writing it, after read_for_resume found nothing wrong
-// with it; a file whose writer died is mended by opening it, then read and checked again.
-std::unique_ptr<io::ResultsWriter> open_to_resume(const io::ExperimentConfig& cfg, const DriverOptions& options,
-                                                  std::optional<io::ResultsFile>& previous, io::ResumeInfo& resumed) {
-  previous = io::read_for_resume(cfg.results);
-  if (previous) check_same_experiment(cfg, previous->meta, options.force);
-  auto writer = std::make_unique<io::ResultsWriter>(cfg.results, resumed);
-  if (!previous) {
-    writer.reset();
-    previous = io::read_for_resume(cfg.results);
-    if (!previous)
-      throw io::StoreError(cfg.results + ": cannot resume: its HDF5 header still says a writer holds it after mending");
-    check_same_experiment(cfg, previous->meta, options.force);
-    io::ResumeInfo again;
-    writer = std::make_unique<io::ResultsWriter>(cfg.results, again);
-    resumed.mended = resumed.mended || again.mended;  // a killed writer's file often reads without mending
-  }
-  return writer;
-}
-
 // Everything of run_driver after the workers have the Setup. Throws on any error: the
 // caller ends the job, since returning would leave the workers waiting.
 int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg, const DriverOptions& options) {
@@ -587,7 +429,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
   const auto workers = gather_hellos(world);
 
   io::StoreMeta meta = io::experiment_meta(cfg, options.command_line);
-  meta.stack = collect_stack(workers, world.size());
+  meta.stack = experiment::collect_stack(workers, world.size());
 
   std::printf("ranktune: experiment '%s' on %d workers (%s mode); results: %s\n", cfg.name.c_str(),
               world.size() - 1, meta.stack["device_mode"].c_str(), cfg.results.c_str());
@@ -606,19 +448,19 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
   if (std::filesystem::exists(cfg.results)) {
     // Resume. Nothing is written into the file before read_for_resume has checked it: a
     // damaged file must stay as it is (and refused), never be mended into a healthy-looking one.
-    writer = open_to_resume(cfg, options, previous, resumed);
+    writer = experiment::open_to_resume(cfg, options.force, previous, resumed);
     std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
   } else {
     writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
                                                  io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
   }
   writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
-  int code = kExitInternal;
+  int code = experiment::kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
     Driver driver(world, cfg, *writer, workers, std::move(*control));
     if (previous) {
       try {
-        driver.resume(*previous, resume_cause(resumed));
+        driver.resume(*previous, experiment::resume_cause(resumed));
       } catch (const std::invalid_argument& e) {  // the controller refuses what the file holds
         throw io::StoreError(cfg.results + ": cannot resume: " + e.what());
       }
@@ -629,11 +471,11 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
       // Said first, so that nothing a worker prints as the job ends hides it.
       std::fprintf(stderr, "ranktune: %s\n", e.what());
       std::fflush(stderr);
-      code = kExitInterrupted;  // the run stopped with its rows committed, as after a signal
+      code = experiment::kExitInterrupted;  // the run stopped with its rows committed, as after a signal
       try {
         writer->flush();  // commits what is buffered; a checkpoint row only once its bytes are in
       } catch (const std::exception&) {
-        code = kExitInternal;  // rows since the last commit are lost: the disk is still full
+        code = experiment::kExitInternal;  // rows since the last commit are lost: the disk is still full
       }
       throw RunStopped{code};
     }
@@ -681,7 +523,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
     const ErrorReport report = describe_error(e);
     abort_job(report.code, report.line);
   } catch (...) {
-    abort_job(kExitInternal, "ranktune: error: an unknown exception on rank 0");
+    abort_job(experiment::kExitInternal, "ranktune: error: an unknown exception on rank 0");
   }
 }
 

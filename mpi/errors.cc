@@ -5,21 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "experiment/exit_codes.h"
 #include "io/config.h"
 #include "io/store.h"
-#include "mpi/driver.h"
 #include "mpi/launch.h"
+#include "sys/host.h"
 
 namespace ranktune::mpi {
-
-const std::string& host_name() {
-  static const std::string name = [] {
-    char buf[256] = {};
-    gethostname(buf, sizeof buf - 1);
-    return std::string(buf);
-  }();
-  return name;
-}
 
 void throw_mpi_error(int code, const char* call, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING] = {};
@@ -30,17 +22,17 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   throw MpiError(std::string(call) + " failed on rank " + std::to_string(rank) + " (" +
-                 host_name() + ") at " + file + ":" + std::to_string(line) + ": " + text);
+                 sys::host_name() + ") at " + file + ":" + std::to_string(line) + ": " + text);
 }
 
 ErrorReport describe_error(const std::exception& e) {
   if (dynamic_cast<const io::ConfigError*>(&e) != nullptr)
-    return {kExitUsage, std::string("ranktune: config error: ") + e.what()};
+    return {experiment::kExitUsage, std::string("ranktune: config error: ") + e.what()};
   // Nothing is wrong with a file on a full disk: an environment failure, as for HDF5.
-  if (dynamic_cast<const io::DiskFullError*>(&e) != nullptr) return {kExitInternal, std::string("ranktune: ") + e.what()};
-  if (dynamic_cast<const io::StoreError*>(&e) != nullptr) return {kExitBadFile, std::string("ranktune: ") + e.what()};
-  if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) return {kExitUsage, std::string("ranktune: ") + e.what()};
-  return {kExitInternal, std::string("ranktune: error: ") + e.what()};
+  if (dynamic_cast<const io::DiskFullError*>(&e) != nullptr) return {experiment::kExitInternal, std::string("ranktune: ") + e.what()};
+  if (dynamic_cast<const io::StoreError*>(&e) != nullptr) return {experiment::kExitBadFile, std::string("ranktune: ") + e.what()};
+  if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr) return {experiment::kExitUsage, std::string("ranktune: ") + e.what()};
+  return {experiment::kExitInternal, std::string("ranktune: error: ") + e.what()};
 }
 
 void abort_job(int code, const std::string& line) {

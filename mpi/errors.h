@@ -18,9 +18,6 @@ class MpiError : public std::runtime_error {
 /// Throws MpiError describing `code` returned by `call` at file:line.
 [[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
 
-/// This process's host name (cached).
-const std::string& host_name();
-
 /// How main() answers an error that ends a command: the documented exit code (ConfigError
 /// and invalid_argument 2, StoreError 5 but DiskFullError 1, anything else 1) and the line it prints
 /// ("ranktune: config error: ...", "ranktune: ...", "ranktune: error: ...").

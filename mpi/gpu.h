@@ -1,5 +1,5 @@
 #pragma once
-/// GPU discovery and binding. Without CUDA in the build, or without a usable device at run
+/// GPU discovery and binding (the versions of CUDA and NCCL are the stack's: experiment/stack.cc). Without CUDA in the build, or without a usable device at run
 /// time (cudaGetDeviceCount returns an error on a machine with no GPU), everything reports
 /// zero devices and callers run in CPU mode.
 
@@ -13,9 +13,5 @@ int cuda_device_count();
 std::string cuda_device_name(int device);
 /// Makes `device` current for this process. False if that failed.
 bool cuda_bind(int device);
-/// "runtime X.Y, driver X.Y" or "not built".
-std::string cuda_versions();
-/// "X.Y.Z" or "not built".
-std::string nccl_version();
 
 }  // namespace ranktune::mpi

@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include "mpi/driver.h"
+#include "experiment/exit_codes.h"
 #include "mpi/gpu.h"
 #include "sys/fd.h"
 #include "sys/process.h"
@@ -179,7 +179,7 @@ std::atomic<bool> g_job_ending{false};
     unlink(code_file);
     rmdir(std::filesystem::path(code_file).parent_path().c_str());
   }
-  _exit(kExitInternal);
+  _exit(experiment::kExitInternal);
 }
 
 }  // namespace

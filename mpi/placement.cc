@@ -8,20 +8,9 @@
 
 #include "mpi/errors.h"
 #include "mpi/gpu.h"
+#include "sys/host.h"
 
 namespace ranktune::mpi {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return {};
-}
 
 GpuChoice choose_gpu(const std::map<std::string, std::string>& env, int local_index, int local_workers,
                      int runtime_devices) {
@@ -62,7 +51,7 @@ Placement place(const boost::mpi::communicator& world) {
   boost::mpi::all_gather(node, world.rank(), world_ranks);
 
   Placement p;
-  p.host = host_name();
+  p.host = sys::host_name();
   int local_workers = 0;
   for (int r : world_ranks) {
     if (r != 0 && r < world.rank()) ++p.local_index;
@@ -80,7 +69,7 @@ Placement place(const boost::mpi::communicator& world) {
     p.device_name = cuda_device_name(gpu.device) + " (id " + gpu.visible_id + ", " + gpu.layout +
                     (gpu.shared ? ", shared" : "") + ")";
   } else {
-    p.device_name = cpu_model();
+    p.device_name = sys::cpu_model();
   }
   return p;
 }

@@ -40,7 +40,4 @@ GpuChoice choose_gpu(const std::map<std::string, std::string>& env, int local_in
 /// only; workers also bind a GPU when one is visible.
 Placement place(const boost::mpi::communicator& world);
 
-/// The CPU model from /proc/cpuinfo, "" if unknown.
-std::string cpu_model();
-
 }  // namespace ranktune::mpi

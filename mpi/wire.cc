@@ -54,16 +54,34 @@ T unpack(const boost::mpi::communicator& comm, const Incoming& in) {
   return msg;
 }
 
-struct ChunkWindow::InFlight {
+void AckWindow::sent(const CheckpointChunk& chunk) {
+  if (!chunk.aborted)
+    unacked_.push_back(ChunkAck{chunk.trial, chunk.attempt, chunk.offset + static_cast<std::int64_t>(chunk.bytes.size())});
+}
+
+void AckWindow::acknowledged(const ChunkAck& ack) {
+  if (unacked_.empty() || unacked_.front().trial != ack.trial || unacked_.front().attempt != ack.attempt ||
+      unacked_.front().received != ack.received) {
+    const std::string due = unacked_.empty() ? std::string("none was due")
+                                             : "the oldest due is trial " + std::to_string(unacked_.front().trial) +
+                                                   " up to byte " + std::to_string(unacked_.front().received);
+    throw MpiError("rank " + std::to_string(self_) + ": rank " + std::to_string(peer_) +
+                   " acknowledged a checkpoint chunk of trial " + std::to_string(ack.trial) + " up to byte " +
+                   std::to_string(ack.received) + ", but " + due + " (protocol error: mixed ranktune builds?)");
+  }
+  unacked_.pop_front();
+}
+
+struct ChunkSends::InFlight {
   explicit InFlight(const boost::mpi::communicator& comm) : archive(comm) {}
   boost::mpi::packed_oarchive archive;  // MPI reads it until the send completes
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
-ChunkWindow::ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag)
+ChunkSends::ChunkSends(const boost::mpi::communicator& comm, int peer, Tag tag)
     : comm_(comm), peer_(peer), tag_(tag) {}
 
-ChunkWindow::~ChunkWindow() {
+ChunkSends::~ChunkSends() {
   for (auto& s : sends_) {
     int done = 0;
     if (MPI_Test(&s->request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) continue;
@@ -74,32 +92,16 @@ ChunkWindow::~ChunkWindow() {
   }
 }
 
-void ChunkWindow::send(const CheckpointChunk& chunk) {
+void ChunkSends::send(const CheckpointChunk& chunk) {
   reap();
   auto s = std::make_unique<InFlight>(comm_);
   s->archive << chunk;
   MPI_CHECK(MPI_Isend(const_cast<void*>(s->archive.address()), static_cast<int>(s->archive.size()), MPI_PACKED,
                       peer_, tag_, static_cast<MPI_Comm>(comm_), &s->request));
   sends_.push_back(std::move(s));
-  if (!chunk.aborted)
-    unacked_.push_back(ChunkAck{chunk.trial, chunk.attempt, chunk.offset + static_cast<std::int64_t>(chunk.bytes.size())});
 }
 
-void ChunkWindow::acknowledged(const ChunkAck& ack) {
-  if (unacked_.empty() || unacked_.front().trial != ack.trial || unacked_.front().attempt != ack.attempt ||
-      unacked_.front().received != ack.received) {
-    const std::string due = unacked_.empty() ? std::string("none was due")
-                                             : "the oldest due is trial " + std::to_string(unacked_.front().trial) +
-                                                   " up to byte " + std::to_string(unacked_.front().received);
-    throw MpiError("rank " + std::to_string(comm_.rank()) + ": rank " + std::to_string(peer_) +
-                   " acknowledged a checkpoint chunk of trial " + std::to_string(ack.trial) + " up to byte " +
-                   std::to_string(ack.received) + ", but " + due + " (protocol error: mixed ranktune builds?)");
-  }
-  unacked_.pop_front();
-  reap();
-}
-
-void ChunkWindow::reap() {
+void ChunkSends::reap() {
   while (!sends_.empty()) {
     int done = 0;
     MPI_CHECK(MPI_Test(&sends_.front()->request, &done, MPI_STATUS_IGNORE));
@@ -108,9 +110,22 @@ void ChunkWindow::reap() {
   }
 }
 
-void ChunkWindow::wait_delivered() {
+void ChunkSends::wait_delivered() {
   Backoff backoff(std::chrono::microseconds(10), std::chrono::microseconds(200));
   for (reap(); !sends_.empty(); reap()) backoff.wait();
+}
+
+ChunkWindow::ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag)
+    : sends_(comm, peer, tag), acks_(comm.rank(), peer) {}
+
+void ChunkWindow::send(const CheckpointChunk& chunk) {
+  sends_.send(chunk);
+  acks_.sent(chunk);
+}
+
+void ChunkWindow::acknowledged(const ChunkAck& ack) {
+  acks_.acknowledged(ack);
+  sends_.reap();
 }
 
 #define RANKTUNE_WIRE_TYPE(T)                                                       \

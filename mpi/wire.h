@@ -276,28 +276,45 @@ Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in);
 
-/// The checkpoint chunks that one sender has in flight to one receiver on one tag: it
-/// sends each with a non-blocking send, keeps the packed buffer until MPI is done with it,
-/// and counts the chunks not yet acknowledged, at most kCheckpointWindow (full()). A
-/// sender waits for acks (or, on rank 0, goes on with other work) while the window is
-/// full, so a receiver is never sent more than the window, eagerly buffered or not.
-class ChunkWindow {
+/// The acknowledgements one sender of checkpoint chunks waits for from one receiver, in
+/// order, at most kCheckpointWindow (full()). A sender waits for acks (or, on rank 0, goes
+/// on with other work) while the window is full, so a receiver is never sent more than the
+/// window, eagerly buffered or not. Pure bookkeeping: ChunkSends does the sending.
+class AckWindow {
  public:
-  ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag);
-  /// Never throws. Sends still in flight here mean that an error is unwinding the rank
-  /// (which then aborts MPI): their buffers are leaked rather than freed under MPI.
-  ~ChunkWindow();
-  ChunkWindow(const ChunkWindow&) = delete;
-  ChunkWindow& operator=(const ChunkWindow&) = delete;
+  /// `self` and `peer` name the two ranks in the error of a wrong acknowledgement.
+  AckWindow(int self, int peer) : self_(self), peer_(peer) {}
 
   bool full() const { return static_cast<int>(unacked_.size()) >= kCheckpointWindow; }
   /// Nothing unacknowledged.
   bool idle() const { return unacked_.empty(); }
-  /// Sends `chunk` without blocking; it counts against the window until acknowledged.
-  /// An `aborted` chunk is never acknowledged, so it does not count.
-  void send(const CheckpointChunk& chunk);
+  /// `chunk` went out; it counts against the window until acknowledged. An `aborted` chunk
+  /// is never acknowledged, so it does not count.
+  void sent(const CheckpointChunk& chunk);
   /// The oldest unacknowledged chunk arrived. Throws MpiError when `ack` names another.
   void acknowledged(const ChunkAck& ack);
+
+ private:
+  int self_;
+  int peer_;
+  std::deque<ChunkAck> unacked_;  ///< the ack each unacknowledged chunk is due
+};
+
+/// Non-blocking sends of checkpoint chunks to one receiver on one tag: each packed buffer
+/// is kept until MPI is done with it.
+class ChunkSends {
+ public:
+  ChunkSends(const boost::mpi::communicator& comm, int peer, Tag tag);
+  /// Never throws. Sends still in flight here mean that an error is unwinding the rank
+  /// (which then aborts MPI): their buffers are leaked rather than freed under MPI.
+  ~ChunkSends();
+  ChunkSends(const ChunkSends&) = delete;
+  ChunkSends& operator=(const ChunkSends&) = delete;
+
+  /// Sends `chunk` without blocking.
+  void send(const CheckpointChunk& chunk);
+  /// Completes the sends that MPI is done with, oldest first.
+  void reap();
   /// Waits, with a sleeping backoff, until MPI no longer needs any buffer (every send has
   /// been delivered). A sender that goes off computing calls it, because with a
   /// rendezvous protocol the receiver's MPI_Mrecv could otherwise wait on this rank.
@@ -305,14 +322,33 @@ class ChunkWindow {
 
  private:
   struct InFlight;
-  /// Completes the sends that MPI is done with, oldest first.
-  void reap();
 
   const boost::mpi::communicator& comm_;
   int peer_;
   Tag tag_;
   std::deque<std::unique_ptr<InFlight>> sends_;  ///< not yet completed, oldest first
-  std::deque<ChunkAck> unacked_;                 ///< the ack each unacknowledged chunk is due
+};
+
+/// The checkpoint chunks that one sender has in flight to one receiver on one tag: their
+/// non-blocking sends (ChunkSends) and the acknowledgements they are due (AckWindow).
+class ChunkWindow {
+ public:
+  ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag);
+
+  bool full() const { return acks_.full(); }
+  /// Nothing unacknowledged.
+  bool idle() const { return acks_.idle(); }
+  /// Sends `chunk` without blocking; it counts against the window until acknowledged.
+  /// An `aborted` chunk is never acknowledged, so it does not count.
+  void send(const CheckpointChunk& chunk);
+  /// The oldest unacknowledged chunk arrived. Throws MpiError when `ack` names another.
+  void acknowledged(const ChunkAck& ack);
+  /// See ChunkSends::wait_delivered.
+  void wait_delivered() { sends_.wait_delivered(); }
+
+ private:
+  ChunkSends sends_;
+  AckWindow acks_;
 };
 
 }  // namespace ranktune::mpi

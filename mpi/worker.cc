@@ -7,16 +7,17 @@
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
+#include "experiment/exit_codes.h"
 #include "io/config.h"
 #include "io/crc32c.h"
 #include "io/json.h"
 #include "mpi/backoff.h"
-#include "mpi/driver.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
 #include "mpi/wire.h"
+#include "sys/host.h"
 #include "train/command.h"
 #include "train/trainable.h"
 
@@ -339,10 +340,10 @@ int run_worker(const boost::mpi::communicator& world) {
     // What the driver committed is in the file; `ranktune run --resume` goes on from it.
     std::fprintf(stderr, "ranktune: worker rank %d on %s failed: %s. Aborting the job; fix this node and resume "
                  "with `ranktune run CONFIG --resume`\n",
-                 world.rank(), host_name().c_str(), e.what());
+                 world.rank(), sys::host_name().c_str(), e.what());
     std::fflush(stderr);
-    MPI_Abort(static_cast<MPI_Comm>(world), kExitInternal);
-    return kExitInternal;  // not reached
+    MPI_Abort(static_cast<MPI_Comm>(world), experiment::kExitInternal);
+    return experiment::kExitInternal;  // not reached
   }
 }
 

@@ -1,3 +1,5 @@
+// Held-out evaluations as tables and JSON: one row per evaluated trial, its held-out
+// metrics and its latency per batch size (report/evaluations.h).
 #include "report/evaluations.h"
 
 #include <algorithm>

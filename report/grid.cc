@@ -1,3 +1,5 @@
+// A Grid of text cells rendered as a fixed-width table, Markdown, CSV or HTML, with the
+// escaping each needs (report/grid.h).
 #include "report/grid.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// `ranktune report --html`: the self-contained HTML page of a results file, its sections
+// and inline SVG charts (report/html.h).
 #include "report/html.h"
 
 #include <algorithm>

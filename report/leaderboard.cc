@@ -1,3 +1,5 @@
+// The leaderboard: trials ranked by their best metric value, with the status counts, the
+// stack and the warnings, rendered as a table, CSV, JSON or Markdown (report/leaderboard.h).
 #include "report/leaderboard.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The charts of `ranktune report --plots`: the leaders' learning curves and a PBT trial's
+// schedule as SVG (report/plots.h; the drawing is report/svg_chart.cc).
 #include "report/plots.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// A PBT trial's hyperparameter schedule rebuilt from its "exploit" events, and its text
+// form (report/schedule.h).
 #include "report/schedule.h"
 
 #include <sstream>

@@ -1,3 +1,5 @@
+// Line charts drawn as standalone SVG text: axes, ticks, series and legend, no plotting
+// library (report/svg_chart.h).
 #include "report/svg_chart.h"
 
 #include "report/grid.h"

@@ -1,3 +1,5 @@
+// ASHA's promotion variant: pausing at rungs and resuming the top 1/rf (search/asha_promotion.h:
+// the rule and its paper, Li et al., MLSys 2020, Algorithm 2).
 #include "search/asha_promotion.h"
 
 #include <cmath>

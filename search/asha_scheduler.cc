@@ -1,3 +1,5 @@
+// ASHA's stopping variant: rungs, cutoffs and saved state (search/asha_scheduler.h: the rule
+// and its paper, Li et al., MLSys 2020), and the rung options the promotion variant shares.
 #include "search/asha_scheduler.h"
 
 #include <algorithm>

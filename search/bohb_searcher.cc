@@ -1,3 +1,5 @@
+// BOHB's per-budget observations, model budget and suggestions (search/bohb_searcher.h: the
+// algorithm and its paper, Falkner, Klein and Hutter, ICML 2018).
 #include "search/bohb_searcher.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// ConcurrencyLimiter: holds back suggestions while the inner searcher has as many live
+// trials as allowed (search/concurrency_limiter.h).
 #include "search/concurrency_limiter.h"
 
 #include "search/saved_state.h"

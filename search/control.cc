@@ -1,3 +1,5 @@
+// The checks of live control requests: a request's hyperparameters against the space, and
+// the count of added trials (search/control.h).
 #include "search/control.h"
 
 #include <algorithm>

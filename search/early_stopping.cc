@@ -1,3 +1,5 @@
+// The early-stopping schedulers' shared parts: a result's score and the RankSplit
+// order-statistics split (search/early_stopping.h).
 #include "search/early_stopping.h"
 
 #include <charconv>

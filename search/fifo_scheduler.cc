@@ -1,3 +1,5 @@
+// FifoOrder: the next runnable trial in creation order, behind a cursor that moves back only
+// on a requeue (search/fifo_scheduler.h).
 #include "search/fifo_scheduler.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Which idle workers a gang gets: one node by best fit, else the fewest nodes, else none
+// (search/gang_placement.h: the policy and why).
 #include "search/gang_placement.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The grid searcher: the random searcher with every listed domain made a grid axis
+// (search/grid_searcher.h).
 #include "search/grid_searcher.h"
 
 #include "search/random_searcher.h"

@@ -1,3 +1,5 @@
+// HyperBand's brackets, rungs, promotions and saved state (search/hyperband_scheduler.h: the
+// algorithm and its paper, Li et al., JMLR 2018).
 #include "search/hyperband_scheduler.h"
 
 #include <algorithm>

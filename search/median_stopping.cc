@@ -1,3 +1,5 @@
+// The median stopping rule's per-iteration records, decisions and saved state
+// (search/median_stopping.h: the rule and its paper, Golovin et al., KDD 2017).
 #include "search/median_stopping.h"
 
 #include <cmath>

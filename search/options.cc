@@ -1,3 +1,5 @@
+// OptionReader: reads and checks an algorithm's `[search]` or `[scheduler]` keys, and names
+// the closest known key for an unknown one (search/options.h).
 #include "search/options.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// TPE's Parzen-estimator model: the mixtures, the good/bad split, the candidate draws and
+// their saved state (search/parzen.h: the model and its paper, Bergstra et al., NeurIPS 2011).
 #include "search/parzen.h"
 
 #include <algorithm>

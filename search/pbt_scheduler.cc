@@ -1,3 +1,5 @@
+// PBT's perturbation points, exploit, explore and saved state (search/pbt_scheduler.h: the
+// algorithm and its paper, Jaderberg et al., arXiv:1711.09846).
 #include "search/pbt_scheduler.h"
 
 #include <algorithm>

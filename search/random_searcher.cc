@@ -1,3 +1,5 @@
+// Random search's suggestions over the crossed grid axes, and its saved state
+// (search/random_searcher.h: the algorithm and its paper, Bergstra & Bengio, JMLR 2012).
 #include "search/random_searcher.h"
 
 #include <stdexcept>

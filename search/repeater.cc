@@ -1,3 +1,5 @@
+// Repeater: each inner suggestion run as a group of trials, the group's mean told to the
+// inner searcher, and its saved state (search/repeater.h).
 #include "search/repeater.h"
 
 #include "search/saved_state.h"

@@ -1,3 +1,5 @@
+// StateWriter and StateReader: the one text form of an algorithm's saved state, written
+// and checked field by field (search/saved_state.h: the form and its version rule).
 #include "search/saved_state.h"
 
 #include <charconv>

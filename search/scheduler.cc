@@ -1,3 +1,5 @@
+// The scheduler factory: each `[scheduler] kind` by name, and the list of known kinds
+// (search/scheduler.h).
 #include "search/scheduler.h"
 
 #include <stdexcept>

@@ -1,3 +1,5 @@
+// The searcher factory: each `[search] algorithm` by name, wrapped in the repeat and
+// concurrency decorators its options ask for (search/searcher.h).
 #include "search/searcher.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The virtual-time simulator's event queue and virtual workers (search/simulator.h: its
+// semantics, the same as mpi/driver.cc's).
 #include "search/simulator.h"
 
 #include <map>

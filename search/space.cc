@@ -1,3 +1,5 @@
+// Search space domains: their checks, draws, per-index generators, quantization and grid
+// points (search/space.h).
 #include "search/space.h"
 
 #include <algorithm>

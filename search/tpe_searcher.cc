@@ -1,3 +1,5 @@
+// TPE's options, suggestions, observations and saved state (search/tpe_searcher.h: the
+// algorithm and its paper, Bergstra et al., NeurIPS 2011; the model is search/parzen.cc).
 #include "search/tpe_searcher.h"
 
 #include <cmath>

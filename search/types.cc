@@ -1,3 +1,5 @@
+// Names of the core values and enums: to_string of values, value types, trial statuses,
+// decisions, domain kinds and end reasons, and parse_trial_status (declared in their headers).
 #include <array>
 #include <cstdio>
 

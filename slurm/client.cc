@@ -1,3 +1,4 @@
+// Slurm's client programs run through sys::run_program (slurm/client.h).
 #include "slurm/client.h"
 
 #include "sys/run.h"

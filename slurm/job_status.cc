@@ -1,3 +1,5 @@
+// `ranktune slurm status`: scontrol's job fields parsed and joined with the results file's
+// progress (slurm/job_status.h).
 #include "slurm/job_status.h"
 
 #include <cctype>

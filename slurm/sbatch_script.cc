@@ -1,9 +1,11 @@
+// The sbatch script of an experiment, every line commented, and the job shape behind it
+// (slurm/sbatch_script.h: what the job does on a time limit and a requeue).
 #include "slurm/sbatch_script.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "mpi/driver.h"
+#include "experiment/exit_codes.h"
 #include "ranktune/config.h"
 #include "slurm/time_limit.h"
 
@@ -129,7 +131,7 @@ std::string sbatch_script(const io::ExperimentConfig& cfg, const ScriptOptions& 
   const std::string output = o.output.empty() ? output_path_for(cfg.results) : o.output;
   check_sbatch_value("--output (from the results path)", output);
   const std::string lead = std::to_string(s.signal_lead_s);
-  const std::string interrupted = std::to_string(mpi::kExitInterrupted);
+  const std::string interrupted = std::to_string(experiment::kExitInterrupted);
   const int gangs = s.workers / s.ranks_per_trial;
 
   std::string out = "#!/bin/bash\n";

@@ -1,3 +1,4 @@
+// Slurm's `--time` syntax parsed into seconds (slurm/time_limit.h).
 #include "slurm/time_limit.h"
 
 #include <stdexcept>

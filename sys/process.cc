@@ -1,3 +1,5 @@
+// ChildProcess: spawn, wait, terminate and reap, and the emergency cleanup of every live
+// child and orphan when ranktune is killed (sys/process.h).
 #include "sys/process.h"
 
 #include <fcntl.h>

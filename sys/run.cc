@@ -1,3 +1,5 @@
+// run_program: a program run to completion, its output captured through pipes, under a
+// time limit (sys/run.h).
 #include "sys/run.h"
 
 #include <fcntl.h>

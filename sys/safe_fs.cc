@@ -1,3 +1,5 @@
+// open_file, open_file_at and make_private_directory: files and folders opened so another
+// user cannot redirect them (sys/safe_fs.h: the rules and why).
 #include "sys/safe_fs.h"
 
 #include <fcntl.h>

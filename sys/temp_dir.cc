@@ -1,3 +1,5 @@
+// TempDir and the per-run folder under $TMPDIR that holds a process's TempDirs
+// (sys/temp_dir.h).
 #include "sys/temp_dir.h"
 
 #include <signal.h>

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiment/stack.h"
 #include "io/config.h"
 #include "mpi/placement.h"
-#include "mpi/stack.h"
 #include "slurm/job_status.h"
 #include "slurm/sbatch_script.h"
 #include "slurm/time_limit.h"
@@ -237,29 +237,29 @@ TEST(JobStatus, ParsesScontrolOneLiner) {
 }
 
 TEST(Stack, SlurmEntriesUnderSrunAndUnderMpirun) {
-  EXPECT_TRUE(mpi::slurm_stack_entries({}).empty());
-  EXPECT_EQ(mpi::slurm_event_message({}), "");
+  EXPECT_TRUE(experiment::slurm_stack_entries({}).empty());
+  EXPECT_EQ(experiment::slurm_event_message({}), "");
   std::map<std::string, std::string> env = {{"SLURM_JOB_ID", "42"},        {"SLURM_JOB_NODELIST", "n[1-2]"},
                                             {"SLURM_NNODES", "2"},         {"SLURM_NTASKS", "9"},
                                             {"SLURM_GPUS_PER_NODE", "4"}, {"SLURM_GPUS_ON_NODE", "4"},
                                             {"SLURM_STEP_ID", "0"}};
-  auto s = mpi::slurm_stack_entries(env);
+  auto s = experiment::slurm_stack_entries(env);
   EXPECT_EQ(s.at("slurm_job_id"), "42");
   EXPECT_EQ(s.at("slurm_restart_count"), "0");
   EXPECT_EQ(s.at("slurm_gpus_per_node"), "4");
   EXPECT_EQ(s.at("slurm_launch"), "srun");
-  EXPECT_EQ(mpi::slurm_event_message(env), "job 42, restart 0, nodes n[1-2], 4 GPUs per node, launched by srun");
+  EXPECT_EQ(experiment::slurm_event_message(env), "job 42, restart 0, nodes n[1-2], 4 GPUs per node, launched by srun");
   // mpirun inside sbatch: the batch shell's environment, no step; a requeued run.
   env.erase("SLURM_STEP_ID");
   env.erase("SLURM_GPUS_PER_NODE");
   env["SLURM_GPUS_ON_NODE"] = "2";
   env["SLURM_RESTART_COUNT"] = "3";
-  s = mpi::slurm_stack_entries(env);
+  s = experiment::slurm_stack_entries(env);
   EXPECT_EQ(s.at("slurm_launch"), "mpirun in job");
   EXPECT_EQ(s.at("slurm_restart_count"), "3");
   EXPECT_EQ(s.at("slurm_gpus_per_node"), "2");
   env.erase("SLURM_GPUS_ON_NODE");
-  EXPECT_EQ(mpi::slurm_stack_entries(env).at("slurm_gpus_per_node"), "0");
+  EXPECT_EQ(experiment::slurm_stack_entries(env).at("slurm_gpus_per_node"), "0");
 }
 
 // --gpus-per-task=1: Slurm narrows CUDA_VISIBLE_DEVICES to one GPU per task, so the runtime

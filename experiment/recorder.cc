@@ -1,11 +1,11 @@
-#include "mpi/recorder.h"
+#include "experiment/recorder.h"
 
 #include <cstdio>
 #include <utility>
 
 #include "io/json.h"
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 Recorder::Recorder(io::ResultsWriter& writer, const std::vector<std::string>& declared_metrics)
     : writer_(writer), declared_(declared_metrics.begin(), declared_metrics.end()) {}
@@ -68,4 +68,4 @@ void Recorder::on_exploit(double time, const search::Trial& t, search::TrialId d
   on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "exploit", lineage.dump());
 }
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

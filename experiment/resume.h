@@ -1,14 +1,17 @@
 #pragma once
-/// Resuming an experiment from its results file: the checks before it, and the cause that
-/// the event log records.
+/// Resuming an experiment from its results file: the checks before it, opening the file to
+/// go on writing it, the trials and clock the run goes on from, and the cause that the event
+/// log records.
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "io/config.h"
 #include "io/store.h"
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 /// Lines of `a` and `b` that differ, as a short unified-style listing ("- old", "+ new"),
 /// from a longest-common-subsequence match of the lines. "" when they are equal.
@@ -27,8 +30,29 @@ void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta&
 /// iterations past its checkpoint, so a stale count would record an iteration twice.
 void catch_up_with_results(std::vector<search::Trial>& trials, const std::vector<io::ResultRow>& results);
 
+/// What a resumed run goes on from.
+struct ResumePoint {
+  /// The file's trials, with the failures its event log counts (one "error" event per
+  /// failure: they are not a column of /trials), caught up with its results.
+  std::vector<search::Trial> trials;
+  /// The largest time the file holds: times count from the experiment's creation over all
+  /// its runs, so a trial's rows stay in time order across a resume.
+  double spent = 0;
+};
+ResumePoint resume_point(const io::ResultsFile& previous);
+
+/// Before a launch: when cfg.results exists and can be read, refuses it if it holds another
+/// experiment (check_same_experiment). A damaged file throws io::StoreError.
+void check_resumable(const io::ExperimentConfig& cfg, bool force);
+
+/// Opens the existing results file to go on writing it, after read_for_resume found nothing
+/// wrong with it (`previous` gets what it read); a file whose writer died is mended by
+/// opening it, then read and checked again. `resumed` says whether it was mended.
+std::unique_ptr<io::ResultsWriter> open_to_resume(const io::ExperimentConfig& cfg, bool force,
+                                                  std::optional<io::ResultsFile>& previous, io::ResumeInfo& resumed);
+
 /// Why this run resumes, for the "resume" event: a mended file after a crash, a Slurm
 /// requeue (SLURM_RESTART_COUNT), or a plain restart after a stop.
 std::string resume_cause(const io::ResumeInfo& info);
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

@@ -8,7 +8,7 @@
 
 #include "io/store.h"
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 /// Collects the stack on the driver. `workers` are the Hellos of every worker rank.
 std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInfo>& workers,
@@ -33,4 +33,4 @@ std::map<std::string, std::string> slurm_stack_entries(const std::map<std::strin
 /// Empty outside Slurm.
 std::string slurm_event_message(const std::map<std::string, std::string>& env);
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

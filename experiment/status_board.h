@@ -9,7 +9,7 @@
 
 #include "search/controller.h"
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 class StatusBoard {
  public:
@@ -36,4 +36,4 @@ class StatusBoard {
 /// "HH:MM:SS" for a duration in seconds.
 std::string format_duration(double seconds);
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

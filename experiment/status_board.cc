@@ -1,4 +1,4 @@
-#include "mpi/status_board.h"
+#include "experiment/status_board.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 using search::TrialStatus;
 
@@ -99,4 +99,4 @@ void StatusBoard::draw(const search::Controller& c, double now) {
   lines_drawn_ = 3;
 }
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

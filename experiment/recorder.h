@@ -11,7 +11,7 @@
 #include "io/store.h"
 #include "search/controller.h"
 
-namespace ranktune::mpi {
+namespace ranktune::experiment {
 
 class Recorder final : public search::ControllerObserver {
  public:
@@ -47,4 +47,4 @@ class Recorder final : public search::ControllerObserver {
   bool lifecycle_ = false;
 };
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

@@ -1,4 +1,4 @@
-#include "mpi/stack.h"
+#include "experiment/stack.h"
 
 #include <mpi.h>
 #include <sys/utsname.h>
@@ -11,12 +11,17 @@
 #include <boost/version.hpp>
 #include <hdf5.h>
 
-#include "mpi/errors.h"
-#include "mpi/gpu.h"
-#include "mpi/placement.h"
 #include "ranktune/config.h"
+#include "sys/host.h"
 
-namespace ranktune::mpi {
+#if RANKTUNE_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#if RANKTUNE_WITH_NCCL
+#include <nccl.h>
+#endif
+
+namespace ranktune::experiment {
 namespace {
 
 std::string join(const std::set<std::string>& items) {
@@ -30,12 +35,40 @@ std::string env_or_empty(const char* name) {
   return v != nullptr ? v : "";
 }
 
+// "runtime X.Y, driver X.Y" or "not built".
+std::string cuda_versions() {
+#if RANKTUNE_WITH_CUDA
+  const auto version_text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  int rt = 0, drv = 0;
+  cudaRuntimeGetVersion(&rt);
+  std::string s = "runtime " + version_text(rt);
+  if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0) s += ", driver " + version_text(drv);
+  else s += ", no driver";
+  return s;
+#else
+  return "not built";
+#endif
+}
+
+// "X.Y.Z" or "not built".
+std::string nccl_version() {
+#if RANKTUNE_WITH_NCCL
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  // NCCL >= 2.9 encodes X*10000 + Y*100 + Z.
+  return std::to_string(v / 10000) + "." + std::to_string(v % 10000 / 100) + "." +
+         std::to_string(v % 100);
+#else
+  return "not built";
+#endif
+}
+
 }  // namespace
 
 std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInfo>& workers,
                                                  int world_size) {
   std::map<std::string, std::string> s;
-  std::set<std::string> hosts{host_name()};
+  std::set<std::string> hosts{sys::host_name()};
   std::set<std::string> devices;
   int gpu_workers = 0;
   for (const auto& w : workers) {
@@ -46,10 +79,10 @@ std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInf
     }
   }
   s["hosts"] = join(hosts);
-  s["driver_host"] = host_name();
+  s["driver_host"] = sys::host_name();
   s["world_size"] = std::to_string(world_size);
   s["workers"] = std::to_string(workers.size());
-  s["cpu_model"] = cpu_model();
+  s["cpu_model"] = sys::cpu_model();
   s["cpu_count"] = std::to_string(std::thread::hardware_concurrency());
   s["device_mode"] = gpu_workers == 0 ? "cpu" : (gpu_workers == static_cast<int>(workers.size()) ? "gpu" : "mixed");
   s["gpus"] = devices.empty() ? "none (CPU mode)" : join(devices);
@@ -130,4 +163,4 @@ std::string slurm_event_message(const std::map<std::string, std::string>& env) {
   return m;
 }
 
-}  // namespace ranktune::mpi
+}  // namespace ranktune::experiment

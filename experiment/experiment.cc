@@ -1,0 +1,90 @@
+#include "experiment/experiment.h"
+
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "search/space.h"
+#include "train/trainable.h"
+
+namespace ranktune::experiment {
+
+namespace {
+
+// A node index per worker rank (distinct host names numbered in rank order), for gang
+// placement; index 0 is the driver's slot.
+std::vector<int> worker_nodes(const std::vector<io::WorkerInfo>& workers) {
+  std::vector<int> nodes(workers.size() + 1, 0);
+  std::map<std::string, int> index;
+  for (const auto& w : workers) {
+    const auto [it, added] = index.emplace(w.host, static_cast<int>(index.size()));
+    if (w.rank >= 0 && static_cast<std::size_t>(w.rank) < nodes.size()) nodes[static_cast<std::size_t>(w.rank)] = it->second;
+  }
+  return nodes;
+}
+
+}  // namespace
+
+io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
+                                     const std::string& results) {
+  if (!results.empty()) sets.push_back("experiment.results=" + nlohmann::json(results).dump());
+  io::ExperimentConfig cfg = io::load_config(path, sets);
+  train::validate(cfg);
+  // Build the algorithms once, so their options are checked before any rank starts.
+  make_searcher(cfg);
+  make_scheduler(cfg);
+  return cfg;
+}
+
+void refuse_existing_results(const io::ExperimentConfig& cfg) {
+  if (std::filesystem::exists(cfg.results)) {
+    cfg.fail("experiment.results",
+             "results file " + cfg.results +
+                 " already exists. Move it away, or write elsewhere with --results PATH");
+  }
+}
+
+std::unique_ptr<search::Searcher> make_searcher(const io::ExperimentConfig& cfg) {
+  try {
+    return search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode},
+                                 cfg.search_options);
+  } catch (const search::OptionError& e) {
+    cfg.fail("search." + e.key(), e.what());
+  }
+}
+
+std::unique_ptr<search::Scheduler> make_scheduler(const io::ExperimentConfig& cfg) {
+  try {
+    return search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options);
+  } catch (const search::OptionError& e) {
+    cfg.fail("scheduler." + e.key(), e.what());
+  }
+}
+
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, const std::vector<io::WorkerInfo>& workers) {
+  search::ControllerOptions o;
+  o.metric = cfg.metric;
+  o.mode = cfg.mode;
+  o.max_t = cfg.max_t;
+  o.time_budget_s = cfg.time_budget_s;
+  o.target = cfg.target;
+  o.max_failures = cfg.max_failures;
+  o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
+  // A graceful stop checkpoints the running trials, so a resume goes on where they were;
+  // command trainables that do not checkpoint ([trainable] checkpoint = false) are stopped
+  // and start over.
+  o.checkpoint_on_stop = cfg.trainable.kind != "command" || cfg.trainable.checkpoint;
+  o.checkpoint_every = cfg.checkpoint_every;
+  o.checkpoint_at_end = cfg.checkpoint_at_end;
+  o.ranks_per_trial = cfg.ranks_per_trial;
+  o.worker_nodes = worker_nodes(workers);
+  return o;
+}
+
+search::Controller make_controller(const io::ExperimentConfig& cfg, search::ControllerOptions options,
+                                   search::ControllerObserver* observer) {
+  return search::Controller(std::move(options), make_searcher(cfg), make_scheduler(cfg), observer);
+}
+
+}  // namespace ranktune::experiment

@@ -1,0 +1,43 @@
+#pragma once
+/// An experiment from its config: loading and checking it, and building what it runs (the
+/// searcher, the scheduler and the controller). The one place that builds them, so that
+/// `check`, `simulate` and the MPI driver run the same rules.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/config.h"
+#include "io/store.h"
+#include "search/controller.h"
+#include "search/scheduler.h"
+#include "search/searcher.h"
+
+namespace ranktune::experiment {
+
+/// Loads and fully validates an experiment (config layer, then trainable layer, then the
+/// searcher's and scheduler's options), with `results` (if not empty) overriding
+/// [experiment] results.
+io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
+                                     const std::string& results = "");
+
+/// Throws ConfigError (at experiment.results) when cfg.results exists: a results file is
+/// never overwritten.
+void refuse_existing_results(const io::ExperimentConfig& cfg);
+
+/// The config's searcher ([search]). An option it refuses is a ConfigError at search.KEY.
+std::unique_ptr<search::Searcher> make_searcher(const io::ExperimentConfig& cfg);
+/// The config's scheduler ([scheduler]). An option it refuses is a ConfigError at scheduler.KEY.
+std::unique_ptr<search::Scheduler> make_scheduler(const io::ExperimentConfig& cfg);
+
+/// The controller's options from an experiment config. `workers` (the hosts of the worker
+/// ranks) lets gang placement keep a gang on one node; without it all count as one node.
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg,
+                                             const std::vector<io::WorkerInfo>& workers = {});
+
+/// The experiment's controller: `options` (controller_options, possibly adjusted by the
+/// transport) with the config's searcher and scheduler, reporting to `observer`.
+search::Controller make_controller(const io::ExperimentConfig& cfg, search::ControllerOptions options,
+                                   search::ControllerObserver* observer);
+
+}  // namespace ranktune::experiment
