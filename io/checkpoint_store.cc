@@ -34,7 +34,7 @@ void ResultsWriter::Impl::create_checkpoint_tables(hid_t root) {
   checkpoint_data = create_byte_dataset(root, kCheckpointData, kCheckpointChunk);
 }
 
-void ResultsWriter::Impl::open_checkpoints(hid_t root, ResumeInfo& info) {
+void ResultsWriter::Impl::open_checkpoints(hid_t root) {
   if (H5_CHECK(H5Lexists(root, kCheckpoints.name, H5P_DEFAULT)) == 0) {
     create_checkpoint_tables(root);  // a file from before checkpoints existed
     return;
@@ -51,6 +51,11 @@ void ResultsWriter::Impl::open_checkpoints(hid_t root, ResumeInfo& info) {
     const CheckpointRow& r = rows[i];
     if (r.dropped || r.offset < 0 || r.size < 0 || static_cast<hsize_t>(r.offset + r.size) > checkpoint_bytes)
       continue;  // dropped, or torn by a crash
+    if (r.trial == kLegacyStateTrial) {  // a file from before /state: its experiment states
+      if (auto old = legacy_states.find(r.iteration); old != legacy_states.end()) drop_row(old->second);
+      legacy_states[r.iteration] = {r, i};
+      continue;
+    }
     const CheckpointKey key{r.trial, r.iteration};
     // A later row for the same checkpoint supersedes the earlier one, as it did for the
     // writer that stored them; the earlier row is flagged at the next flush.
@@ -63,20 +68,20 @@ void ResultsWriter::Impl::open_checkpoints(hid_t root, ResumeInfo& info) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> used;
     for (const auto& [key, stored] : checkpoint_index)
       used.emplace_back(static_cast<std::uint64_t>(stored.row.offset), static_cast<std::uint64_t>(stored.row.size));
+    for (const auto& [sequence, stored] : legacy_states)
+      used.emplace_back(static_cast<std::uint64_t>(stored.row.offset), static_cast<std::uint64_t>(stored.row.size));
     free_space = FreeSpace::gaps(std::move(used), checkpoint_bytes);
     freed_unflushed.clear();
-  }
-  for (const auto& [key, stored] : checkpoint_index) {
-    if (key.first == 0) info.state_sequence = std::max(info.state_sequence, key.second);
   }
 }
 
 void ResultsWriter::Impl::drop(std::map<CheckpointKey, Stored>::iterator it) {
-  if (!can_drop) {  // schema v1: forgotten for this run, but its row cannot say so
-    checkpoint_index.erase(it);
-    return;
-  }
-  Stored& s = it->second;
+  drop_row(it->second);
+  checkpoint_index.erase(it);
+}
+
+void ResultsWriter::Impl::drop_row(Stored& s) {
+  if (!can_drop) return;  // schema v1: forgotten for this run (by the caller), but its row cannot say so
   s.row.dropped = true;
   if (s.index >= checkpoints.rows) {  // still buffered: flag it there
     pack_checkpoint_row(checkpoints.layout, s.row,
@@ -87,7 +92,6 @@ void ResultsWriter::Impl::drop(std::map<CheckpointKey, Stored>::iterator it) {
     pack_checkpoint_row(checkpoints.layout, s.row, packed.data());
   }
   if (s.row.size > 0) freed_unflushed.emplace_back(s.row.offset, s.row.size);
-  checkpoint_index.erase(it);
 }
 
 void ResultsWriter::Impl::release_freed() {
@@ -106,9 +110,7 @@ void ResultsWriter::Impl::release_freed() {
 
 std::map<search::TrialId, std::int64_t> ResultsWriter::latest_checkpoints() const {
   std::map<search::TrialId, std::int64_t> latest;
-  for (const auto& [key, stored] : impl_->checkpoint_index) {
-    if (key.first > 0) latest[key.first] = std::max(latest[key.first], key.second);
-  }
+  for (const auto& [key, stored] : impl_->checkpoint_index) latest[key.first] = std::max(latest[key.first], key.second);
   return latest;
 }
 
@@ -117,6 +119,8 @@ ResultsWriter::CheckpointSink ResultsWriter::begin_checkpoint(search::TrialId tr
   const h5::Quiet quiet;
   return writing(impl_->path, [&] { return with_context(impl_->path + ": " + checkpoint_name(trial, iteration) + ": ", [&] {
     Impl& m = *impl_;
+    // Trial ids start at 1 (trial 0's rows are the experiment states of files from before /state).
+    if (trial < 1) throw StoreError("trial id " + std::to_string(trial) + " is out of range");
     if (size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
       throw StoreError("a size of " + std::to_string(size) + " bytes is out of range");
     const hsize_t offset = size == 0 ? 0 : m.free_space.allocate(size, m.checkpoint_bytes);
@@ -205,7 +209,7 @@ void ResultsWriter::CheckpointSink::finish(double time) {
   CheckpointRow r = row_;
   r.time = time;
   r.crc32c = crc_;
-  if (r.trial > 0 && static_cast<std::size_t>(r.trial) < m.last_score.size() &&
+  if (static_cast<std::size_t>(r.trial) < m.last_score.size() &&
       m.last_score[static_cast<std::size_t>(r.trial)].first == r.iteration)
     r.score = m.last_score[static_cast<std::size_t>(r.trial)].second;
   const CheckpointKey key{r.trial, r.iteration};
@@ -302,7 +306,7 @@ std::vector<CheckpointKey> ResultsWriter::apply_retention(const std::set<Checkpo
   // The index is ordered by (trial, iteration): one pass hands the policy each trial's run.
   std::vector<CheckpointScore> live;
   std::set<std::int64_t> pins;
-  for (auto it = index.lower_bound({1, std::numeric_limits<std::int64_t>::min()}); it != index.end();) {
+  for (auto it = index.begin(); it != index.end();) {
     const search::TrialId trial = it->first.first;
     live.clear();
     pins.clear();
@@ -337,6 +341,7 @@ CheckpointSpace ResultsWriter::checkpoint_space() const {
   space.extent = impl_->checkpoint_bytes;
   space.free = impl_->free_space.total();
   for (const auto& [key, stored] : impl_->checkpoint_index) space.live += static_cast<std::uint64_t>(stored.row.size);
+  for (const auto& [sequence, stored] : impl_->legacy_states) space.live += static_cast<std::uint64_t>(stored.row.size);
   return space;
 }
 

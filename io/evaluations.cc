@@ -19,9 +19,6 @@ using detail::get_f64;
 using detail::get_int;
 using detail::get_str;
 using detail::Kind;
-using detail::put_f64;
-using detail::put_int;
-using detail::put_str;
 
 constexpr const char* kGroup = "evaluations";
 constexpr const char* kRuns = "runs";
@@ -128,43 +125,17 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     metrics.open(g.get(), kMetricTable);
     latency.open(g.get(), kLatencyTable);
     h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
-    for (const EvalMetricRow& r : ev.metrics) {
-      std::byte* row = metrics.add_row();
-      const detail::Layout& L = metrics.layout;
-      put_int(row, L[kMetId], ev.id);
-      put_int(row, L[kMetTrial], r.trial);
-      put_int(row, L[kMetIteration], r.iteration);
-      put_str(row, L[kMetName], r.metric);
-      put_f64(row, L[kMetValue], r.value);
-    }
-    for (const EvalLatencyRow& r : ev.latency) {
-      std::byte* row = latency.add_row();
-      const detail::Layout& L = latency.layout;
-      put_int(row, L[kLatId], ev.id);
-      put_int(row, L[kLatTrial], r.trial);
-      put_int(row, L[kLatIteration], r.iteration);
-      put_int(row, L[kLatBatchSize], r.batch_size);
-      put_int(row, L[kLatBatches], r.batches);
-      put_f64(row, L[kLatMean], r.mean_ms);
-      put_f64(row, L[kLatP50], r.p50_ms);
-      put_f64(row, L[kLatP90], r.p90_ms);
-      put_f64(row, L[kLatP99], r.p99_ms);
-      put_f64(row, L[kLatMax], r.max_ms);
-      put_f64(row, L[kLatRate], r.samples_per_s);
-    }
+    // Fields in column order (kMetricColumns, kLatencyColumns, kRunColumns).
+    for (const EvalMetricRow& r : ev.metrics)
+      detail::put_row(metrics.add_row(), metrics.layout, {ev.id, r.trial, r.iteration, r.metric, r.value});
+    for (const EvalLatencyRow& r : ev.latency)
+      detail::put_row(latency.add_row(), latency.layout,
+                      {ev.id, r.trial, r.iteration, r.batch_size, r.batches, r.mean_ms, r.p50_ms, r.p90_ms, r.p99_ms,
+                       r.max_ms, r.samples_per_s});
     const hsize_t manifest_at = detail::extent_of(manifests.get());
-    {
-      std::byte* row = runs.add_row();
-      const detail::Layout& L = runs.layout;
-      put_int(row, L[kRunId], ev.id);
-      put_str(row, L[kRunCreated], ev.created);
-      put_str(row, L[kRunSplit], ev.split);
-      put_str(row, L[kRunDevice], ev.device);
-      put_int(row, L[kRunThreads], ev.threads);
-      put_int(row, L[kRunTrials], ev.trials);
-      put_int(row, L[kRunOffset], static_cast<std::int64_t>(manifest_at));
-      put_int(row, L[kRunSize], static_cast<std::int64_t>(ev.manifest.size()));
-    }
+    detail::put_row(runs.add_row(), runs.layout,
+                    {ev.id, ev.created, ev.split, ev.device, std::int64_t{ev.threads}, ev.trials,
+                     static_cast<std::int64_t>(manifest_at), static_cast<std::int64_t>(ev.manifest.size())});
 
     detail::write_bytes(manifests.get(), manifest_at, ev.manifest, manifest_at + ev.manifest.size());
     metrics.append();

@@ -94,6 +94,23 @@ std::string get_str(const std::byte* row, const Column& c) {
   return std::string(p, strnlen(p, c.size));
 }
 
+void put_row(std::byte* row, const Layout& L, std::initializer_list<Field> fields) {
+  std::size_t i = 0;
+  for (const Field& f : fields) {
+    const Column& c = L[i++];
+    if (const auto* s = std::get_if<std::string_view>(&f)) {
+      put_str(row, c, *s);
+    } else if (const auto* d = std::get_if<double>(&f)) {
+      if (c.kind == Kind::F64) put_f64(row, c, *d);
+      else put_int(row, c, static_cast<std::int64_t>(*d));
+    } else {
+      const std::int64_t v = std::get<std::int64_t>(f);
+      if (c.kind == Kind::F64) put_f64(row, c, static_cast<double>(v));
+      else put_int(row, c, v);
+    }
+  }
+}
+
 // ------------------------------------------------------------------------ reading tables
 
 namespace {

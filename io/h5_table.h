@@ -10,7 +10,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <initializer_list>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "io/hdf5.h"
@@ -73,6 +75,12 @@ std::int64_t get_int(const std::byte* row, const Column& c);
 /// Any numeric column as a double (metrics may be stored as integers by other tools).
 double get_f64(const std::byte* row, const Column& c);
 std::string get_str(const std::byte* row, const Column& c);
+
+/// One value of a row packed by put_row.
+using Field = std::variant<std::int64_t, double, std::string_view>;
+/// Packs `fields` into `row`, the i-th into column i of `L` (numbers are converted to the
+/// column's kind; a string goes into a string column).
+void put_row(std::byte* row, const Layout& L, std::initializer_list<Field> fields);
 
 // ------------------------------------------------------------------------ reading tables
 

@@ -146,6 +146,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   events.create(root, kEvents, fixed_layout(kEvents));
   workers.create(root, kWorkersTable, fixed_layout(kWorkersTable));
   create_checkpoint_tables(root);
+  create_state_tables(root);
 
   for (const WorkerInfo& w : worker_list) {
     std::byte* row = workers.add_row();
@@ -194,7 +195,8 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   events.open(root, kEvents);
   workers.open(root, kWorkersTable);
   metric = read_text(root, "metric").value_or("");
-  open_checkpoints(root, info);
+  open_checkpoints(root);
+  open_state(root, info);
   schema.params = params_of(trials.layout);
   schema.metrics = metrics_of(results.layout);
   index_metrics();
@@ -280,18 +282,6 @@ ResultsWriter::ResultsWriter(const std::string& path, ResumeInfo& info) : impl_(
   state_sequence_ = info.state_sequence;
 }
 
-void ResultsWriter::append_state(double time, std::string_view state) {
-  append_checkpoint(0, 0, ++state_sequence_, time, state);
-  // Only the newest state is ever read back (resume), and the new one reaches the file in
-  // the same flush that flags the old one dropped.
-  if (impl_->retention.enabled()) drop_checkpoint(0, state_sequence_ - 1);
-}
-
-std::optional<std::string> ResultsWriter::latest_state() const {
-  if (state_sequence_ == 0) return std::nullopt;
-  return read_checkpoint(0, state_sequence_);
-}
-
 ResultsWriter::~ResultsWriter() {
   // Closing the file writes its metadata, which can fail too (a full disk): quiet until the
   // last handle is closed.
@@ -368,14 +358,20 @@ void ResultsWriter::flush() {
     // next flush that gets through commits them.
     Impl& m = *impl_;
     m.reserve(m.results.bytes_for(m.results.pending()) + m.events.bytes_for(m.events.pending()) +
-              m.checkpoints.bytes_for(m.checkpoints.pending()) + m.trials.bytes_for(m.dirty_trials.size()));
+              m.checkpoints.bytes_for(m.checkpoints.pending()) + m.trials.bytes_for(m.dirty_trials.size()) +
+              (m.states.ds ? m.states.bytes_for(m.states.pending()) : 0));
     if (m.data_unflushed) {
       H5_CHECK(H5Dflush(m.checkpoint_data.get()));
       m.data_unflushed = false;
     }
+    if (m.state_unflushed) {  // the same rule for the experiment state's bytes
+      H5_CHECK(H5Dflush(m.state_data.get()));
+      m.state_unflushed = false;
+    }
     m.results.append();
     m.events.append();
     m.checkpoints.append();
+    if (m.states.ds) m.states.append();
     // Dropped flags go out only once the rows that supersede them are in the file: within
     // one H5Fflush HDF5 writes a rewritten chunk and a dataset's new extent in no set order,
     // and after kill -9 in between, the kill loop test found the newest experiment state
@@ -387,12 +383,13 @@ void ResultsWriter::flush() {
     // H5Fflush, not only H5Dflush: recovery after kill -9 keeps only what this wrote.
     H5_CHECK(H5Fflush(m.file.get(), H5F_SCOPE_GLOBAL));
     m.release_freed();
+    m.state_flushed();
   }); });
 }
 
 std::size_t ResultsWriter::pending() const {
   return impl_->results.pending() + impl_->events.pending() + impl_->checkpoints.pending() +
-         impl_->dirty_trials.size() + impl_->dirty_checkpoints.size();
+         (impl_->states.ds ? impl_->states.pending() : 0) + impl_->dirty_trials.size() + impl_->dirty_checkpoints.size();
 }
 
 const std::string& ResultsWriter::path() const { return impl_->path; }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -81,6 +82,26 @@ struct ResultsWriter::Impl {
   std::size_t metric_column = 0;  ///< its column in `results` (layout size when absent)
   std::vector<std::pair<std::int64_t, double>> last_score;
 
+  // The experiment state (state_store.cc): /state rows over the bytes of /state_data. Only
+  // the newest state is ever read, so the bytes of every older one are free once a newer
+  // one is committed.
+  struct StateRow {
+    std::int64_t sequence = 0;
+    double time = 0;
+    std::int64_t offset = 0, size = 0;
+    std::uint32_t crc32c = 0;
+  };
+  detail::Table states;  ///< no dataset: a file from before /state whose state failed its checksum
+  h5::Dataset state_data;
+  hsize_t state_bytes = 0;  // extent of state_data
+  std::optional<StateRow> newest_state;  ///< in /state, committed or still buffered
+  bool state_committed = false;  ///< a /state row reached the file (by a flush, or before a resume)
+  bool state_unflushed = false;  ///< state bytes written since the last flush()
+  FreeSpace state_free;
+  std::vector<std::pair<hsize_t, hsize_t>> superseded_states;  // free after the next flush
+  /// Files from before /state: their states, /checkpoints rows of trial 0, by sequence.
+  std::map<std::int64_t, Stored> legacy_states;
+
   // results_writer.cc
   void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
   void open_existing(ResumeInfo& info);
@@ -90,11 +111,24 @@ struct ResultsWriter::Impl {
   // checkpoint_store.cc
   void create_checkpoint_tables(hid_t root);
   /// Opens /checkpoints and /checkpoint_data of a file being resumed and indexes its live
-  /// checkpoints; a file from before checkpoints gets them created.
-  void open_checkpoints(hid_t root, ResumeInfo& info);
+  /// checkpoints (and the states of a file from before /state, into legacy_states); a file
+  /// from before checkpoints gets them created.
+  void open_checkpoints(hid_t root);
   void drop(std::map<CheckpointKey, Stored>::iterator it);
+  /// Flags the /checkpoints row of `s` dropped (buffered, or rewritten at the next flush)
+  /// and frees its bytes after the next flush.
+  void drop_row(Stored& s);
   /// After a flush: the bytes of checkpoints dropped before it may be reused now.
   void release_freed();
+  // state_store.cc
+  void create_state_tables(hid_t root);
+  /// Opens /state of a file being resumed; a file from before /state gets one, once its
+  /// newest legacy state has passed its checksum (a damaged file is left as it was).
+  void open_state(hid_t root, ResumeInfo& info);
+  /// The newest legacy state's bytes, checksum verified. Throws StoreError.
+  std::string read_legacy_state(std::int64_t sequence) const;
+  /// After a flush committed every buffered row: superseded states' bytes may be reused.
+  void state_flushed();
 };
 
 }  // namespace ranktune::io

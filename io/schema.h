@@ -108,10 +108,25 @@ inline constexpr std::uint64_t kCheckpointChunk = 1 << 20;  // bytes
 inline constexpr const char* kCkScoreName = "score";
 inline constexpr const char* kCkDroppedName = "dropped";
 
+// The experiment state (the controller's saved searcher and scheduler): one row per stored
+// state in /state, its bytes in /state_data at the row's offset (see io/store.h). Files
+// written before /state kept it as /checkpoints rows of trial 0.
+inline constexpr FixedColumn kStateColumns[] = {
+    {"sequence", Kind::I64}, {"time", Kind::F64}, {"offset", Kind::I64}, {"size", Kind::I64},
+    {"crc32c", Kind::I64}};
+enum StateCol { kStSequence, kStTime, kStOffset, kStSize, kStCrc, kStateFixed };
+static_assert(std::size(kStateColumns) == kStateFixed);
+inline constexpr TableSpec kState{"state", kStateColumns, 256};
+inline constexpr const char* kStateData = "state_data";
+inline constexpr std::uint64_t kStateChunk = 64 * 1024;  // bytes
+/// The trial id under which files from before /state stored the experiment state.
+inline constexpr std::int64_t kLegacyStateTrial = 0;
+
 /// Every top-level object a ranktune results file may hold (the reader checks each one's
 /// object header before it opens it).
-inline constexpr const char* kTopLevelObjects[] = {"stack",   "trials",      "results",        "events",
-                                                   "workers", "checkpoints", "checkpoint_data"};
+inline constexpr const char* kTopLevelObjects[] = {"stack",       "trials",          "results", "events",
+                                                   "workers",     "checkpoints",     "checkpoint_data",
+                                                   "state",       "state_data"};
 
 inline constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();
 inline constexpr std::size_t kMaxParamWidth = 64 * 1024;

@@ -13,14 +13,18 @@
 ///                metric (NaN when not reported)
 ///   /events      lifecycle log
 ///   /workers     one row per worker rank
-///   /checkpoints one row per stored checkpoint: trial_id (0: the searcher's and scheduler's
-///                state), attempt, iteration, time, offset, size, crc32c (CRC-32C of the
+///   /checkpoints one row per stored checkpoint: trial_id (from 1; in files from before
+///                /state, 0: the searcher's and scheduler's state), attempt, iteration, time, offset, size, crc32c (CRC-32C of the
 ///                bytes), score (the experiment metric at `iteration`, NaN when unknown),
 ///                dropped (1: retention or a failed checksum removed it; its bytes are free
 ///                and may hold a later checkpoint, so only rows with dropped = 0 are read)
 ///   /checkpoint_data  uint8, the checkpoints' bytes at their rows' offsets. Freed ranges
 ///                are reused first fit, so the file stops growing once retention drops
 ///                as much as arrives; `ranktune compact` rewrites it without free bytes.
+///   /state       one row per stored experiment state (searcher and scheduler): sequence,
+///                time, offset, size, crc32c. Only the newest row whose bytes lie inside
+///                /state_data is read; an older row's bytes may hold a newer state.
+///   /state_data  uint8, the states' bytes at their rows' offsets.
 /// Schema v1 (ranktune before retention) had no score and dropped columns: it is read as
 /// "nothing dropped", and resumed without retention (compact upgrades it to v2).
 /// Times are seconds since the experiment was created, over every run of it (a resumed run
@@ -117,7 +121,7 @@ struct ResultRow {
 
 /// One row of /checkpoints as stored.
 struct CheckpointRow {
-  search::TrialId trial = 0;  ///< 0: the experiment state (searcher, scheduler), not a trial
+  search::TrialId trial = 0;  ///< 0 (files from before /state only): an experiment state, not a trial
   int attempt = 0;
   std::int64_t iteration = 0;
   double time = 0;
@@ -171,7 +175,7 @@ class ResultsWriter {
   class CheckpointSink;
   class CheckpointSource;
 
-  /// Starts storing a checkpoint of `size` bytes that arrives in pieces (a checkpoint
+  /// Starts storing a checkpoint of trial `trial` (>= 1) of `size` bytes that arrives in pieces (a checkpoint
   /// streamed over MPI): its byte range of /checkpoint_data is reserved now (first fit from
   /// the free list, else at the end), the pieces are written straight to the file as they
   /// come, and its row exists only once CheckpointSink::finish() has run. The sink must
@@ -189,8 +193,7 @@ class ResultsWriter {
   /// Throws StoreError when there is none or it is damaged.
   std::string read_checkpoint(search::TrialId trial, std::int64_t iteration) const;
 
-  /// Turns retention on (or off, with a disabled policy). Also keeps only the newest
-  /// experiment state (trial 0) while it is on. Throws StoreError for a schema 1 file,
+  /// Turns retention on (or off, with a disabled policy). Throws StoreError for a schema 1 file,
   /// which cannot mark rows dropped (`ranktune compact` upgrades it).
   void set_retention(const RetentionPolicy& policy);
   /// Applies the policy to every trial's live checkpoints, keeping `pinned` (see
@@ -206,9 +209,13 @@ class ResultsWriter {
   std::int64_t previous_checkpoint(search::TrialId trial, std::int64_t iteration) const;
   CheckpointSpace checkpoint_space() const;
   /// Stores the experiment-level state (searcher and scheduler) as of the rows buffered
-  /// now; it is committed with them by the next flush(), so the two always match.
+  /// now, in /state; it is committed with them by the next flush(), so the two always
+  /// match. Only the newest state is kept: an older one's bytes are reused once a newer one
+  /// is committed. Throws StoreError.
   void append_state(double time, std::string_view state);
-  /// The last state that append_state stored (before or after a resume), if any.
+  /// The last state that append_state stored (before or after a resume; in a file from
+  /// before /state, its newest trial 0 row), if any. Throws StoreError ("experiment state N
+  /// fails its checksum") when its bytes are damaged.
   std::optional<std::string> latest_state() const;
   /// Each trial's newest stored checkpoint iteration.
   std::map<search::TrialId, std::int64_t> latest_checkpoints() const;

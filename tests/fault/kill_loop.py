@@ -58,7 +58,20 @@ def read_file(path):
     with h5py.File(path, "r", libver="latest", swmr=True) as f:
         tables = {name: f[name][:] for name in TABLES}
         tables["checkpoint_data"] = f["checkpoint_data"][:].tobytes()
+        tables["state"] = f["state"][:]
+        tables["state_data"] = f["state_data"][:].tobytes()
     return tables
+
+
+def newest_state(tables):
+    """The newest /state row whose bytes lie inside /state_data (the one a resume reads; a row
+    past them is one a crash tore), or None."""
+    data, best = tables["state_data"], None
+    for r in tables["state"]:
+        if r["sequence"] >= 1 and r["offset"] >= 0 and int(r["offset"]) + int(r["size"]) <= len(data):
+            if best is None or r["sequence"] > best["sequence"]:
+                best = r
+    return best
 
 
 def without_dropped(rows):
@@ -85,6 +98,9 @@ def check_kept(before, after, where):
         raise Failure(f"{where}: a committed /checkpoints row changed")
     if np.any(a["dropped"][: len(b)] < b["dropped"]):
         raise Failure(f"{where}: a dropped checkpoint came back")
+    b, a = before["state"], after["state"]
+    if len(a) < len(b) or a[: len(b)].tobytes() != b.tobytes():
+        raise Failure(f"{where}: /state lost or changed a committed row: {len(b)} before, {len(a)} after")
     # /trials is rewritten in place: a trial seen must stay, and a finished one unchanged.
     after_trials = {int(r["trial_id"]): r for r in after["trials"] if r["trial_id"] != 0}
     for r in before["trials"]:
@@ -119,6 +135,19 @@ def check_checkpoints(tables, committed, where):
             raise Failure(f"{where}: live checkpoint row {i} (trial {r['trial_id']}, iteration "
                           f"{r['iteration']}) fails its CRC-32C: its bytes were overwritten or never written")
         states += r["trial_id"] == 0
+    # The experiment state (/state): only the newest is read, and the bytes of older ones are
+    # reused, so the newest intact row must pass its CRC-32C and be no older than one seen.
+    newest = newest_state(tables)
+    if newest is not None:
+        data = tables["state_data"]
+        if crc32c(data[int(newest["offset"]):int(newest["offset"]) + int(newest["size"])]) != int(newest["crc32c"]):
+            raise Failure(f"{where}: the newest experiment state ({newest['sequence']}) fails its CRC-32C: its bytes "
+                          f"were overwritten or never written")
+        states += 1
+    seen = newest_state(committed) if committed is not None else None
+    if seen is not None and (newest is None or newest["sequence"] < seen["sequence"]):
+        raise Failure(f"{where}: the experiment state went back from {seen['sequence']} to "
+                      f"{None if newest is None else newest['sequence']}; /state has {len(tables['state'])} rows")
     # Without a state, a resume starts the searcher over and samples trials again.
     if committed is not None and states == 0 and np.any(committed["checkpoints"]["trial_id"] == 0):
         rows = tables["checkpoints"][tables["checkpoints"]["trial_id"] == 0][-3:]

@@ -45,10 +45,16 @@ with h5py.File(good, "r") as f:
     result_size = results.dtype.itemsize
     result_a, result_b = row_offset(results, r), row_offset(results, r + 1)
     result_first = row_offset(results, 0)
-    rows = f["checkpoints"][:]
-    states = [c for c in rows if c["trial_id"] == 0 and not c["dropped"]]
-    newest = max(states, key=lambda c: c["iteration"])
-    cd = f["checkpoint_data"]
+    # The newest experiment state: a /state row over /state_data (files from before /state:
+    # a /checkpoints row of trial 0 over /checkpoint_data).
+    if "state" in f:
+        newest = max(f["state"][:], key=lambda c: c["sequence"])
+        sequence, cd = int(newest["sequence"]), f["state_data"]
+    else:
+        rows = f["checkpoints"][:]
+        states = [c for c in rows if c["trial_id"] == 0 and not c["dropped"]]
+        newest = max(states, key=lambda c: c["iteration"])
+        sequence, cd = int(newest["iteration"]), f["checkpoint_data"]
     chunk = cd.chunks[0]
     at = int(newest["offset"]) + rng.randrange(int(newest["size"]))
     state_byte = cd.id.get_chunk_info_by_coord((at - at % chunk,)).byte_offset + at % chunk
@@ -75,5 +81,5 @@ put("trial-id-8-to-9", "holds+trial_id+9", edited((row7, bytes([9]))))
 put("trial-row-twice", "holds+trial_id+7", edited((row7_start, data[row6_start:row6_start + trial_size])))
 put("result-twice", "both+record", edited((result_b, data[result_a:result_a + result_size])))
 put("result-zeros", "a+row+of+zeros", edited((result_first, bytes(4 * result_size))))
-put("state-bit", f"experiment+state+{newest['iteration']}+fails+its+checksum",
+put("state-bit", f"experiment+state+{sequence}+fails+its+checksum",
     edited((state_byte, bytes([data[state_byte] ^ (1 << rng.randrange(8))]))))

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -147,9 +148,10 @@ TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
 
 // Overwrites byte `offset` of /checkpoint_data behind the store's back, the way a disk error
 // would.
-void overwrite_byte(const std::string& file, hsize_t offset, unsigned char byte) {
+void overwrite_byte(const std::string& file, hsize_t offset, unsigned char byte,
+                    const char* dataset = "checkpoint_data") {
   hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t d = H5Dopen2(f, "checkpoint_data", H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
   hsize_t one = 1;
   hid_t space = H5Dget_space(d);
   H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, nullptr, &one, nullptr);
@@ -256,6 +258,97 @@ TEST_F(CheckpointStoreTest, OnlyTheNewestStateStaysUnderRetention) {
   }
   EXPECT_EQ(w->latest_state().value_or(""), "state 9");
   EXPECT_LE(w->checkpoint_space().live, 8u);
+}
+
+// The size of the 1-D dataset `name` of `file` (-1: there is none).
+long long dataset_size(const std::string& file, const char* name) {
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  long long n = -1;
+  if (H5Lexists(f, name, H5P_DEFAULT) > 0) {
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t space = H5Dget_space(d);
+    hsize_t dims = 0;
+    H5Sget_simple_extent_dims(space, &dims, nullptr);
+    n = static_cast<long long>(dims);
+    H5Sclose(space), H5Dclose(d);
+  }
+  H5Fclose(f);
+  return n;
+}
+
+TEST_F(CheckpointStoreTest, TheStateHasADatasetOfItsOwnAndOnlyTheNewestKeepsItsBytes) {
+  {
+    auto w = create("s.h5");
+    for (int i = 1; i <= 20; ++i) {
+      w->append_state(i, std::string(100, static_cast<char>('a' + i)));
+      w->flush();
+    }
+    EXPECT_EQ(w->latest_state().value_or(""), std::string(100, 'a' + 20));
+    EXPECT_EQ(w->checkpoint_space().extent, 0u);  // none in /checkpoint_data
+  }
+  EXPECT_EQ(dataset_size(path("s.h5"), "state"), 20);
+  // A superseded state's bytes are reused once a newer one is committed, without retention.
+  EXPECT_LE(dataset_size(path("s.h5"), "state_data"), 200);
+  const io::ResultsFile f = io::ResultsFile::read(path("s.h5"));
+  EXPECT_TRUE(f.checkpoints.empty()) << "a state was stored as a /checkpoints row (trial 0)";
+  io::ResumeInfo info;
+  io::ResultsWriter w(path("s.h5"), info);
+  EXPECT_EQ(info.state_sequence, 20);
+  EXPECT_EQ(w.latest_state().value_or(""), std::string(100, 'a' + 20));
+  w.append_state(21, "after the resume");
+  EXPECT_EQ(w.latest_state().value_or(""), "after the resume");
+}
+
+TEST_F(CheckpointStoreTest, ADamagedStateIsRefusedWithItsSequence) {
+  {
+    auto w = create("d.h5");
+    w->append_state(1, "one");
+    w->flush();
+    w->append_state(2, "two");
+  }
+  // "one" lies at 0, "two" after it (the first state's bytes were not free yet).
+  overwrite_byte(path("d.h5"), 3, 'X', "state_data");
+  io::ResumeInfo info;
+  io::ResultsWriter w(path("d.h5"), info);
+  try {
+    (void)w.latest_state();
+    ADD_FAILURE() << "a damaged state was read";
+  } catch (const io::StoreError& e) {
+    EXPECT_CONTAINS(e.what(), path("d.h5") + ": experiment state 2 fails its checksum");
+  }
+}
+
+// tests/data/old_state.h5.gz: a run by ranktune before /state (its states are /checkpoints
+// rows of trial 0), stopped by SIGTERM with 2 of 6 trials begun (tests/cli/old_state_resume.sh).
+TEST_F(CheckpointStoreTest, AFileFromBeforeTheStateDatasetResumesFromItsTrialZeroRows) {
+  const std::string old = path("old_state.h5");
+  ASSERT_EQ(std::system(("gzip -dc " RANKTUNE_SOURCE_DIR "/tests/data/old_state.h5.gz > " + old).c_str()), 0);
+  ASSERT_EQ(dataset_size(old, "state"), -1);
+  std::size_t legacy = 0;
+  for (const io::CheckpointRow& r : io::ResultsFile::read(old).checkpoints) legacy += r.trial == 0 && !r.dropped;
+  ASSERT_GT(legacy, 0u);
+  {
+    io::ResumeInfo info;
+    io::ResultsWriter w(old, info);
+    EXPECT_EQ(info.state_sequence, static_cast<std::int64_t>(legacy));
+    const std::string state = w.latest_state().value_or("");
+    EXPECT_EQ(state.rfind("controller ", 0), 0u) << state;
+    EXPECT_TRUE(w.latest_checkpoints().count(0) == 0) << "the states are not a trial's checkpoints";
+    w.append_state(100, "new");
+    w.flush();
+    w.append_state(101, "newer");  // the first is committed: the trial 0 rows go
+    w.flush();
+    EXPECT_EQ(w.latest_state().value_or(""), "newer");
+  }
+  EXPECT_EQ(dataset_size(old, "state"), 2);
+  const io::ResultsFile f = io::ResultsFile::read(old);
+  std::size_t live = 0;
+  for (const io::CheckpointRow& r : f.checkpoints) live += r.trial == 0 && !r.dropped;
+  EXPECT_EQ(live, 0u);
+  io::ResumeInfo info;
+  io::ResultsWriter w(old, info);
+  EXPECT_EQ(info.state_sequence, static_cast<std::int64_t>(legacy) + 2);
+  EXPECT_EQ(w.latest_state().value_or(""), "newer");
 }
 
 TEST_F(CheckpointStoreTest, CompactRoundTripsEverythingButDroppedBytes) {
