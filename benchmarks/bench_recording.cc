@@ -9,7 +9,7 @@
 //      a lifecycle change happened or flush_interval_ms of wall time has passed.
 //   2. "bare HDF5": the floor for the same rows: a hand-written append loop of the same
 //      packed compound layout into a chunked extendible dataset, with the same file
-//      settings as io/store.cc (libver latest, chunks of 1024 rows, SWMR writing), the same
+//      settings as io/results_writer.cc (libver latest, chunks of 1024 rows, SWMR writing), the same
 //      batch size as method 1 produced, and H5Fflush after each batch.
 //   3. "wire": the cost per Result message of mpi/wire.h's Boost.MPI packed archives, and
 //      of a full send-to-self + matched receive + unpack through Open MPI.
@@ -309,7 +309,7 @@ double run_store_path(const Options& o, const fs::path& file, std::int64_t batch
 
 // ---------------------------------------------------------------- 2. the bare HDF5 loop
 
-// The /results row as io/store.cc packs it: no padding, 44 bytes.
+// The /results row as io/h5_table.cc packs it (io/schema.h): no padding, 44 bytes.
 constexpr std::size_t kOffTrial = 0, kOffAttempt = 8, kOffIteration = 12, kOffTime = 20,
                       kOffLoss = 28, kOffObjective = 36, kRowSize = 44;
 
