@@ -8,8 +8,13 @@ time (SIGTERM, then SIGKILL after a grace period). Exiting with status 0 ends th
 Run outside ranktune, :func:`report` prints its JSON lines to stdout, so the same script
 runs standalone; :func:`config` then needs ``RANKTUNE_CONFIG`` set by hand, and
 ``import ranktune`` needs this package's folder on ``PYTHONPATH``
-(``/usr/local/share/ranktune/python`` when installed, ``python/`` in a checkout); ranktune
-adds it for the commands it starts.
+(``/usr/local/share/ranktune/python`` when installed, ``python/`` in a checkout), or the
+package installed with ``pip install ./python``; ranktune adds the folder for the commands
+it starts.
+
+Reading a results file into pandas DataFrames is :mod:`ranktune.results`
+(``ranktune.results.load(path)``), which needs h5py and pandas; this module needs only the
+standard library.
 
 :func:`iteration` is the iteration the next report will be, as ranktune counts (after a
 resume or a PBT exploit it is not the step a checkpoint may hold).
@@ -36,6 +41,10 @@ import json
 import math
 import os
 import sys
+
+# The client's version, its one place: pyproject.toml reads it, and it matches the ranktune
+# binary's (`ranktune --version`, CMakeLists.txt's project version; tests/cli/python_results.sh checks).
+__version__ = "0.1.0"
 
 __all__ = ["config", "trial_id", "attempt", "iteration", "report", "checkpoint_dir", "restored", "on_save",
            "under_ranktune"]

@@ -1,0 +1,277 @@
+"""Read a ranktune results file (HDF5) into pandas DataFrames.
+
+Example::
+
+    import ranktune.results
+    r = ranktune.results.load("quickstart.h5")
+    best = r.best_trial()                       # a row of r.trials (a pandas Series)
+    curve = r.results_wide[r.results_wide.trial_id == best.trial_id]
+    print(best.trial_id, best.best, r.attrs["metric"], r.attrs["mode"])
+
+:func:`load` returns a :class:`Results`, whose attributes are:
+
+- ``trials``: one row per trial (``/trials``): ``trial_id``, ``status`` (``"TERMINATED"``...),
+  ``attempt``, ``iterations``, ``best``, ``best_iteration``, ``last``, ``start_time``,
+  ``end_time``, ``workers``, ``error``, ``log_tail``, then one column per hyperparameter
+  (their names are in ``params``).
+- ``results_wide``: ``/results`` as stored: one row per trial, attempt and iteration, columns
+  ``trial_id``, ``attempt``, ``iteration``, ``time`` and one per recorded metric (the names are
+  in ``metrics``, the experiment's metric first; NaN where a line lacked the metric).
+- ``results``: the same rows in long form, ``trial_id``, ``attempt``, ``iteration``, ``time``,
+  ``metric``, ``value``: one row per wide row and metric, NaN values kept (``.dropna()``
+  removes the metrics a line did not report).
+- ``events``, ``workers``: ``/events`` and ``/workers``.
+- ``checkpoints``: every row of ``/checkpoints``, live and dropped (``dropped`` is a bool; the
+  bytes of a dropped one are gone). Rows of trial 0 (the experiment state in files written
+  before ``/state``) are left out, as ranktune's own readers do.
+- ``evaluations``: one row per metric of each ``ranktune eval`` (``eval_id``, ``trial_id``,
+  ``iteration``, ``metric``, ``value``, and the run's ``created``, ``split``, ``device``);
+  ``latency``: ``/evaluations/latency``. Both are empty DataFrames (with those columns) when
+  the file has no evaluation.
+- ``stack``: the ``/stack`` attributes (the software and hardware of the run), a dict of str.
+- ``attrs``: the file's attributes (``experiment``, ``metric``, ``mode``, ``schema_version``,
+  ``created``, ``created_unix``, ``config``, ...), a dict of str and int.
+
+Fixed-length byte strings are decoded to ``str``. The file is opened for live reading
+(HDF5 SWMR), so a file that a run is still writing can be loaded; :meth:`Results.refresh`
+re-reads every table. A ``Results`` holds the file open: ``close()`` it, or use it in a
+``with`` block, when you are done.
+
+h5py and pandas (with numpy) are needed by :func:`load` only; ``import ranktune`` and this
+module work without them.
+"""
+
+__all__ = ["load", "Results"]
+
+# /trials columns that are not hyperparameters (every schema version ranktune wrote).
+_TRIAL_COLUMNS = ("trial_id", "status", "attempt", "iterations", "best", "best_iteration", "last", "start_time",
+                  "end_time", "workers", "error", "log_tail")
+_RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
+_EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
+_LATENCY_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batches", "mean_ms", "p50_ms", "p90_ms",
+                    "p99_ms", "max_ms", "samples_per_s")
+
+
+def _import_dependencies():
+    # Imported here, not at module level, so that `import ranktune` (which training scripts
+    # do on workers without h5py or pandas) never needs them.
+    missing = []
+    modules = {}
+    for name in ("numpy", "pandas", "h5py"):
+        try:
+            modules[name] = __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        debian = " ".join("python3-" + m for m in missing)
+        raise ImportError(
+            "ranktune.results.load needs %s, which %s not installed: install it with "
+            "`apt-get install %s` (Debian, Ubuntu) or `pip install %s`"
+            % (", ".join(missing), "is" if len(missing) == 1 else "are", debian, " ".join(missing)))
+    return modules["numpy"], modules["pandas"], modules["h5py"]
+
+
+def _text(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+def _scalar(value):
+    """An HDF5 attribute as a plain Python value (bytes to str, numpy scalars to int/float)."""
+    value = _text(value)
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        value = _text(value.item())
+    return value
+
+
+def load(path):
+    """Open the results file at ``path`` and read all its tables (see :class:`Results`).
+
+    Raises ImportError when h5py or pandas is missing, FileNotFoundError when ``path`` does
+    not exist, and ValueError (naming the path and what is wrong) when it is not a readable
+    ranktune results file: not HDF5, truncated or damaged, or an HDF5 file of another program.
+    """
+    return Results(path)
+
+
+class Results:
+    """The tables of one results file as pandas DataFrames (see the module's documentation)."""
+
+    def __init__(self, path):
+        self._np, self._pd, self._h5py = _import_dependencies()
+        self.path = str(path)
+        self._file = None
+        self._open()
+        try:
+            self.refresh()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def _open(self):
+        h5py = self._h5py
+        try:
+            # SWMR read: sees what a writing run has flushed, and refresh() sees more.
+            self._file = h5py.File(self.path, "r", swmr=True)
+        except FileNotFoundError:
+            raise
+        except OSError as swmr_error:
+            try:
+                # A file written without SWMR's file format (e.g. rewritten by h5repack)
+                # still reads when no run writes it.
+                self._file = h5py.File(self.path, "r")
+            except FileNotFoundError:
+                raise
+            except OSError as error:
+                raise ValueError("%s: not a readable HDF5 file (not HDF5, truncated or damaged): %s"
+                                 % (self.path, error or swmr_error)) from None
+        f = self._file
+        if "schema_version" not in f.attrs:
+            self.close()
+            raise ValueError("%s: not a ranktune results file: no schema_version attribute" % self.path)
+        for name in ("trials", "results"):
+            if not isinstance(f.get(name), h5py.Dataset):
+                self.close()
+                raise ValueError("%s: not a ranktune results file: no /%s table" % (self.path, name))
+
+    def close(self):
+        """Close the HDF5 file; the DataFrames already read stay usable."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return "<ranktune.results %s: %d trials, %d result rows>" % (self.path, len(self.trials),
+                                                                      len(self.results_wide))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _rows(self, name):
+        """The rows of dataset ``name`` as a structured numpy array, or None when absent."""
+        ds = self._file.get(name)
+        if ds is None:
+            return None
+        if not isinstance(ds, self._h5py.Dataset) or ds.dtype.names is None:
+            raise ValueError("%s: not a ranktune results file: /%s is not a table" % (self.path, name))
+        if self._file.swmr_mode:
+            ds.refresh()  # the extent and rows a writer flushed since the last read
+        try:
+            return ds[()]
+        except OSError as error:
+            raise ValueError("%s: /%s cannot be read (truncated or damaged file?): %s"
+                             % (self.path, name, error)) from None
+
+    def _frame(self, rows, columns=None):
+        pd = self._pd
+        if rows is None:
+            return pd.DataFrame({c: [] for c in (columns or ())})
+        data = {}
+        for name in rows.dtype.names:
+            column = rows[name]
+            if column.dtype.kind == "S":
+                column = [v.decode("utf-8", errors="replace") for v in column.tolist()]
+            data[name] = column
+        return pd.DataFrame(data, columns=list(rows.dtype.names))
+
+    def refresh(self):
+        """Re-read every table and attribute (a running experiment adds rows as it flushes)."""
+        if self._file is None:
+            raise ValueError("%s: the results file is closed" % self.path)
+        np, pd = self._np, self._pd
+        f = self._file
+        # Attributes are written before SWMR writing starts (HDF5 1.10 needs it), so what
+        # is read here does not change while a run writes.
+        self.attrs = {k: _scalar(v) for k, v in f.attrs.items()}
+        stack = f.get("stack")
+        self.stack = {k: _scalar(v) for k, v in stack.attrs.items()} if stack is not None else {}
+
+        trials = self._frame(self._rows("trials"))
+        if "trial_id" not in trials.columns:
+            raise ValueError("%s: not a ranktune results file: /trials has no trial_id column" % self.path)
+        # A row whose trial_id is 0 was never written (a live file may show the extent of a
+        # batch before its rows); it is no trial.
+        self.trials = trials[trials["trial_id"] > 0].reset_index(drop=True)
+        self.params = [c for c in self.trials.columns if c not in _TRIAL_COLUMNS]
+
+        wide = self._frame(self._rows("results"))
+        missing = [k for k in _RESULT_KEYS if k not in wide.columns]
+        if missing:
+            raise ValueError("%s: not a ranktune results file: /results lacks %s" % (self.path, ", ".join(missing)))
+        self.results_wide = wide[wide["trial_id"] > 0].reset_index(drop=True)
+        self.metrics = [c for c in self.results_wide.columns if c not in _RESULT_KEYS]
+        self.results = self._long(self.results_wide)
+
+        self.events = self._frame(self._rows("events"), ("time", "trial_id", "worker", "kind", "message"))
+        self.workers = self._frame(self._rows("workers"), ("rank", "host", "local_index", "device", "device_name"))
+
+        checkpoints = self._frame(self._rows("checkpoints"),
+                                  ("trial_id", "attempt", "iteration", "time", "offset", "size", "crc32c", "score",
+                                   "dropped"))
+        if "score" not in checkpoints.columns:  # schema 1
+            checkpoints["score"] = np.nan
+        checkpoints["dropped"] = (checkpoints["dropped"].astype(bool) if "dropped" in checkpoints.columns
+                                  else False)
+        if "trial_id" in checkpoints.columns:
+            checkpoints = checkpoints[checkpoints["trial_id"] > 0]
+        self.checkpoints = checkpoints.reset_index(drop=True)
+
+        runs = self._frame(self._rows("evaluations/runs"))
+        metrics = self._frame(self._rows("evaluations/metrics"), _EVAL_COLUMNS[:5])
+        if len(runs.columns):
+            keep = [c for c in ("eval_id", "created", "split", "device") if c in runs.columns]
+            metrics = metrics.merge(runs[keep], on="eval_id", how="left")
+        else:
+            for c in _EVAL_COLUMNS[5:]:
+                metrics[c] = pd.Series(dtype=object)
+        self.evaluations = metrics
+        self.latency = self._frame(self._rows("evaluations/latency"), _LATENCY_COLUMNS)
+        return self
+
+    def _long(self, wide):
+        """``results_wide`` melted to one row per (row, metric), in the file's row order."""
+        np, pd = self._np, self._pd
+        n, m = len(wide), len(self.metrics)
+        data = {k: np.repeat(wide[k].to_numpy(), m) for k in _RESULT_KEYS}
+        data["metric"] = np.tile(np.array(self.metrics, dtype=object), n)
+        values = wide[self.metrics].to_numpy(dtype=float) if m else np.empty((n, 0))
+        data["value"] = values.reshape(-1)
+        return pd.DataFrame(data, columns=list(_RESULT_KEYS) + ["metric", "value"])
+
+    # -- analysis --------------------------------------------------------------------------
+
+    def best_trial(self):
+        """The best trial's row of ``trials`` (a pandas Series), or None if no trial has a value.
+
+        Best by the file's ``metric`` and ``mode`` attributes, as ``ranktune report`` ranks:
+        trials with a finite ``best`` first, the best value first, ties to the lowest trial_id.
+        """
+        mode = self.attrs.get("mode", "min")
+        if mode not in ("min", "max"):
+            raise ValueError("%s: the mode attribute is %r, not min or max" % (self.path, mode))
+        if "best" not in self.trials.columns:
+            return None
+        finite = self.trials[self._np.isfinite(self.trials["best"].to_numpy(dtype=float))]
+        if finite.empty:
+            return None
+        ordered = finite.sort_values(["best", "trial_id"], ascending=[mode == "min", True], kind="stable")
+        return ordered.iloc[0]
+
+    def curve(self, trial_id, metric=None):
+        """One trial's rows of ``results_wide`` (every attempt, in iteration order) for plotting:
+        columns ``attempt``, ``iteration``, ``time`` and the metric (the file's by default)."""
+        metric = metric or self.attrs.get("metric")
+        if metric not in self.metrics:
+            raise ValueError("%s: no metric %r in /results (it has %s)" % (self.path, metric, ", ".join(self.metrics)))
+        rows = self.results_wide[self.results_wide["trial_id"] == trial_id]
+        return rows[["attempt", "iteration", "time", metric]].sort_values(["iteration", "attempt"],
+                                                                          kind="stable").reset_index(drop=True)

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# ranktune.results (python/ranktune/results.py) on real files: every DataFrame of a finished
+# run agrees with h5py's raw view of the same tables, the best trial is `ranktune report`'s;
+# a file that a run is writing loads and refresh() only ever sees more rows; a foreign HDF5
+# file, a truncated one and a text file get a ValueError naming the path; without h5py,
+# `import ranktune` works and load() names the package to install; `pip install` of python/
+# into a venv (offline) gives an importable package whose version is the binary's.
+source "$(dirname "$0")/../mpi/lib.sh"
+R="$RANKTUNE"
+export PYTHONPATH="$SRC/python"
+
+# A finished run with retention (checkpoints every 2 iterations, the newest kept: dropped
+# rows), and a copy of the old-format fixture with a held-out evaluation (/evaluations).
+"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=4 \
+  --set checkpoint.every=2 --set checkpoint.keep_last=1 --set trainable.seconds_per_step=0.0 > "$WORK/run.txt" 2>&1 \
+  || { cat "$WORK/run.txt"; fail "run failed"; }
+"$R" report "$WORK/q.h5" --format json --top 0 > "$WORK/report.json" || fail "report failed"
+cp "$SRC/tests/data/old_results/asha_mlp_interrupted.h5" "$WORK/old.h5"
+"$R" eval "$WORK/old.h5" --top 2 --device cpu --latency-s 0.1 > "$WORK/eval.txt" 2>&1 \
+  || { cat "$WORK/eval.txt"; fail "eval failed"; }
+"$R" report "$WORK/old.h5" --format json --top 0 > "$WORK/old_report.json" || fail "report of old.h5 failed"
+
+"$PY" - "$WORK" <<'PY' || fail "the frames of a finished file disagree with h5py"
+import json, sys, h5py, numpy as np
+import ranktune.results
+work = sys.argv[1]
+
+def text(v):
+    return v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
+
+def same_table(frame, raw, name):
+    assert list(frame.columns) == list(raw.dtype.names), (name, list(frame.columns), raw.dtype.names)
+    assert len(frame) == len(raw), (name, len(frame), len(raw))
+    for c in raw.dtype.names:
+        want = raw[c]
+        if want.dtype.kind == "S":
+            assert frame[c].tolist() == [text(v) for v in want.tolist()], (name, c)
+        else:
+            np.testing.assert_array_equal(frame[c].to_numpy(), want, err_msg=f"{name}.{c}")
+
+for file, report in (("q.h5", "report.json"), ("old.h5", "old_report.json")):
+    path = f"{work}/{file}"
+    r = ranktune.results.load(path)
+    with h5py.File(path, "r") as f:
+        trials, wide = f["trials"][()], f["results"][()]
+        same_table(r.trials, trials, "trials")
+        assert r.trials["status"].map(type).eq(str).all(), "status is not str"
+        same_table(r.results_wide, wide, "results_wide")
+        same_table(r.events, f["events"][()], "events")
+        same_table(r.workers, f["workers"][()], "workers")
+        metrics = [c for c in wide.dtype.names if c not in ("trial_id", "attempt", "iteration", "time")]
+        assert r.metrics == metrics and r.metrics[0] == text(f.attrs["metric"]), (r.metrics, metrics)
+        # The long form: one row per wide row and metric, and it pivots back to the wide one.
+        assert len(r.results) == len(wide) * len(metrics), (len(r.results), len(wide))
+        assert list(r.results.columns) == ["trial_id", "attempt", "iteration", "time", "metric", "value"]
+        for m in metrics:
+            rows = r.results[r.results.metric == m]
+            np.testing.assert_array_equal(rows["value"].to_numpy(), wide[m], err_msg=m)
+            np.testing.assert_array_equal(rows["iteration"].to_numpy(), wide["iteration"], err_msg=m)
+        # Checkpoints: every row but trial 0's (the old files' experiment state).
+        ck = f["checkpoints"][()]
+        ck = ck[ck["trial_id"] > 0]
+        assert len(r.checkpoints) == len(ck), (len(r.checkpoints), len(ck))
+        assert r.checkpoints["dropped"].dtype == bool
+        if "dropped" in ck.dtype.names:
+            assert int(r.checkpoints["dropped"].sum()) == int(ck["dropped"].sum())
+        stack = {k: text(v) for k, v in f["stack"].attrs.items()}
+        assert r.stack == stack, (r.stack, stack)
+        for k in ("experiment", "metric", "mode", "schema_version", "config"):
+            assert r.attrs[k] == text(f.attrs[k].item() if hasattr(f.attrs[k], "item") else f.attrs[k]), k
+        ev = f.get("evaluations/metrics")
+        assert len(r.evaluations) == (0 if ev is None else len(ev)), len(r.evaluations)
+        assert list(r.evaluations.columns)[:5] == ["eval_id", "trial_id", "iteration", "metric", "value"]
+        lat = f.get("evaluations/latency")
+        assert len(r.latency) == (0 if lat is None else len(lat))
+    best = r.best_trial()
+    leader = json.load(open(f"{work}/{report}"))["trials"][0]
+    assert int(best.trial_id) == leader["trial_id"] and best.best == leader["best"], (best, leader)
+    curve = r.curve(best.trial_id)
+    assert len(curve) == int((wide["trial_id"] == best.trial_id).sum()) and r.attrs["metric"] in curve.columns
+    r.close()
+    print(f"ok: {file}: {len(r.trials)} trials, {len(r.results_wide)} result rows, {len(r.checkpoints)} checkpoints "
+          f"({int(r.checkpoints['dropped'].sum())} dropped), {len(r.evaluations)} evaluation rows, "
+          f"best trial {int(best.trial_id)}")
+
+q = ranktune.results.load(f"{work}/q.h5")
+assert q.checkpoints["dropped"].any() and (~q.checkpoints["dropped"]).any(), "want live and dropped checkpoints"
+assert q.evaluations.empty and q.attrs["mode"] == "min" and isinstance(q.attrs["created_unix"], int)
+old = ranktune.results.load(f"{work}/old.h5")
+assert not old.evaluations.empty and set(old.evaluations["split"]) == {"test"}, old.evaluations
+PY
+echo "ok: a finished file"
+
+# A file that a run is writing: ~30 trials of 10 steps of 20 ms on 2 workers (a few seconds).
+"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=30 \
+  --set stop.max_t=10 > "$WORK/live.txt" 2>&1 &
+run=$!
+"$PY" - "$WORK/live.h5" "$run" <<'PY' || { kill "$run" 2>/dev/null; fail "live loading failed"; }
+import os, sys, time
+import ranktune.results
+path, run = sys.argv[1], int(sys.argv[2])
+
+def running():
+    return os.path.exists(f"/proc/{run}") and open(f"/proc/{run}/stat").read().split()[2] != "Z"
+
+deadline = time.time() + 20
+while True:  # the file exists and is set up (its tables created) once the run has started
+    try:
+        r = ranktune.results.load(path)
+        break
+    except (FileNotFoundError, ValueError) as error:
+        assert time.time() < deadline, f"the live file never loaded: {error}"
+        time.sleep(0.05)
+seen = [(len(r.trials), len(r.results_wide), len(r.events))]
+live_refreshes = 0
+while running():
+    time.sleep(0.4)
+    was_running = running()
+    r.refresh()
+    now = (len(r.trials), len(r.results_wide), len(r.events))
+    assert all(a >= b for a, b in zip(now, seen[-1])), f"rows went down: {seen[-1]} -> {now}"
+    seen.append(now)
+    live_refreshes += was_running
+assert live_refreshes >= 2, f"only {live_refreshes} refreshes while the run wrote: {seen}"
+assert seen[-1] > seen[0], f"refresh() saw no new rows: {seen}"
+r.refresh()
+r.close()
+final = ranktune.results.load(path)
+assert len(final.trials) == 30 and (final.trials.status == "TERMINATED").all(), final.trials.status.value_counts()
+assert len(final.results_wide) == 300 and len(r.results_wide) == 300, (len(final.results_wide), len(r.results_wide))
+print(f"ok: live: {live_refreshes} refreshes while the run wrote, (trials, results, events) {seen[0]} -> {seen[-1]}")
+PY
+wait "$run" || { cat "$WORK/live.txt"; fail "the live run exited $?"; }
+echo "ok: a live file"
+
+# Files that are not results files: a ValueError naming the path and what is wrong.
+"$PY" - "$WORK" <<'PY' || fail "a bad file was not refused clearly"
+import sys, h5py, numpy as np
+import ranktune.results
+work = sys.argv[1]
+with h5py.File(f"{work}/foreign.h5", "w") as f:
+    f.create_dataset("x", data=np.arange(3))
+with h5py.File(f"{work}/no_trials.h5", "w") as f:
+    f.attrs["schema_version"] = 2
+    f.create_dataset("results", data=np.zeros(2, dtype=[("trial_id", "<i8")]))
+data = open(f"{work}/q.h5", "rb").read()
+open(f"{work}/truncated.h5", "wb").write(data[: len(data) // 2])
+open(f"{work}/text.h5", "w").write("not hdf5\n")
+cases = {"foreign.h5": "no schema_version attribute", "no_trials.h5": "no /trials table",
+         "truncated.h5": "truncated", "text.h5": "not a readable HDF5 file"}
+for name, words in cases.items():
+    path = f"{work}/{name}"
+    try:
+        ranktune.results.load(path)
+    except ValueError as error:
+        assert path in str(error) and words in str(error), (name, str(error))
+        print(f"ok: {name}: {error}")
+    else:
+        raise AssertionError(f"{name} was loaded")
+try:
+    ranktune.results.load(f"{work}/missing.h5")
+    raise AssertionError("a missing file was loaded")
+except FileNotFoundError:
+    pass
+PY
+
+# Without h5py (a meta-path finder that refuses it): the helper imports, load() says what to install.
+"$PY" - "$WORK/q.h5" <<'PY' || fail "without h5py"
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "h5py" or name.startswith("h5py."):
+            raise ImportError("No module named 'h5py' (hidden by the test)")
+sys.meta_path.insert(0, Block())
+import ranktune, ranktune.results
+assert callable(ranktune.report) and "h5py" not in sys.modules
+try:
+    ranktune.results.load(sys.argv[1])
+    raise AssertionError("load worked without h5py")
+except ImportError as error:
+    message = str(error)
+    assert "h5py" in message and "apt-get install python3-h5py" in message and "pip install h5py" in message, message
+    print("ok: without h5py:", message)
+PY
+
+# pip: an offline install of a copy of python/ (the build writes beside its sources) into a
+# venv that sees Debian's packages, imported from outside the source tree.
+cp -r "$SRC/python" "$WORK/python"
+rm -rf "$WORK/python/build" "$WORK/python/"*.egg-info
+"$PY" -m venv --system-site-packages "$WORK/venv" || fail "cannot make a venv"
+"$WORK/venv/bin/pip" install -q --no-build-isolation --no-index "$WORK/python" > "$WORK/pip.txt" 2>&1 \
+  || { cat "$WORK/pip.txt"; fail "pip install ./python failed"; }
+rm -rf "$WORK/python"
+version=$("$R" --version | awk '{print $2}')
+(cd / && env -u PYTHONPATH "$WORK/venv/bin/python" - "$WORK/venv" "$version" "$WORK/q.h5") <<'PY' || fail "the installed package"
+import sys
+import ranktune, ranktune.results
+venv, version, path = sys.argv[1:4]
+assert ranktune.__file__.startswith(venv), ranktune.__file__
+assert ranktune.__version__ == version, (ranktune.__version__, version)
+assert len(ranktune.results.load(path).trials) == 4
+print("ok: pip installed ranktune", ranktune.__version__, "at", ranktune.__file__)
+PY
+echo "ok: python results"
