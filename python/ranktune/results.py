@@ -41,6 +41,8 @@ h5py and pandas (with numpy) are needed by :func:`load` only; ``import ranktune`
 module work without them.
 """
 
+import os
+
 __all__ = ["load", "Results"]
 
 # /trials columns that are not hyperparameters (every schema version ranktune wrote).
@@ -85,6 +87,34 @@ def _scalar(value):
     return value
 
 
+def _fail_fast_fapl(h5py):
+    """A file-access property list on which a metadata checksum failure fails at once.
+
+    Under SWMR read, HDF5 retries a failed metadata checksum (a reader may catch a writer
+    mid-flush) for minutes by default; ranktune's own reader allows two attempts
+    (io/results_reader.cc), and so does this one. h5py does not expose
+    H5Pset_metadata_read_attempts, so it is called through ctypes in the libhdf5 that h5py
+    loaded; where that library cannot be found, HDF5's default stays.
+    """
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    # h5py's own defaults: HDF5 refuses a second open of the same file (say, by h5py.File
+    # while a Results holds it) with another close degree or other version bounds.
+    fapl.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_LATEST)
+    try:
+        import ctypes
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/libhdf5" in line}
+        libs = [p for p in sorted(paths) if "_hl" not in os.path.basename(p) and ".so" in os.path.basename(p)]
+        if len(libs) == 1:
+            attempts = ctypes.CDLL(libs[0]).H5Pset_metadata_read_attempts
+            attempts.argtypes = [ctypes.c_int64, ctypes.c_uint]
+            attempts.restype = ctypes.c_int
+            attempts(fapl.id, 2)
+    except (OSError, AttributeError):
+        pass
+    return fapl
+
+
 def load(path):
     """Open the results file at ``path`` and read all its tables (see :class:`Results`).
 
@@ -113,22 +143,23 @@ class Results:
 
     def _open(self):
         h5py = self._h5py
-        try:
-            # SWMR read: sees what a writing run has flushed, and refresh() sees more.
-            self._file = h5py.File(self.path, "r", swmr=True)
-        except FileNotFoundError:
-            raise
-        except OSError as swmr_error:
+        if not os.path.exists(self.path):
+            raise FileNotFoundError("%s: no such file" % self.path)
+        fapl = _fail_fast_fapl(h5py)
+        opened = None
+        # SWMR read first: it sees what a writing run has flushed, and refresh() sees more. A
+        # file written without SWMR's file format (e.g. rewritten by h5repack) still reads
+        # without it when no run writes it.
+        for flags in (h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, h5py.h5f.ACC_RDONLY):
             try:
-                # A file written without SWMR's file format (e.g. rewritten by h5repack)
-                # still reads when no run writes it.
-                self._file = h5py.File(self.path, "r")
-            except FileNotFoundError:
-                raise
+                opened = h5py.File(h5py.h5f.open(os.fsencode(self.path), flags, fapl=fapl))
+                break
             except OSError as error:
-                raise ValueError("%s: not a readable HDF5 file (not HDF5, truncated or damaged): %s"
-                                 % (self.path, error or swmr_error)) from None
-        f = self._file
+                failure = error
+        if opened is None:
+            raise ValueError("%s: not a readable HDF5 file (not HDF5, truncated or damaged): %s"
+                             % (self.path, failure)) from None
+        self._file = f = opened
         if "schema_version" not in f.attrs:
             self.close()
             raise ValueError("%s: not a ranktune results file: no schema_version attribute" % self.path)
@@ -158,14 +189,17 @@ class Results:
 
     def _rows(self, name):
         """The rows of dataset ``name`` as a structured numpy array, or None when absent."""
-        ds = self._file.get(name)
+        try:
+            ds = self._file.get(name)
+        except OSError as error:
+            raise ValueError("%s: /%s cannot be read (damaged file?): %s" % (self.path, name, error)) from None
         if ds is None:
             return None
         if not isinstance(ds, self._h5py.Dataset) or ds.dtype.names is None:
             raise ValueError("%s: not a ranktune results file: /%s is not a table" % (self.path, name))
-        if self._file.swmr_mode:
-            ds.refresh()  # the extent and rows a writer flushed since the last read
         try:
+            if self._file.swmr_mode:
+                ds.refresh()  # the extent and rows a writer flushed since the last read
             return ds[()]
         except OSError as error:
             raise ValueError("%s: /%s cannot be read (truncated or damaged file?): %s"

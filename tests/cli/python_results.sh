@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # ranktune.results (python/ranktune/results.py) on real files: every DataFrame of a finished
 # run agrees with h5py's raw view of the same tables, the best trial is `ranktune report`'s;
-# a file that a run is writing loads and refresh() only ever sees more rows; a foreign HDF5
-# file, a truncated one and a text file get a ValueError naming the path; without h5py,
-# `import ranktune` works and load() names the package to install; `pip install` of python/
-# into a venv (offline) gives an importable package whose version is the binary's.
+# the README's example runs; a file that a run is writing loads and refresh() only ever sees
+# more rows; a foreign HDF5 file, one without /trials, a truncated one, one with a damaged
+# checksum (at once, not after HDF5's minutes of retries) and a text file get a ValueError
+# naming the path; without h5py or pandas, `import ranktune` works and load() names the
+# package to install; `pip install` of python/ into a venv (offline) gives an importable
+# package whose version is the binary's.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 export PYTHONPATH="$SRC/python"
@@ -91,6 +93,23 @@ assert not old.evaluations.empty and set(old.evaluations["split"]) == {"test"}, 
 PY
 echo "ok: a finished file"
 
+# The README's analysis, as printed there (the plot line only where matplotlib is installed).
+"$PY" - "$SRC/README.md" "$WORK" <<'PY' || fail "the README's example fails"
+import importlib.util, os, re, sys
+readme, work = sys.argv[1:3]
+section = open(readme).read().split("### Reading results in Python", 1)[1]
+code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+assert "ranktune.results.load(" in code and "best_trial()" in code, code
+if importlib.util.find_spec("matplotlib") is None:
+    code = "\n".join(l for l in code.splitlines() if ".plot(" not in l)
+else:
+    import matplotlib
+    matplotlib.use("Agg")
+os.chdir(work)
+exec(compile(code, "README.md", "exec"), {})  # q.h5 is the finished run's file in WORK
+print("ok: the README's example runs" + ("" if importlib.util.find_spec("matplotlib") is None else ", best.png written"))
+PY
+
 # A file that a run is writing: ~30 trials of 10 steps of 20 ms on 2 workers (a few seconds).
 "$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=30 \
   --set stop.max_t=10 > "$WORK/live.txt" 2>&1 &
@@ -128,13 +147,15 @@ r.close()
 final = ranktune.results.load(path)
 assert len(final.trials) == 30 and (final.trials.status == "TERMINATED").all(), final.trials.status.value_counts()
 assert len(final.results_wide) == 300 and len(r.results_wide) == 300, (len(final.results_wide), len(r.results_wide))
+# /trials rows are rewritten in place as trials end: refresh() sees the new values too.
+assert (r.trials.status == "TERMINATED").all() and r.trials.best.equals(final.trials.best), r.trials.status.value_counts()
 print(f"ok: live: {live_refreshes} refreshes while the run wrote, (trials, results, events) {seen[0]} -> {seen[-1]}")
 PY
 wait "$run" || { cat "$WORK/live.txt"; fail "the live run exited $?"; }
 echo "ok: a live file"
 
 # Files that are not results files: a ValueError naming the path and what is wrong.
-"$PY" - "$WORK" <<'PY' || fail "a bad file was not refused clearly"
+timeout 30 "$PY" - "$WORK" <<'PY' || fail "a bad file was not refused clearly (exit $?; 124: it hung)"
 import sys, h5py, numpy as np
 import ranktune.results
 work = sys.argv[1]
@@ -146,8 +167,13 @@ with h5py.File(f"{work}/no_trials.h5", "w") as f:
 data = open(f"{work}/q.h5", "rb").read()
 open(f"{work}/truncated.h5", "wb").write(data[: len(data) // 2])
 open(f"{work}/text.h5", "w").write("not hdf5\n")
+# A flipped byte in the superblock (its first 48 bytes, checksummed): HDF5's default under
+# SWMR read would retry the checksum for minutes; the loader gives up at once.
+damaged = bytearray(data)
+damaged[40] ^= 0xFF
+open(f"{work}/checksum.h5", "wb").write(damaged)
 cases = {"foreign.h5": "no schema_version attribute", "no_trials.h5": "no /trials table",
-         "truncated.h5": "truncated", "text.h5": "not a readable HDF5 file"}
+         "truncated.h5": "truncated", "text.h5": "not a readable HDF5 file", "checksum.h5": "checksum"}
 for name, words in cases.items():
     path = f"{work}/{name}"
     try:
@@ -164,24 +190,28 @@ except FileNotFoundError:
     pass
 PY
 
-# Without h5py (a meta-path finder that refuses it): the helper imports, load() says what to install.
-"$PY" - "$WORK/q.h5" <<'PY' || fail "without h5py"
+# Without h5py, then without pandas (a meta-path finder that refuses it): the helper imports,
+# and load() says what to install.
+for hidden in h5py pandas; do
+"$PY" - "$WORK/q.h5" "$hidden" <<'PY' || fail "without $hidden"
 import sys
+hidden = sys.argv[2]
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name == "h5py" or name.startswith("h5py."):
-            raise ImportError("No module named 'h5py' (hidden by the test)")
+        if name == hidden or name.startswith(hidden + "."):
+            raise ImportError(f"No module named {hidden!r} (hidden by the test)")
 sys.meta_path.insert(0, Block())
 import ranktune, ranktune.results
-assert callable(ranktune.report) and "h5py" not in sys.modules
+assert callable(ranktune.report) and hidden not in sys.modules
 try:
     ranktune.results.load(sys.argv[1])
-    raise AssertionError("load worked without h5py")
+    raise AssertionError(f"load worked without {hidden}")
 except ImportError as error:
     message = str(error)
-    assert "h5py" in message and "apt-get install python3-h5py" in message and "pip install h5py" in message, message
-    print("ok: without h5py:", message)
+    assert f"apt-get install python3-{hidden}" in message and f"pip install {hidden}" in message, message
+    print(f"ok: without {hidden}:", message)
 PY
+done
 
 # pip: an offline install of a copy of python/ (the build writes beside its sources) into a
 # venv that sees Debian's packages, imported from outside the source tree.
