@@ -1,3 +1,5 @@
+// Held-out evaluations in a results file: creating the /evaluations tables, appending a run,
+// and reading them back (io/evaluations.h: the layout), through io/h5_table.h.
 #include "io/evaluations.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The HDF5 wrappers' checked calls and h5::Quiet, which silences HDF5's error printing for
+// one call and restores the program's handler after it (io/hdf5.h).
 #include "io/hdf5.h"
 
 #include <cstdlib>
