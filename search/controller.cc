@@ -29,6 +29,21 @@ std::string change_text(const Config& from, const Config& to, bool only_changed 
 
 std::string control_tag(const std::string& id) { return "#" + (id.empty() ? std::string("?") : id); }
 
+// An attempt that never reports the metric names up to this many of the names it did
+// report, then "...": enough to spot a misspelling, short enough for the error column.
+constexpr std::size_t kShownMetrics = 5;
+
+// Adds the names of `metrics` that `t` has not reported yet to t.other_metrics, keeping one
+// more than are shown (so the error knows to say "..."). After the first few results it
+// stops growing, so a long attempt costs a size check per result.
+void note_other_metrics(Trial& t, const Metrics& metrics) {
+  for (const auto& [name, value] : metrics) {
+    if (t.other_metrics.size() > kShownMetrics) return;
+    if (std::find(t.other_metrics.begin(), t.other_metrics.end(), name) == t.other_metrics.end())
+      t.other_metrics.push_back(name);
+  }
+}
+
 }  // namespace
 
 Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> searcher,
@@ -137,6 +152,7 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
   t.ran_on = t.workers;
   t.iterations = t.restore_trial != 0 ? t.restore_iterations : 0;
   t.reported = false;
+  t.other_metrics.clear();
   if (std::isnan(t.start_time)) t.start_time = now;
   if (!t.pending.empty()) {
     // A `ctl set` takes effect here, and only here: the values it trains with from now on.
@@ -320,6 +336,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
 
   const auto it = metrics.find(options_.metric);
+  if (it == metrics.end() && !t.reported) note_other_metrics(t, metrics);
   if (it != metrics.end()) {
     t.reported = true;
     const double v = it->second;
@@ -496,7 +513,12 @@ std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double n
   if (t == nullptr) return out;
   if (!t->reported) {
     t->log_tail = log_tail;
-    fail_attempt(*t, "ended without reporting metric '" + options_.metric + "'", now);
+    std::string names;
+    for (std::size_t i = 0; i < t->other_metrics.size(); ++i)
+      names += (i == 0 ? "" : ", ") + (i < kShownMetrics ? t->other_metrics[i] : std::string("..."));
+    fail_attempt(*t, "ended without reporting metric '" + options_.metric + "'" +
+                         (names.empty() ? std::string(", it reported no metrics") : ", it reported: " + names),
+                 now);
   } else {
     release(*t);
     finish(*t, TrialStatus::Terminated, now);

@@ -39,6 +39,10 @@ struct Trial {
   std::string error;          ///< reason of the last failure, empty if none
   std::string log_tail;       ///< last lines of the trainable's output, when known
   bool reported = false;      ///< the metric appeared in a result of the current attempt
+  /// The metric names the current attempt reported while `reported` is false, in the order
+  /// first seen (a few): the error of an attempt that never reports the metric names
+  /// them, so that a misspelt metric (`acc` for `accuracy`) shows. Not recorded.
+  std::vector<std::string> other_metrics;
 
   // Checkpoints. A trial's iterations form one series across pauses: a resumed trial goes
   // on from the iteration it paused at. An exploit (PBT) restores another trial's

@@ -114,6 +114,26 @@ TEST(Controller, TrialThatNeverReportsTheMetricIsAnError) {
   EXPECT_NE(c.trials()[0].error.find("without reporting metric 'loss'"), std::string::npos);
 }
 
+// A script that reports its metric under another name (`acc` for `loss`): the error names
+// what it did report, in the order first seen, and cuts a long list short.
+TEST(Controller, TrialThatReportsOtherMetricsNamesThemInItsError) {
+  Controller c = make(opts(5), 2, nullptr);
+  c.on_worker_free(1, 0);
+  c.on_worker_free(2, 0);
+  ASSERT_EQ(c.trials().size(), 2u);
+  c.on_result(1, 0, {{"acc", 0.3}, {"epoch", 1}}, 1);
+  c.on_result(1, 0, {{"acc", 0.4}, {"epoch", 2}, {"val_acc", 0.2}}, 2);
+  c.on_trial_done(1, 0, 3);
+  const std::string& error = c.trials()[0].error;
+  EXPECT_NE(error.find("without reporting metric 'loss', it reported: acc, epoch, val_acc"), std::string::npos)
+      << error;
+
+  c.on_result(2, 0, {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}, {"f", 1}, {"g", 1}}, 4);
+  c.on_trial_done(2, 0, 5);
+  EXPECT_EQ(c.trials()[1].status, TrialStatus::Error);
+  EXPECT_NE(c.trials()[1].error.find("it reported: a, b, c, d, e, ..."), std::string::npos) << c.trials()[1].error;
+}
+
 TEST(Controller, TargetStopsEveryRunningTrial) {
   auto o = opts(100);
   o.target = 0.1;
