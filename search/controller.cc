@@ -408,6 +408,15 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       dispatch(now, out);
       break;
     case Decision::Stop:
+      if (!t.reported) {
+        // It ran to max_t (or its scheduler stopped it) and never reported the metric: a
+        // metric under another name, not a finished trial without a value.
+        for (int w : t.workers) out.emplace_back(Command{Command::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
+        t.log_tail.clear();  // the worker sends this attempt's (on_log_tail)
+        fail_attempt(t, missing_metric(t), now);
+        dispatch(now, out);
+        break;
+      }
       if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
       stop_trial(t, TrialStatus::Terminated, now, out);
       dispatch(now, out);
@@ -507,18 +516,21 @@ void Controller::on_checkpoint_lost(TrialId id, std::int64_t iteration, std::int
   }
 }
 
+std::string Controller::missing_metric(const Trial& t) const {
+  std::string names;
+  for (std::size_t i = 0; i < t.other_metrics.size(); ++i)
+    names += (i == 0 ? "" : ", ") + (i < kShownMetrics ? t.other_metrics[i] : std::string("..."));
+  return "ended without reporting metric '" + options_.metric + "'" +
+         (names.empty() ? std::string(", it reported no metrics") : ", it reported: " + names);
+}
+
 std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now, const std::string& log_tail) {
   std::vector<Command> out;
   Trial* t = running(id, attempt);
   if (t == nullptr) return out;
   if (!t->reported) {
     t->log_tail = log_tail;
-    std::string names;
-    for (std::size_t i = 0; i < t->other_metrics.size(); ++i)
-      names += (i == 0 ? "" : ", ") + (i < kShownMetrics ? t->other_metrics[i] : std::string("..."));
-    fail_attempt(*t, "ended without reporting metric '" + options_.metric + "'" +
-                         (names.empty() ? std::string(", it reported no metrics") : ", it reported: " + names),
-                 now);
+    fail_attempt(*t, missing_metric(*t), now);
   } else {
     release(*t);
     finish(*t, TrialStatus::Terminated, now);

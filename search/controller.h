@@ -232,6 +232,9 @@ class Controller {
   void revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now);
   /// A "warning" that `t`'s pending `ctl set` values were never applied (`why`), and drops them.
   void not_applied(Trial& t, const std::string& why, double now);
+  /// Why attempt `t` failed that never reported the experiment's metric, with the names it
+  /// did report (a metric under the wrong name).
+  std::string missing_metric(const Trial& t) const;
   /// Records an attempt's failure; retries it or ends it as Error.
   void fail_attempt(Trial& t, const std::string& reason, double now);
   void finish(Trial& t, TrialStatus s, double now);

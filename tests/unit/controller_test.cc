@@ -134,6 +134,21 @@ TEST(Controller, TrialThatReportsOtherMetricsNamesThemInItsError) {
   EXPECT_NE(c.trials()[1].error.find("it reported: a, b, c, d, e, ..."), std::string::npos) << c.trials()[1].error;
 }
 
+TEST(Controller, TrialThatRunsToMaxTUnderAnotherMetricNameIsAnError) {
+  // It reports every iteration, but `acc`, not `loss`: reaching max_t is no success.
+  Controller c = make(opts(3), 1, nullptr);
+  c.on_worker_free(1, 0);
+  c.on_result(1, 0, {{"acc", 0.1}}, 1);
+  c.on_result(1, 0, {{"acc", 0.2}}, 2);
+  const std::vector<Command> out = c.on_result(1, 0, {{"acc", 0.3}}, 3);
+  const Trial& t = c.trials()[0];
+  EXPECT_EQ(t.status, TrialStatus::Error);
+  EXPECT_NE(t.error.find("without reporting metric 'loss', it reported: acc"), std::string::npos) << t.error;
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out[0].kind, Command::Kind::Stop);
+  EXPECT_TRUE(out[0].failed);  // the worker sends the log tail of a failed Stop
+}
+
 TEST(Controller, TargetStopsEveryRunningTrial) {
   auto o = opts(100);
   o.target = 0.1;
