@@ -8,7 +8,7 @@ source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 DATA="$SRC/tests/data/old_results"
 f="$WORK/old.h5"
-cp "$DATA/asha_mlp_interrupted.h5" "$f"
+gunzip -c "$DATA/asha_mlp_interrupted.h5.gz" > "$f"
 # The overrides the old run was given (the file's `overrides` attribute); the resume must
 # repeat them, as a job script would, and may name another path with --results.
 sets=(--set experiment.num_samples=5 --set 'search.space.hidden={choice=["4","4-4"]}'

@@ -17,7 +17,7 @@ export PYTHONPATH="$SRC/python"
   --set checkpoint.every=2 --set checkpoint.keep_last=1 --set trainable.seconds_per_step=0.0 > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "run failed"; }
 "$R" report "$WORK/q.h5" --format json --top 0 > "$WORK/report.json" || fail "report failed"
-cp "$SRC/tests/data/old_results/asha_mlp_interrupted.h5" "$WORK/old.h5"
+gunzip -c "$SRC/tests/data/old_results/asha_mlp_interrupted.h5.gz" > "$WORK/old.h5"
 "$R" eval "$WORK/old.h5" --top 2 --device cpu --latency-s 0.1 > "$WORK/eval.txt" 2>&1 \
   || { cat "$WORK/eval.txt"; fail "eval failed"; }
 "$R" report "$WORK/old.h5" --format json --top 0 > "$WORK/old_report.json" || fail "report of old.h5 failed"
