@@ -45,6 +45,9 @@ TEST(Pbt, BottomQuantileExploitsATopTrialWithAPerturbedConfig) {
   EXPECT_EQ(out[1].restore_trial, 1);  // the top quarter of 4 is trial 1
   EXPECT_EQ(out[1].restore_checkpoint, 2);
   EXPECT_EQ(out[1].iterations, 2);
+  // The trial log's separator names the cause (issue 12 item 2): the worker appends the run
+  // after "goes on at iteration 3 (exploit of trial 1 at its iteration 2)".
+  EXPECT_EQ(out[1].cause, "exploit of trial 1 at its iteration 2");
   const double after = std::get<double>(c.find(4)->config.at("x"));
   EXPECT_NE(after, before);
   EXPECT_TRUE(std::abs(after - std::min(1.0, donor_x * 0.8)) < 1e-12 ||
