@@ -64,8 +64,11 @@ stops() {
   fi
   ((rc != 137)) || fail "$what: hung (killed after 60 s): $(grep -v '^\[ranktune' "$WORK/out.txt" | head -c 800)"
   ((rc == 4 || rc == 1)) || fail "$what: expected exit 4 or 1, got $rc: $(grep -v '^\[ranktune' "$WORK/out.txt" | head -c 800)"
-  grep -qF "the file system of $exp is full (" "$WORK/out.txt" ||
-    fail "$what: no word of a full disk: $(grep -v '^\[ranktune' "$WORK/out.txt" | head -c 800)"
+  # The message names the free bytes too (issue 13 item 8: "(N bytes free)").
+  local said
+  said=$(grep -F "the file system of $exp is full (" "$WORK/out.txt" || true)
+  [[ $said =~ is\ full\ \([0-9]+\ bytes\ free ]] ||
+    fail "$what: no word of a full disk and its free bytes: $(grep -v '^\[ranktune' "$WORK/out.txt" | head -c 800)"
   echo "ok: $what stopped in $((SECONDS - start)) s with exit $rc: $(grep -F "is full (" "$WORK/out.txt" | head -1 | cut -c1-200)"
 }
 
