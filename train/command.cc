@@ -358,6 +358,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   env["RANKTUNE_DEVICE"] = context.device;
   env["RANKTUNE_SEED"] = std::to_string(context.seed);
   env["RANKTUNE_ITERATION"] = std::to_string(context.first_iteration);
+  set_mode_env(env, context);  // RANKTUNE_MODE, and RANKTUNE_EVAL_* for `ranktune eval` (command_eval.cc)
   control_.reset();
   control_child_.reset();
   awaiting_continue_ = launched_ = false;

@@ -108,6 +108,12 @@ void check_command(const io::ExperimentConfig& cfg) {
 TrainableTraits command_traits(const io::TrainableSpec& spec) {
   TrainableTraits t;
   t.can_checkpoint = options_of<CommandOptions>(spec).checkpoint;
+  t.can_evaluate = t.can_checkpoint;  // `ranktune eval` restores the checkpoint (command_eval.cc)
+  if (!t.can_evaluate)
+    t.no_evaluation = "ranktune eval restores a script's stored checkpoint and starts it in evaluation mode, and "
+                      "this experiment's [trainable] has no checkpoint = true. Set it, save with ranktune.on_save() "
+                      "and evaluate with ranktune.on_evaluate() (docs/command_protocol.md, \"Evaluation mode\"), "
+                      "and run the search again";
   t.writes_logs = true;
   t.metrics = spec.metrics;
   return t;
@@ -121,7 +127,7 @@ TrainableKind command_kind() {
   return {"command", "the user's program, one process per trial, reporting JSON lines on fd 3", command_keys,
           read_command, check_command, command_traits, make_command,
           "a command trainable runs as one process per trial. Use ranks_per_trial = 1, or launch your own "
-          "distributed job from the command"};
+          "distributed job from the command", nullptr, command_describe};
 }
 
 }  // namespace ranktune::train

@@ -48,6 +48,8 @@ __version__ = "0.1.0"
 
 __all__ = ["config", "trial_id", "attempt", "iteration", "report", "checkpoint_dir", "restored", "on_save",
            "under_ranktune"]
+__all__ += ["evaluating", "on_evaluate", "time_inference"]  # held-out evaluation: evaluation.py
+from .evaluation import evaluating, on_evaluate, time_inference  # noqa: E402
 
 _report_file = None
 _control_file = None
