@@ -113,8 +113,9 @@ grep -q "^warnings " "$WORK/s_report.txt" && grep -q "dropped: extra" "$WORK/s_r
 # eval on this checkpointing command experiment (issue 15: no longer refused before any
 # leader, as issue 12 item 8 had every command; tests/cli/script_eval.sh tests that for
 # commands without checkpoint = true): shape_check.py never calls ranktune.on_evaluate(),
-# so its leader is refused with exit 2, saying so.
-rc=0; "$R" eval "$WORK/s.h5" --no-record > "$WORK/eval.txt" 2>&1 || rc=$?
+# so its leader is refused with exit 2, saying so. (--config: the script lies beside the
+# config, not beside the results file.)
+rc=0; "$R" eval "$WORK/s.h5" --no-record --config "$SRC/tests/data/shape_check.toml" > "$WORK/eval.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && grep -q "it never called ranktune.on_evaluate()" "$WORK/eval.txt" \
   || { cat "$WORK/eval.txt"; fail "eval of a script without on_evaluate was not refused with exit 2 (exit $rc)"; }
 echo "ok: ranktune ctl"
