@@ -68,7 +68,8 @@ config() {  # FILE EXTRA_TRAINABLE_LINE...
   } > "$file"
 }
 config "$WORK/logreg.toml" "checkpoint = true"
-"$R" run "$WORK/logreg.toml" --np 2 --results "$WORK/s.h5" > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+RANKTUNE_MODE=eval "$R" run "$WORK/logreg.toml" --np 2 --results "$WORK/s.h5" > "$WORK/run.txt" 2>&1 \
+  || { cat "$WORK/run.txt"; fail "run failed"; }
 
 rc=0; "$R" eval "$WORK/s.h5" --top 2 --latency-s 0.05 --warmup 2 > "$WORK/eval.txt" 2> "$WORK/eval.err" || rc=$?
 [[ $rc -eq 0 ]] || { cat "$WORK/eval.txt" "$WORK/eval.err"; fail "eval exited $rc"; }
@@ -148,6 +149,10 @@ grep -q "its output is in .*s.h5.logs/eval/trial_.*_attempt_0.log" "$WORK/err.tx
 expect_error 1 "evaluation failed: exited with code 1: ValueError: evaluation of split test went wrong on purpose" \
   env EVAL_BEHAVIOUR=crash "$R" eval "$WORK/s.h5" --top 1 --no-record
 grep -q "^Traceback" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "the error lacks the output's tail"; }
+# An evaluation that times nothing: refused unless no latency was asked for.
+expect_error 2 "it did not call ranktune.time_inference() in its evaluation function, so no latency was measured at batch sizes 1,128" \
+  env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record
+expect_error 0 "test_accuracy" env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record --batch-sizes 0
 # Without checkpoint = true: refused before any leader is chosen.
 config "$WORK/plain.toml"
 "$R" run "$WORK/plain.toml" --np 2 --results "$WORK/p.h5" --set experiment.num_samples=1 --set stop.max_t=1 \

@@ -7,7 +7,8 @@ and evaluates test.csv through ranktune.on_evaluate(): test_loss, test_accuracy,
 latency of predicting batches of test points with ranktune.time_inference().
 
 Behaviour switches for the test, from $EVAL_BEHAVIOUR: "no_on_evaluate" (trains even in
-evaluation mode, as a script written before on_evaluate), "crash" (its evaluation raises).
+evaluation mode, as a script written before on_evaluate), "crash" (its evaluation raises),
+"no_latency" (it never calls time_inference).
 """
 import json
 import math
@@ -58,7 +59,8 @@ def evaluate(split, batch_size):
         at[0] += n
         return out
 
-    ranktune.time_inference(lambda batch: [prob(state, a, b) >= 0.5 for a, b, _ in batch], batches)
+    if behaviour != "no_latency":
+        ranktune.time_inference(lambda batch: [prob(state, a, b) >= 0.5 for a, b, _ in batch], batches)
     return {"test_loss": log_loss(state, points), "test_accuracy": correct / len(points), "samples": len(points),
             "files": [name], "threads": 1}
 
@@ -68,6 +70,8 @@ if behaviour != "no_on_evaluate":
 elif ranktune.evaluating():
     print("training, although ranktune.evaluating() is true", flush=True)
 
+# In a search ranktune says so too, so that a RANKTUNE_MODE from a shell cannot mislead.
+assert ranktune.evaluating() or os.environ["RANKTUNE_MODE"] == "train", os.environ.get("RANKTUNE_MODE")
 train, val = read("train.csv"), read("val.csv")
 ranktune.on_save(lambda into: json.dump(state, open(os.path.join(into, "state.json"), "w")))
 lr = float(cfg["lr"])
