@@ -57,17 +57,17 @@ for name, n in (("train", 200), ("val", 100), ("test", 300)):
             y = i % 2
             f.write("%.6f,%.6f,%d\n" % (rng.gauss(1.0 if y else -1.0, 1.2), rng.gauss(0.5 if y else -0.5, 1.0), y))
 PY
-config() {  # FILE EXTRA_TRAINABLE_LINE...
-  local file=$1; shift
+config() {  # FILE SCRIPT EXTRA_TRAINABLE_LINE...
+  local file=$1 script=$2; shift 2
   {
     printf '[experiment]\nname = "logreg"\nmetric = "loss"\nmode = "min"\nnum_samples = 3\nseed = 5\n'
     printf '[search]\nalgorithm = "random"\n[search.space]\nlr = { uniform = [0.05, 2.0] }\n[stop]\nmax_t = 3\n'
     printf '[checkpoint]\nat_end = true\n[trainable]\nkind = "command"\n'
-    printf 'command = ["python3", "%s"]\nenv = { EVAL_DATA = "%s" }\n' "$SRC/tests/data/eval_logreg.py" "$WORK/data"
+    printf 'command = ["python3", "%s"]\nenv = { EVAL_DATA = "%s" }\n' "$script" "$WORK/data"
     if (($# > 0)); then printf '%s\n' "$@"; fi
   } > "$file"
 }
-config "$WORK/logreg.toml" "checkpoint = true"
+config "$WORK/logreg.toml" "$SRC/tests/data/eval_logreg.py" "checkpoint = true"
 RANKTUNE_MODE=eval "$R" run "$WORK/logreg.toml" --np 2 --results "$WORK/s.h5" > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "run failed"; }
 
@@ -154,9 +154,19 @@ expect_error 2 "it did not call ranktune.time_inference() in its evaluation func
   env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record
 expect_error 0 "test_accuracy" env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record --batch-sizes 0
 # Without checkpoint = true: refused before any leader is chosen.
-config "$WORK/plain.toml"
+config "$WORK/plain.toml" "$SRC/tests/data/eval_logreg.py"
 "$R" run "$WORK/plain.toml" --np 2 --results "$WORK/p.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
   > "$WORK/plain.txt" 2>&1 || { cat "$WORK/plain.txt"; fail "run without checkpoints failed"; }
 expect_error 2 "the 'command' trainable has no held-out evaluation: .*has no checkpoint = true" "$R" eval "$WORK/p.h5"
 ! grep -q "passed over\|checkpoint at iteration\|no trial with a finite" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "leaders were chosen first"; }
+# A script named relative to its config, which lies elsewhere than the results file: found
+# with --config, and without it the failure says what to do.
+mkdir "$WORK/project" "$WORK/out"
+cp "$SRC/tests/data/eval_logreg.py" "$WORK/project/"
+config "$WORK/project/rel.toml" "eval_logreg.py" "checkpoint = true"
+"$R" run "$WORK/project/rel.toml" --np 2 --results "$WORK/out/r.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
+  > "$WORK/rel.txt" 2>&1 || { cat "$WORK/rel.txt"; fail "run of the relative script failed"; }
+expect_error 1 "pass --config with the experiment's config file" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0
+grep -q "exited with code 2: .*can't open file '$WORK/out/eval_logreg.py'" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "no exit named"; }
+expect_error 0 "test_accuracy" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0 --config "$WORK/project/rel.toml"
 echo "ok: ranktune eval of a command trainable"
