@@ -133,6 +133,13 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
   const train::TrainableKind& kind = train::kind_of(stored);
   const io::TrainableSpec spec = kind.on_compute ? kind.on_compute(stored, device, o.threads) : stored;
   std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
+  // One that times itself is told the batch sizes before it starts (the held-out samples,
+  // which bound them otherwise, are known only afterwards).
+  if (t->times_itself())
+    for (const std::int64_t b : o.batch_sizes)
+      if (b < 1)
+        throw std::invalid_argument("--batch-sizes: " + std::to_string(b) +
+                                    " is not a batch size (1 or more; 0 alone: no latency)");
   const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
   try {
     t->setup(leader.trial->config, ctx);

@@ -153,6 +153,7 @@ grep -q "^Traceback" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "the error l
 expect_error 2 "it did not call ranktune.time_inference() in its evaluation function, so no latency was measured at batch sizes 1,128" \
   env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record
 expect_error 0 "test_accuracy" env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record --batch-sizes 0
+expect_error 2 "batch-sizes: -4 is not a batch size" "$R" eval "$WORK/s.h5" --no-record --batch-sizes 1,-4
 # Without checkpoint = true: refused before any leader is chosen.
 config "$WORK/plain.toml" "$SRC/tests/data/eval_logreg.py"
 "$R" run "$WORK/plain.toml" --np 2 --results "$WORK/p.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
