@@ -128,10 +128,10 @@ HeldOutResult CommandTrainable::evaluate_held_out() {
       const std::optional<std::string> line = next_line();
       if (!line) break;
       const auto j = nlohmann::json::parse(*line, nullptr, /*allow_exceptions=*/false);
-      const auto type = j.is_object() ? j.find("ranktune") : j.end();
-      if (!j.is_object() || type == j.end()) {
-        never_called("it reported '" + excerpt(*line) + "' as in training instead");
-      }
+      if (!j.is_object())
+        fail("malformed line " + std::to_string(line_no_) + ": not a JSON object: '" + excerpt(*line) + "'");
+      const auto type = j.find("ranktune");
+      if (type == j.end()) never_called("it reported '" + excerpt(*line) + "' as in training instead");
       if (!type->is_string()) fail("malformed line " + std::to_string(line_no_) + ": '" + excerpt(*line) + "'");
       const std::string kind = type->get<std::string>();
       if (kind == "latency") {

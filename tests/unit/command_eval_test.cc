@@ -193,6 +193,8 @@ TEST_F(CommandEvalTest, MalformedLinesAndFailuresFailTheEvaluation) {
                     "malformed latency line 1: its percentiles are out of order");
   EXPECT_THROW_WITH(start("echo '{\"ranktune\": \"evaluation\", \"metrics\": {\"a\": 1}}' >&3").evaluate_held_out(),
                     TrialFailure, "malformed evaluation line 1: \"samples\" is missing");
+  EXPECT_THROW_WITH(start("echo 'loss 0.5' >&3").evaluate_held_out(), TrialFailure,
+                    "malformed line 1: not a JSON object: 'loss 0.5'");
   try {
     start(latency(1) + latency(128) + "echo 'ValueError: no test set' >&2\nexit 3").evaluate_held_out();
     FAIL() << "a failing evaluation passed";
