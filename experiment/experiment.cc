@@ -83,6 +83,9 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, co
   o.checkpoint_at_end = cfg.checkpoint_at_end;
   o.ranks_per_trial = cfg.ranks_per_trial;
   o.worker_nodes = worker_nodes(workers);
+  o.worker_hosts.assign(workers.size() + 1, std::string());
+  for (const auto& w : workers)
+    if (w.rank >= 0 && static_cast<std::size_t>(w.rank) < o.worker_hosts.size()) o.worker_hosts[static_cast<std::size_t>(w.rank)] = w.host;
   return o;
 }
 

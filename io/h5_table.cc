@@ -36,6 +36,8 @@ h5::Datatype Layout::type() const {
 Layout fixed_layout(const TableSpec& spec) {
   Layout layout;
   for (const FixedColumn& f : spec.fixed) layout.add(f.name, f.kind, f.length);
+  for (const FixedColumn& f : spec.optional) layout.add(f.name, f.kind, f.length);
+  layout.set_first_free(layout.size());
   return layout;
 }
 
@@ -156,12 +158,24 @@ Layout layout_from_file(hid_t file_type, const TableSpec& spec) {
       throw StoreError(std::string("column '") + f.name + "' has the wrong type");
     layout.add(f.name, f.kind, kind->second);
   }
+  // The optional columns this file has, in the spec's order.
+  for (const FixedColumn& f : spec.optional) {
+    const int index = H5Tget_member_index(file_type, f.name);
+    if (index < 0) continue;  // a file from before the column
+    h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, static_cast<unsigned>(index)))};
+    auto kind = member_kind(member.get());
+    if (!kind || !same_class(kind->first, f.kind))
+      throw StoreError(std::string("column '") + f.name + "' has the wrong type");
+    layout.add(f.name, f.kind, kind->second);
+  }
+  layout.set_first_free(layout.size());
   int count = H5_CHECK(H5Tget_nmembers(file_type));
   for (unsigned i = 0; i < static_cast<unsigned>(count); ++i) {
     std::string name = member_name(file_type, i);
-    bool fixed = std::any_of(spec.fixed.begin(), spec.fixed.end(),
-                             [&](const FixedColumn& f) { return name == f.name; });
-    if (fixed) continue;
+    const auto named = [&](const FixedColumn& f) { return name == f.name; };
+    if (std::any_of(spec.fixed.begin(), spec.fixed.end(), named) ||
+        std::any_of(spec.optional.begin(), spec.optional.end(), named))
+      continue;
     h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, i))};
     auto kind = member_kind(member.get());
     if (!kind) throw StoreError("column '" + name + "' has an unsupported type");

@@ -50,6 +50,10 @@ class Layout {
   void add(std::string name, Kind kind, std::size_t str_len = 0);
   const Column& operator[](std::size_t i) const { return columns_[i]; }
   std::size_t size() const { return columns_.size(); }
+  /// The first column that is neither fixed nor optional (TableSpec): a hyperparameter of
+  /// /trials, a metric of /results.
+  std::size_t first_free() const { return first_free_; }
+  void set_first_free(std::size_t i) { first_free_ = i; }
   std::size_t row_size() const { return row_size_; }
   /// The HDF5 compound type of the row.
   h5::Datatype type() const;
@@ -57,9 +61,10 @@ class Layout {
  private:
   std::vector<Column> columns_;
   std::size_t row_size_ = 0;
+  std::size_t first_free_ = 0;
 };
 
-/// The fixed columns of `spec`, in order.
+/// The fixed columns of `spec`, then its optional ones, in order.
 Layout fixed_layout(const TableSpec& spec);
 std::optional<std::size_t> column_index(const Layout& layout, std::string_view name);
 

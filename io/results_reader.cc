@@ -19,6 +19,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::vector<std::string> split_hosts(std::string_view s) {
+  std::vector<std::string> hosts;
+  while (!s.empty()) {
+    const std::string_view item = s.substr(0, s.find(','));
+    hosts.emplace_back(item);
+    s.remove_prefix(std::min(s.size(), item.size() + 1));
+  }
+  return hosts;
+}
+
 std::vector<int> parse_ranks(std::string_view s) {
   std::vector<int> ranks;
   while (!s.empty()) {
@@ -92,7 +102,8 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
     trial.workers = with_context(where(), [&] { return parse_ranks(get_str(row, L[kWorkers])); });
     trial.error = get_str(row, L[kError]);
     trial.log_tail = get_str(row, L[kLogTail]);
-    for (std::size_t c = kTrialFixed; c < L.size(); ++c) {
+    if (const auto h = column_index(L, "hosts")) trial.hosts = split_hosts(get_str(row, L[*h]));
+    for (std::size_t c = L.first_free(); c < L.size(); ++c) {
       const Column& col = L[c];
       if (col.kind == Kind::F64) {
         if (double d = get_f64(row, col); !std::isnan(d)) trial.config[col.name] = d;
@@ -109,7 +120,7 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
 
 std::vector<ResultRow> read_results(const RawTable& t, StoreSchema& schema) {
   const Layout& L = t.layout;
-  for (std::size_t c = kResultFixed; c < L.size(); ++c) {
+  for (std::size_t c = L.first_free(); c < L.size(); ++c) {
     if (L[c].kind == Kind::Str)
       throw StoreError("/results: metric column '" + L[c].name + "' is not numeric");
   }
@@ -122,7 +133,7 @@ std::vector<ResultRow> read_results(const RawTable& t, StoreSchema& schema) {
     r.attempt = static_cast<int>(get_int(row, L[kResAttempt]));
     r.iteration = get_int(row, L[kResIteration]);
     r.time = get_f64(row, L[kResTime]);
-    for (std::size_t c = kResultFixed; c < L.size(); ++c) r.values.push_back(get_f64(row, L[c]));
+    for (std::size_t c = L.first_free(); c < L.size(); ++c) r.values.push_back(get_f64(row, L[c]));
   }
   return rows;
 }

@@ -32,6 +32,17 @@ std::string join_ranks(const std::vector<int>& ranks, std::size_t width) {
   return s;
 }
 
+// The hosts of a trial's ranks, comma-separated, cut between names to fit.
+std::string join_hosts(const std::vector<std::string>& hosts, std::size_t width) {
+  std::string s;
+  for (const std::string& h : hosts) {
+    if (s.size() + !s.empty() + h.size() > width) break;
+    if (!s.empty()) s.push_back(',');
+    s.append(h);
+  }
+  return s;
+}
+
 void put_value(std::byte* row, const Column& c, const search::Value* v) {
   if (c.kind == Kind::F64) {
     double d = NAN;
@@ -164,7 +175,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
 void ResultsWriter::Impl::index_metrics() {
   metrics_by_name.clear();
   metric_column = results.layout.size();
-  for (std::size_t c = kResultFixed; c < results.layout.size(); ++c) {
+  for (std::size_t c = results.layout.first_free(); c < results.layout.size(); ++c) {
     metrics_by_name.push_back(c);
     if (results.layout[c].name == metric) metric_column = c;
   }
@@ -242,7 +253,9 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   put_str(row, L[kWorkers], join_ranks(t.workers.empty() ? t.ran_on : t.workers, L[kWorkers].size));
   put_str(row, L[kError], t.error);
   put_str(row, L[kLogTail], t.log_tail);
-  for (std::size_t c = kTrialFixed; c < L.size(); ++c) {
+  // Files from before the column have none: their rows keep only the ranks.
+  if (const auto h = column_index(L, "hosts")) put_str(row, L[*h], join_hosts(t.hosts, L[*h].size));
+  for (std::size_t c = L.first_free(); c < L.size(); ++c) {
     auto it = t.config.find(L[c].name);
     put_value(row, L[c], it == t.config.end() ? nullptr : &it->second);
   }

@@ -10,6 +10,7 @@ namespace ranktune::io {
 std::vector<std::string> trial_column_names() {
   std::vector<std::string> names;
   for (const detail::FixedColumn& c : detail::kTrialColumns) names.emplace_back(c.name);
+  for (const detail::FixedColumn& c : detail::kTrialOptionalColumns) names.emplace_back(c.name);
   return names;
 }
 
@@ -72,7 +73,7 @@ Layout checkpoint_layout() {
 std::vector<ParamColumn> params_of(const Layout& trials) {
   // Columns past the fixed ones are read as I64, F64 or Str (layout_from_file).
   std::vector<ParamColumn> params;
-  for (std::size_t c = kTrialFixed; c < trials.size(); ++c) {
+  for (std::size_t c = trials.first_free(); c < trials.size(); ++c) {
     const Column& col = trials[c];
     const auto type = col.kind == Kind::Str   ? search::ValueType::String
                       : col.kind == Kind::I64 ? search::ValueType::Int
@@ -84,7 +85,7 @@ std::vector<ParamColumn> params_of(const Layout& trials) {
 
 std::vector<std::string> metrics_of(const Layout& results) {
   std::vector<std::string> metrics;
-  for (std::size_t c = kResultFixed; c < results.size(); ++c) metrics.push_back(results[c].name);
+  for (std::size_t c = results.first_free(); c < results.size(); ++c) metrics.push_back(results[c].name);
   return metrics;
 }
 

@@ -21,6 +21,7 @@ inline constexpr int kMinSchemaVersion = 1;
 /// Fixed-length string widths of the schema, in bytes (longer strings are truncated).
 inline constexpr std::size_t kStatusLen = 12;
 inline constexpr std::size_t kWorkersLen = 64;
+inline constexpr std::size_t kHostsLen = 256;  // /trials.hosts: the hosts of `workers`, comma-separated
 inline constexpr std::size_t kErrorLen = 256;
 inline constexpr std::size_t kLogTailLen = 2048;
 inline constexpr std::size_t kEventKindLen = 16;
@@ -46,11 +47,14 @@ struct FixedColumn {
 };
 
 /// A table of the file: its name (relative to its group), the columns every file has (a
-/// reader requires them; further columns follow them), and its chunk size in rows.
+/// reader requires them; further columns follow them), its chunk size in rows, and the
+/// columns that files of today have after the fixed ones but older files may lack (a reader
+/// takes them when they are there; they are not hyperparameters or metrics).
 struct TableSpec {
   const char* name;
   std::span<const FixedColumn> fixed;
   std::uint64_t chunk_rows;
+  std::span<const FixedColumn> optional = {};
 };
 
 // Column order of each table as documented in store.h; the enums below index into them.
@@ -87,7 +91,9 @@ static_assert(std::size(kWorkerColumns) == kWorkerFixed);
 
 // Chunks of roughly 32-64 KiB: a flush rewrites every partly filled chunk it touches, so
 // a 256-row chunk of 2.4 KiB trial rows (the log tail dominates) cost 600 KiB per flush.
-inline constexpr TableSpec kTrials{"trials", kTrialColumns, 16};
+// /trials columns added since schema v2 was first written.
+inline constexpr FixedColumn kTrialOptionalColumns[] = {{"hosts", Kind::Str, kHostsLen}};
+inline constexpr TableSpec kTrials{"trials", kTrialColumns, 16, kTrialOptionalColumns};
 inline constexpr TableSpec kResults{"results", kResultColumns, 1024};
 inline constexpr TableSpec kEvents{"events", kEventColumns, 128};
 inline constexpr TableSpec kWorkersTable{"workers", kWorkerColumns, 256};

@@ -150,6 +150,9 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
   set_status(t, TrialStatus::Running);
   t.workers = std::move(workers);
   t.ran_on = t.workers;
+  t.hosts.clear();
+  for (const int w : t.ran_on)
+    if (static_cast<std::size_t>(w) < options_.worker_hosts.size()) t.hosts.push_back(options_.worker_hosts[static_cast<std::size_t>(w)]);
   t.iterations = t.restore_trial != 0 ? t.restore_iterations : 0;
   t.reported = false;
   t.other_metrics.clear();

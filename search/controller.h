@@ -58,6 +58,9 @@ struct ControllerOptions {
   int ranks_per_trial = 1;
   /// The node of each worker, indexed by worker id, for gang placement; empty: one node.
   std::vector<int> worker_nodes;
+  /// The host of each worker rank (index 0: the driver's slot), recorded with each trial's
+  /// ranks; empty when unknown (a simulation).
+  std::vector<std::string> worker_hosts;
 };
 
 /// An instruction for the transport.

@@ -34,6 +34,9 @@ struct Trial {
   std::vector<int> workers;   ///< ranks running it (empty unless Running)
   /// Ranks that ran its latest attempt, leader first: kept after it ends (/trials.workers).
   std::vector<int> ran_on;
+  /// The hosts of `ran_on`, in the same order (/trials.hosts; empty when unknown: a file
+  /// from before the column, or a simulation).
+  std::vector<std::string> hosts;
   double start_time = NAN;    ///< first start
   double end_time = NAN;      ///< when it reached Terminated or Error
   std::string error;          ///< reason of the last failure, empty if none

@@ -12,8 +12,9 @@ Example::
 
 - ``trials``: one row per trial (``/trials``): ``trial_id``, ``status`` (``"TERMINATED"``...),
   ``attempt``, ``iterations``, ``best``, ``best_iteration``, ``last``, ``start_time``,
-  ``end_time``, ``workers``, ``error``, ``log_tail``, then one column per hyperparameter
-  (their names are in ``params``).
+  ``end_time``, ``workers``, ``error``, ``log_tail``, ``hosts`` (the hosts of ``workers``,
+  comma-separated; absent in files written before ranktune recorded them), then one column
+  per hyperparameter (their names are in ``params``).
 - ``results_wide``: ``/results`` as stored: one row per trial, attempt and iteration, columns
   ``trial_id``, ``attempt``, ``iteration``, ``time`` and one per recorded metric (the names are
   in ``metrics``, the experiment's metric first; NaN where a line lacked the metric).
@@ -47,7 +48,7 @@ __all__ = ["load", "Results"]
 
 # /trials columns that are not hyperparameters (every schema version ranktune wrote).
 _TRIAL_COLUMNS = ("trial_id", "status", "attempt", "iterations", "best", "best_iteration", "last", "start_time",
-                  "end_time", "workers", "error", "log_tail")
+                  "end_time", "workers", "error", "log_tail", "hosts")
 _RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
 _EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
 _LATENCY_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batches", "mean_ms", "p50_ms", "p90_ms",

@@ -63,6 +63,10 @@ took = [e["message"].decode() for e in control if e["trial_id"] == 2 and b" appl
 assert len(took) == 1 and f"goes on from iteration {k} (its checkpoint)" in took[0], (took, k)
 # /trials.workers keeps the ranks that ran each trial's last attempt (issue 12 item 4).
 assert all(w.decode() in ("1", "2") for w in trials["workers"]), trials["workers"]
+# ... and /trials.hosts the hosts of those ranks, which /workers maps them to here.
+with h5py.File(sys.argv[1], "r") as f:
+    host_of = {int(w["rank"]): w["host"] for w in f["workers"][:]}
+assert all(h == host_of[int(w)] for h, w in zip(trials["hosts"], trials["workers"])), trials[["workers", "hosts"]]
 added = [t for t in trials if t["x1"] == 2.5 and t["x2"] == 3.0]
 assert len(added) == 1 and added[0]["iterations"] == 20, trials
 print(f"ok: trial 2 ran iterations 1-{k} at the old x1 and {k + 1}-20 at 1.5; trial {added[0]['trial_id']} was added")

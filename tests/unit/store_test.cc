@@ -81,6 +81,7 @@ Trial make_trial(search::TrialId id, TrialStatus status, double best) {
   t.start_time = 1.5 * static_cast<double>(id);
   t.end_time = status == TrialStatus::Terminated ? 100.0 + static_cast<double>(id) : NAN;
   t.workers = status == TrialStatus::Running ? std::vector<int>{1, 2, 17} : std::vector<int>{};
+  if (status == TrialStatus::Running) t.hosts = {"n1", "n1", "n9"};
   t.error = status == TrialStatus::Error ? "boom: exit code 3" : "";
   t.log_tail = "line 1\nline 2";
   return t;
@@ -107,6 +108,7 @@ void expect_same_trial(const Trial& a, const Trial& b) {
   expect_same_double(a.start_time, b.start_time);
   expect_same_double(a.end_time, b.end_time);
   EXPECT_EQ(a.workers, b.workers);
+  EXPECT_EQ(a.hosts, b.hosts);
   EXPECT_EQ(a.error, b.error);
   EXPECT_EQ(a.log_tail, b.log_tail);
 }
@@ -268,6 +270,30 @@ TEST_F(StoreTest, TruncatesLongStringsOnUtf8Boundaries) {
   EXPECT_EQ(e, t.error.substr(0, e.size()));
   // Whole numbers only: 16 ranks "100,...,115" take 63 bytes.
   EXPECT_EQ(f.trials[0].workers, std::vector<int>(t.workers.begin(), t.workers.begin() + 16));
+}
+
+TEST_F(StoreTest, HostsAreKeptInOrderCutBetweenNamesAndAreNoParameter) {
+  // /trials.hosts: the hosts of the ranks, in order, cut between names (issue 12 item 4).
+  const std::string p = path("hosts.h5");
+  Trial t = make_trial(1, TrialStatus::Terminated, 0.5);
+  t.ran_on = {3, 4};
+  t.hosts = {"node-a", "node-b"};
+  Trial gang = make_trial(2, TrialStatus::Terminated, 0.7);
+  for (int i = 0; i < 40; ++i) gang.hosts.push_back("host-" + std::to_string(i));  // 289 bytes joined
+  {
+    ResultsWriter w(p, sample_meta(), sample_schema(), {});
+    w.write_trial(t);
+    w.write_trial(gang);
+  }
+  ResultsFile f = ResultsFile::read(p);
+  ASSERT_EQ(f.trials.size(), 2u);
+  EXPECT_EQ(f.trials[0].hosts, (std::vector<std::string>{"node-a", "node-b"}));
+  // Whole names only: host-0..host-32 take 10 * 6 + 23 * 7 + 32 commas = 253 of 256 bytes.
+  EXPECT_EQ(f.trials[1].hosts.size(), 33u);
+  EXPECT_EQ(f.trials[1].hosts.back(), "host-32");
+  // "hosts" is not a hyperparameter.
+  for (const auto& c : f.schema.params) EXPECT_NE(c.name, "hosts");
+  EXPECT_EQ(f.trials[0].config, t.config);
 }
 
 TEST_F(StoreTest, LargeConfigTextBecomesADataset) {
