@@ -127,6 +127,7 @@ def main():
         ranktune.report(val_accuracy=val_accuracy, val_loss=val_loss,  # ranktune: every rank reports
                         train_loss=total.item() / len(order), epoch=epoch)
         if ranktune.should_stop():  # ranktune: the same answer on every rank
+            print(f"should_stop() after epoch {epoch}: ending", flush=True)
             break
     write_hash(model, rank, world, iteration)
     dist.destroy_process_group()

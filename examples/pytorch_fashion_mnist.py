@@ -215,6 +215,7 @@ def main():
         ranktune.report(val_accuracy=val_accuracy, val_loss=val_loss,  # ranktune
                         train_loss=total / len(order), epoch=epoch)
         if ranktune.should_stop():  # ranktune: stopped or paused by the scheduler
+            print(f"should_stop() after epoch {epoch}: ending", flush=True)
             break
 
 
