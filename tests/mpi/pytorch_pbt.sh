@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # configs/pytorch_pbt.toml end to end with real mpirun and Debian's python3-torch: every trial
-# runs its 6 epochs, each recorded once, and PBT exploits at least once; each exploit restarts
+# runs its 12 epochs, each recorded once, and PBT exploits at least once; each exploit restarts
 # the script from the donor's checkpoint: the weights it loads (their SHA-256, which the
 # script logs) are those of the donor's checkpoint at the donor's iteration, exported here
 # with `ranktune export-checkpoint`, and the trial goes on with the explored config.
@@ -9,7 +9,7 @@ source "$(dirname "$0")/torch_lib.sh"
 timeout 200 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/pytorch_pbt.toml" --results "$WORK/p.h5" \
   --set "$(torch_command pytorch_fashion_mnist.py)" --set checkpoint.keep_last=0 --set checkpoint.keep_best=0 \
   > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "run exited $?"; }
-check_results "$WORK/p.h5" 2 6
+check_results "$WORK/p.h5" 2 12
 PYTHONPATH="$TORCH_PYTHONPATH" "$PY" - "$WORK" "$RANKTUNE" <<'PY'
 import json, re, subprocess, sys
 import h5py, torch
@@ -39,6 +39,6 @@ for tid in {k for k, _ in exploits}:
     assert abs(float(row["lr"]) - mine[-1]["after"]["lr"]) <= 1e-12 * mine[-1]["after"]["lr"], (tid, row["lr"], mine[-1])
     # The epochs after an exploit are the trial's own count, not the donor's.
     its = [i for (k, a, i) in keys if k == tid]
-    assert its == list(range(1, 7)), (tid, its)
+    assert its == list(range(1, 13)), (tid, its)
 print(f"ok: {len(exploits)} exploits restored their donor's checkpoint (SHA-256 of the weights checked)")
 PY
