@@ -74,12 +74,19 @@ def read_idx(path, count, skip=0):
     return np.frombuffer(data, dtype=np.uint8).reshape((count,) + dims)
 
 
-def load_split(data_dir, split, count, skip=0):
-    """(images as float32 N x 1 x 28 x 28, normalised; labels as int64) of a split."""
+def split_files(data_dir, split):
+    """The (images, labels) IDX files of a split ("train", or "test": t10k), gzipped or not."""
     prefix = "train" if split == "train" else "t10k"
     suffix = ".gz" if os.path.exists(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte.gz")) else ""
-    images = read_idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte{suffix}"), count, skip)
-    labels = read_idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte{suffix}"), count, skip)
+    return (os.path.join(data_dir, f"{prefix}-images-idx3-ubyte{suffix}"),
+            os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte{suffix}"))
+
+
+def load_split(data_dir, split, count, skip=0):
+    """(images as float32 N x 1 x 28 x 28, normalised; labels as int64) of a split."""
+    image_file, label_file = split_files(data_dir, split)
+    images = read_idx(image_file, count, skip)
+    labels = read_idx(label_file, count, skip)
     x = (torch.from_numpy(images.astype(np.float32) / 255.0) - MEAN) / STD
     return x.unsqueeze(1), torch.from_numpy(labels.astype(np.int64))
 
@@ -136,7 +143,7 @@ def held_out_evaluation(model, s, device):
     def run(split, batch_size):
         x, y = load_split(s["data_dir"], "test", s["test_samples"])
         x, y = x.to(device), y.to(device)
-        loss, accuracy = evaluate(model, x, y)
+        loss, accuracy = evaluate(model, x, y, batch_size)
         model.eval()
         start = [0]
 
@@ -150,7 +157,10 @@ def held_out_evaluation(model, s, device):
                 return model(batch).argmax(1).cpu()
 
         ranktune.time_inference(predict, batches)  # ranktune
-        return {"test_loss": loss, "test_accuracy": accuracy, "samples": len(x)}
+        # "files" go into the evaluation's manifest (with their sizes and CRC-32C).
+        return {"test_loss": loss, "test_accuracy": accuracy, "samples": len(x),
+                "files": list(split_files(s["data_dir"], "test")), "device": str(device),
+                "threads": torch.get_num_threads()}
 
     return run
 
