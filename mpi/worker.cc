@@ -18,6 +18,7 @@
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
+#include "mpi/rendezvous.h"
 #include "mpi/wire.h"
 #include "sys/host.h"
 #include "train/command.h"
@@ -138,8 +139,18 @@ class Worker {
       ctx.collective = &gang->collective();
     }
     const bool leader = !gang || gang->leader();
+    // A program that trains distributed by itself (a DDP script) learns where its gang
+    // meets before any member starts it.
+    if (train::traits(cfg_.trainable).distributed_env) ctx.distributed = rendezvous(gang.get(), placement_.host);
+    if (gang) ctx.peer_failed = [&gang] { return gang->alarmed(); };
     // Every phase ends with the gang agreeing on its outcome, so all members stop together.
-    auto agreed = [&](const Outcome& mine) { return gang ? gang->agree(mine) : mine; };
+    // A member whose phase failed by itself first tells the others, which may be waiting
+    // on it (a DDP program blocked on its dead peer).
+    auto agreed = [&](const Outcome& mine) {
+      if (!gang) return mine;
+      if (!mine.ok && !mine.secondary) gang->alarm();
+      return gang->agree(mine);
+    };
 
     std::string problem;
     std::string checkpoint = start.restore ? receive_checkpoint(start, problem) : std::string();
@@ -233,13 +244,15 @@ class Worker {
     try {
       phase();
       return {};
+    } catch (const train::PeerFailure& e) {
+      return {false, e.what(), e.log_tail(), /*secondary=*/true, wall_seconds()};
     } catch (const train::TrialFailure& e) {
-      return {false, e.what(), e.log_tail()};
+      return {false, e.what(), e.log_tail(), false, wall_seconds()};
     } catch (const MpiError&) {
       throw;
     } catch (const std::exception& e) {
       // A bug or resource problem inside one trial must not take the worker rank down.
-      return {false, e.what(), trainable_before ? trainable_before->log_tail() : std::string()};
+      return {false, e.what(), trainable_before ? trainable_before->log_tail() : std::string(), false, wall_seconds()};
     }
   }
 

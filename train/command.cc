@@ -1,6 +1,7 @@
-// The command trainable (train/command.h: the protocol): one subprocess per attempt, its
-// JSON-line reports, checkpoints through RANKTUNE_CHECKPOINT_DIR, stops, timeouts and the
-// capped trial log (TrialLog). Its [trainable] keys are command_config.cc.
+// The command trainable (train/command.h: the protocol): one subprocess per attempt and
+// gang member, its JSON-line reports, checkpoints through RANKTUNE_CHECKPOINT_DIR, stops
+// (asked for, then signalled), timeouts and the capped trial log (TrialLog). Its
+// [trainable] keys are command_config.cc.
 #include "train/command.h"
 
 #include "ranktune/config.h"
@@ -271,6 +272,40 @@ std::string python_helper_dir() {
   return {};
 }
 
+std::map<std::string, std::string> distributed_variables(const DistributedEnv& d, const std::string& device,
+                                                         const char* visible) {
+  std::map<std::string, std::string> v = {
+      {"RANK", std::to_string(d.rank)},
+      {"WORLD_SIZE", std::to_string(d.world_size)},
+      {"LOCAL_RANK", std::to_string(d.local_rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(d.local_world_size)},
+      {"GROUP_RANK", std::to_string(d.node_rank)},  // torchrun's name for the node's rank
+      {"NODE_RANK", std::to_string(d.node_rank)},
+      {"MASTER_ADDR", d.master_addr},
+      {"RANKTUNE_DEVICE", device},
+  };
+  if (d.master_port > 0) v["MASTER_PORT"] = std::to_string(d.master_port);
+  if (device.rfind("cuda:", 0) != 0) return v;
+  // "cuda:N" counts in the worker's CUDA_VISIBLE_DEVICES: the program sees only that one.
+  std::size_t n = 0;
+  try {
+    n = std::stoul(device.substr(5));
+  } catch (const std::exception&) {
+    return v;
+  }
+  std::string physical = std::to_string(n);
+  if (visible != nullptr && *visible != '\0') {
+    std::vector<std::string> list;
+    std::stringstream in(visible);
+    for (std::string item; std::getline(in, item, ',');) list.push_back(item);
+    if (n >= list.size()) return v;  // not a device of this list: leave it as it is
+    physical = list[n];
+  }
+  v["CUDA_VISIBLE_DEVICES"] = physical;
+  v["RANKTUNE_DEVICE"] = "cuda:0";
+  return v;
+}
+
 void CommandTrainable::setup(const search::Config& config, const Context& context) {
   stop();
   buffer_.clear();
@@ -279,6 +314,8 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   started_ = true;
   trial_id_ = context.trial_id;
   attempt_ = context.attempt;
+  protocol_ = 1;
+  peer_failed_ = context.peer_failed;
   log_path_.clear();
   if (spec_.command.empty()) throw TrialFailure("the trainable command is empty");
 
@@ -301,8 +338,10 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   // same way here refuses one that was swapped for a link or another user's folder since,
   // and the log is opened inside it, never through a link.
   const fs::path log_dir = fs::absolute(context.log_dir.empty() ? "." : context.log_dir, ec);
-  const std::string name =
-      "trial_" + std::to_string(context.trial_id) + "_attempt_" + std::to_string(context.attempt) + ".log";
+  // Each member of a gang has its own log: they print at the same time.
+  const std::string name = "trial_" + std::to_string(context.trial_id) + "_attempt_" + std::to_string(context.attempt) +
+                           (context.distributed.world_size > 1 ? "_rank_" + std::to_string(context.distributed.rank) : "") +
+                           ".log";
   log_path_ = (log_dir / name).string();
   // A fresh attempt starts a fresh log; any other start (a resume, an exploit, a `ctl set`)
   // goes on in the same attempt, so its log is appended to, after a line saying why.
@@ -355,12 +394,25 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   env["RANKTUNE_TRIAL_ID"] = std::to_string(context.trial_id);
   env["RANKTUNE_ATTEMPT"] = std::to_string(context.attempt);
   env["RANKTUNE_REPORT_FD"] = std::to_string(ChildProcess::kReportFd);
-  env["RANKTUNE_DEVICE"] = context.device;
   env["RANKTUNE_SEED"] = std::to_string(context.seed);
   env["RANKTUNE_ITERATION"] = std::to_string(context.first_iteration);
+  env["RANKTUNE_PROTOCOL"] = std::to_string(kCommandProtocol);
+  const auto visible = env.find("CUDA_VISIBLE_DEVICES");
+  for (auto& [k, v] : distributed_variables(context.distributed, context.device,
+                                            visible == env.end() ? nullptr : visible->second.c_str()))
+    env[k] = std::move(v);
   control_.reset();
   control_child_.reset();
   awaiting_continue_ = launched_ = false;
+  // The control socket, for every program (protocol 2); ranktune writes to it only once the
+  // program speaks checkpoints or said hello. A socket rather than a pipe: send(MSG_NOSIGNAL)
+  // reports a program that has exited as EPIPE instead of raising SIGPIPE in the worker.
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw TrialFailure(std::string("cannot create the control socket: ") + std::strerror(errno));
+  control_.reset(sv[0]);
+  control_child_.reset(sv[1]);
+  env["RANKTUNE_CONTROL_FD"] = std::to_string(ChildProcess::kControlFd);
   checkpoint_dir_.remove();
   if (spec_.checkpoint) {
     try {
@@ -371,15 +423,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     } catch (const std::system_error& e) {
       throw TrialFailure(std::string("RANKTUNE_CHECKPOINT_DIR: ") + e.what() + " (set TMPDIR to a writable folder)");
     }
-    // A socket rather than a pipe: send(MSG_NOSIGNAL) reports a program that has exited
-    // as EPIPE instead of raising SIGPIPE in the worker.
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-      throw TrialFailure(std::string("cannot create the control socket: ") + std::strerror(errno));
-    control_.reset(sv[0]);
-    control_child_.reset(sv[1]);
     env["RANKTUNE_CHECKPOINT_DIR"] = checkpoint_dir_.path();
-    env["RANKTUNE_CONTROL_FD"] = std::to_string(ChildProcess::kControlFd);
   }
   std::vector<std::string> env_list;
   env_list.reserve(env.size());
@@ -422,8 +466,8 @@ bool CommandTrainable::send_control(const char* line) {
     if (sent < 0 && errno == EINTR) continue;
     if (sent < 0 && (errno == EPIPE || errno == ECONNRESET)) return false;
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      fail("it does not read RANKTUNE_CONTROL_FD: with [trainable] checkpoint = true, a program must read one "
-           "line from it after each report (see README, \"Checkpoints of command trainables\")");
+      fail("it does not read RANKTUNE_CONTROL_FD: with [trainable] checkpoint = true, or after it said hello "
+           "(protocol 2), a program must read one line from it after each report (docs/command_protocol.md)");
     fail(std::string("cannot write its control socket: ") + (sent < 0 ? std::strerror(errno) : "short write"));
   }
 }
@@ -461,11 +505,30 @@ StepResult CommandTrainable::step() {
   if (!launched_) launch();
   // A program that has exited cannot take the line; its exit status tells the rest.
   if (std::exchange(awaiting_continue_, false)) send_control("continue\n");
-  const std::optional<std::string> line = next_line();
-  if (!line) return finish();
-  StepResult result = parse(*line);
-  awaiting_continue_ = static_cast<bool>(control_);
-  return result;
+  for (;;) {
+    const std::optional<std::string> line = next_line();
+    if (!line) return finish();
+    // The announcement of a program that speaks protocol 2 (before its first report).
+    // Not counted in the line numbers of errors, which then number the program's reports.
+    if (const int version = hello_version(*line); version > 0) {
+      protocol_ = std::min(version, kCommandProtocol);
+      --line_no_;
+      continue;
+    }
+    StepResult result = parse(*line);
+    // It waits for an answer after each report: one that speaks checkpoints, or protocol 2.
+    awaiting_continue_ = control_ && (spec_.checkpoint || protocol_ >= 2);
+    return result;
+  }
+}
+
+int CommandTrainable::hello_version(const std::string& line) {
+  if (line.find("\"hello\"") == std::string::npos) return 0;  // most lines: no parse
+  const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("ranktune", nlohmann::json()) != "hello") return 0;
+  const auto v = j.find("protocol");
+  if (v == j.end() || !v->is_number_integer() || v->get<std::int64_t>() < 1) return 1;
+  return static_cast<int>(std::min<std::int64_t>(v->get<std::int64_t>(), 1000));
 }
 
 std::optional<std::string> CommandTrainable::next_line() {
@@ -525,11 +588,14 @@ bool CommandTrainable::fill(Deadline deadline) {
     // Without a pidfd (Linux < 5.3) the leader's exit is checked every 200 ms instead.
     int timeout = sys::poll_timeout(deadline);
     if (!have_pidfd && (timeout < 0 || timeout > 200)) timeout = 200;
+    // A gang member also looks at its peers: its program may wait on one that is gone.
+    if (peer_failed_ && (timeout < 0 || timeout > 100)) timeout = 100;
     const int r = ::poll(fds, have_pidfd ? 3 : 2, timeout);
     if (r < 0) {
       if (errno == EINTR) continue;
       fail(std::string("cannot poll the report pipe: ") + std::strerror(errno));
     }
+    if (r == 0) check_peers();
     if (fds[1].revents != 0) drain_output();
     if (fds[0].revents != 0) {
       read_some();
@@ -571,12 +637,13 @@ bool CommandTrainable::wait_for_exit(Deadline deadline) {
   // The program may still be writing its stdout: it would block on a full pipe, and never
   // exit, if the output were not read meanwhile.
   for (;;) {
-    if (!output_) return child_.wait_exit(deadline);
+    if (!output_ && !peer_failed_) return child_.wait_exit(deadline);
     if (child_.wait_exit(Clock::now())) return true;
     if (deadline && Clock::now() >= *deadline) return false;
+    check_peers();
     pollfd fds[2] = {{output_.get(), POLLIN, 0}, {child_.pidfd(), POLLIN, 0}};
     int timeout = sys::poll_timeout(deadline);
-    if (timeout < 0 || timeout > 200) timeout = 200;
+    if (timeout < 0 || timeout > 100) timeout = 100;
     if (::poll(fds, child_.pidfd() >= 0 ? 2 : 1, timeout) > 0 && fds[0].revents != 0) drain_output();
   }
 }
@@ -644,17 +711,53 @@ void CommandTrainable::terminate_child() noexcept {
   }
 }
 
-void CommandTrainable::fail(const std::string& reason) {
+void CommandTrainable::fail(const std::string& reason, bool peer) {
   terminate_child();
   report_.reset();
   drain_output();  // what it wrote before it was ended is in the pipe
   output_.reset();
   log_.close();
   finished_ = true;
+  if (peer) throw PeerFailure(reason, log_.tail());
   throw TrialFailure(reason, log_.tail());
 }
 
+void CommandTrainable::check_peers() {
+  if (peer_failed_ && peer_failed_()) fail("stopped because another member of its gang failed", /*peer=*/true);
+}
+
+void CommandTrainable::ask_to_stop() noexcept {
+  if (protocol_ < 2 || !launched_ || finished_ || !control_ || !child_.alive()) return;
+  // The program waits for its answer after its last report: this is it. A program gone
+  // already (EPIPE) is reaped below.
+  (void)::send(control_.get(), "stop\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT);
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spec_.stop_grace_s));
+  for (;;) {
+    if (child_.wait_exit(Clock::now())) return;
+    int timeout = sys::poll_timeout(deadline);
+    if (timeout == 0) break;
+    if (timeout < 0 || timeout > 100) timeout = 100;
+    // What it still reports is dropped (the trial has ended), but read, so that a full
+    // pipe cannot keep it from reaching its exit.
+    pollfd fds[3] = {{report_.get(), POLLIN, 0}, {output_.get(), POLLIN, 0}, {child_.pidfd(), POLLIN, 0}};
+    if (::poll(fds, child_.pidfd() >= 0 ? 3 : 2, timeout) <= 0) continue;
+    if (fds[1].revents != 0) drain_output();
+    if (fds[0].revents != 0) {
+      char chunk[65536];
+      if (::read(report_.get(), chunk, sizeof chunk) == 0) report_.reset();
+    }
+  }
+  try {
+    warnings_.push_back("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) +
+                        ": the program did not exit within " + seconds(spec_.stop_grace_s) +
+                        " s of the stop request ([trainable] stop_grace_s), so it got SIGTERM");
+  } catch (...) {  // bad_alloc: the warning is lost, the stop goes on
+  }
+}
+
 void CommandTrainable::stop() {
+  ask_to_stop();
   terminate_child();
   report_.reset();
   drain_output();

@@ -1,36 +1,44 @@
 #pragma once
 /// The command trainable: any program (a PyTorch script, a shell script) as one subprocess
-/// per trial attempt, reporting one JSON object per line on a pipe. See design.md and the
-/// Python helper in python/ranktune.
+/// per trial attempt and gang member, reporting one JSON object per line on a pipe. The
+/// protocol, version 2, is docs/command_protocol.md; the Python helper is python/ranktune.
 ///
 /// The child's environment is the worker's, plus `[trainable] env`, plus
 ///   RANKTUNE_CONFIG     the trial's config as a JSON object
-///   RANKTUNE_TRIAL_ID   RANKTUNE_ATTEMPT   RANKTUNE_DEVICE ("cpu", "cuda:N")
+///   RANKTUNE_TRIAL_ID   RANKTUNE_ATTEMPT   RANKTUNE_DEVICE ("cpu", "cuda:0")
 ///   RANKTUNE_SEED       the experiment seed (combine with the trial id for a trial stream)
 ///   RANKTUNE_REPORT_FD  the fd to write JSON lines to (always 3)
-///   PYTHONUNBUFFERED=1  unless set already, so the log is live
-/// and, with `[trainable] checkpoint = true`, the checkpoint protocol:
-///   RANKTUNE_CHECKPOINT_DIR  a private, fresh directory; on a restore it holds the
-///                            checkpoint's files before the program starts
-///   RANKTUNE_CONTROL_FD      the fd (always 4) on which ranktune answers each report line
-///                            with one line: "continue" (run the next iteration) or "save"
-///                            (write the state after the iteration just reported into
-///                            RANKTUNE_CHECKPOINT_DIR, report {"ranktune": "saved"}, then
-///                            wait for the next line). So the program never runs ahead of
-///                            ranktune's decisions, and a save is exactly at its iteration.
-/// ranktune packs the directory (io/archive.h) after the acknowledgement.
+///   RANKTUNE_CONTROL_FD the fd (always 4) on which ranktune answers, see below
+///   RANKTUNE_PROTOCOL   2
 ///   RANKTUNE_ITERATION  the iteration its next report will be (Context::first_iteration):
 ///                       1 for a fresh start, more after a resume or a PBT exploit
+///   RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE GROUP_RANK NODE_RANK MASTER_ADDR
+///   MASTER_PORT         torchrun's variables (Context::distributed), so that a DDP script
+///                       needs no launcher; CUDA_VISIBLE_DEVICES narrowed to the worker's GPU
+///   PYTHONUNBUFFERED=1  unless set already, so the log is live
+/// and, with `[trainable] checkpoint = true`,
+///   RANKTUNE_CHECKPOINT_DIR  a private, fresh directory; on a restore it holds the
+///                            checkpoint's files before the program starts
+/// Answers on the control fd, one line after each report: "continue", "save" (write the
+/// state after the iteration just reported into RANKTUNE_CHECKPOINT_DIR, report
+/// {"ranktune": "saved"}, then wait for the next line) or "stop" (finish and exit 0 within
+/// `stop_grace_s`). ranktune answers a program that speaks checkpoints, or that said
+/// {"ranktune": "hello", "protocol": 2} (the Python helper does, before its first report);
+/// it never writes to one that did neither. So the program never runs ahead of ranktune's
+/// decisions, a save is exactly at its iteration, and a gang's members stop together.
+/// ranktune packs the directory (io/archive.h) after the acknowledgement.
 /// stdin is /dev/null; stdout and stderr go to a pipe that the worker copies into
-/// <log_dir>/trial_<id>_attempt_<k>.log (TrialLog: capped, appended to when the same attempt
-/// goes on, a full disk named).
-/// The program leads its own process group and dies with the worker (ChildProcess); a stop
-/// sends SIGTERM to the group and SIGKILL after `kill_grace_s`.
+/// <log_dir>/trial_<id>_attempt_<k>.log (`_rank_<r>` added for gang member r; TrialLog:
+/// capped, appended to when the same attempt goes on, a full disk named).
+/// The program leads its own process group and dies with the worker (ChildProcess). A stop
+/// asks a program that said hello to stop, and waits `stop_grace_s` for it to exit; then (or
+/// at once for others) it sends SIGTERM to the group and SIGKILL after `kill_grace_s`.
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -119,8 +127,21 @@ class TrialLog {
   std::string error_;
 };
 
-/// The largest `[trainable] kill_grace_s`: a worker waits this long per stopped trial.
+/// The largest `[trainable] kill_grace_s` and `stop_grace_s`: a worker waits this long per
+/// stopped trial.
 inline constexpr double kMaxKillGraceS = 600.0;
+
+/// The version of the command protocol this ranktune speaks (RANKTUNE_PROTOCOL).
+inline constexpr int kCommandProtocol = 2;
+
+/// The variables that place a command's process in its gang: torchrun's RANK, WORLD_SIZE,
+/// LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, NODE_RANK, MASTER_ADDR and MASTER_PORT (none
+/// when no port was picked), and RANKTUNE_DEVICE. On a GPU ("cuda:N", N counted in the
+/// worker's CUDA_VISIBLE_DEVICES, `visible` here, nullptr when unset) CUDA_VISIBLE_DEVICES
+/// is narrowed to that one device and RANKTUNE_DEVICE is "cuda:0", so that every process of
+/// a gang finds its own GPU as device 0; on the CPU neither is changed. Pure.
+std::map<std::string, std::string> distributed_variables(const DistributedEnv& d, const std::string& device,
+                                                         const char* visible);
 
 /// `[trainable] kind = "command"`: its own keys (configs/README.md). Its `metrics` key is the
 /// spec's metrics (io::TrainableSpec::metrics).
@@ -135,6 +156,9 @@ struct CommandOptions : io::TrainableOptions {
   double max_log_mb = 100.0;
   /// Seconds a stopped program has between SIGTERM and SIGKILL (at most kMaxKillGraceS).
   double kill_grace_s = 2.0;
+  /// Seconds a program that follows protocol version 2 has, after ranktune answered "stop",
+  /// to exit by itself before it gets SIGTERM (at most kMaxKillGraceS).
+  double stop_grace_s = 30.0;
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
   /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
   bool checkpoint = false;
@@ -191,8 +215,17 @@ class CommandTrainable : public Trainable {
   bool fill(std::optional<std::chrono::steady_clock::time_point> deadline);
   /// One read() into buffer_: false at EOF (sets eof_). Throws TrialFailure on errors.
   bool read_some();
-  /// Terminates the program and throws TrialFailure(reason, log tail).
-  [[noreturn]] void fail(const std::string& reason);
+  /// Terminates the program and throws TrialFailure(reason, log tail), or PeerFailure
+  /// when `peer`: the program was ended because another member of its gang failed.
+  [[noreturn]] void fail(const std::string& reason, bool peer = false);
+  /// Fails the trial (a PeerFailure) when another member of the gang has failed.
+  void check_peers();
+  /// Protocol 2: answers "stop" and gives the program stop_grace_s to exit by itself,
+  /// reading (and dropping) what it still writes meanwhile. Never throws.
+  void ask_to_stop() noexcept;
+  /// The protocol version a line announces ({"ranktune": "hello", "protocol": N}), or 0
+  /// when the line is no such announcement.
+  static int hello_version(const std::string& line);
   /// After eof_: reaps the program and turns its exit into done or a failure.
   StepResult finish();
   StepResult parse(const std::string& line);
@@ -235,6 +268,8 @@ class CommandTrainable : public Trainable {
   UniqueFd control_;           ///< ranktune's end of the control socket
   bool launched_ = false;
   bool awaiting_continue_ = false;  ///< the program waits on its control fd after a report
+  int protocol_ = 1;                ///< what the program announced (1: nothing)
+  std::function<bool()> peer_failed_;  ///< Context::peer_failed
   std::int64_t trial_id_ = 0;
   int attempt_ = 0;
   std::vector<std::string> warnings_;  ///< for take_warnings()

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::vector<std::string>& command_keys() {
-  static const std::vector<std::string> keys = {"command",    "workdir",      "env",     "step_timeout_s",
-                                                "max_log_mb", "kill_grace_s", "metrics", "checkpoint"};
+  static const std::vector<std::string> keys = {"command",      "workdir",      "env",     "step_timeout_s", "max_log_mb",
+                                                "kill_grace_s", "stop_grace_s", "metrics", "checkpoint"};
   return keys;
 }
 
@@ -53,6 +53,10 @@ std::shared_ptr<const io::TrainableOptions> read_command(const io::TrainableKeys
     keys.fail("kill_grace_s", "must be between 0 and " + io::number_text(kMaxKillGraceS) + " seconds (got " +
                                   keys.got("kill_grace_s") +
                                   "): the time a stopped program has between SIGTERM and SIGKILL. Use e.g. 2");
+  if (keys.read("stop_grace_s", tr->stop_grace_s) && !(tr->stop_grace_s >= 0 && tr->stop_grace_s <= kMaxKillGraceS))
+    keys.fail("stop_grace_s", "must be between 0 and " + io::number_text(kMaxKillGraceS) + " seconds (got " +
+                                  keys.got("stop_grace_s") +
+                                  "): the time a program asked to stop has to exit by itself before SIGTERM. Use e.g. 30");
   keys.read("checkpoint", tr->checkpoint);
   std::vector<std::string> listed;
   keys.read("metrics", listed);
@@ -75,6 +79,7 @@ void CommandOptions::print(io::TomlWriter& out, const std::vector<std::string>& 
   out.number("step_timeout_s", step_timeout_s);
   out.number("max_log_mb", max_log_mb);
   out.number("kill_grace_s", kill_grace_s);
+  out.number("stop_grace_s", stop_grace_s);
   out.boolean("checkpoint", checkpoint);
   out.strings("metrics", metrics);
 }
@@ -109,6 +114,8 @@ TrainableTraits command_traits(const io::TrainableSpec& spec) {
   TrainableTraits t;
   t.can_checkpoint = options_of<CommandOptions>(spec).checkpoint;
   t.writes_logs = true;
+  t.can_gang = true;
+  t.distributed_env = true;
   t.metrics = spec.metrics;
   return t;
 }
@@ -119,9 +126,7 @@ std::unique_ptr<Trainable> make_command(const io::TrainableSpec& spec) { return 
 
 TrainableKind command_kind() {
   return {"command", "the user's program, one process per trial, reporting JSON lines on fd 3", command_keys,
-          read_command, check_command, command_traits, make_command,
-          "a command trainable runs as one process per trial. Use ranks_per_trial = 1, or launch your own "
-          "distributed job from the command"};
+          read_command, check_command, command_traits, make_command, nullptr};
 }
 
 }  // namespace ranktune::train

@@ -25,6 +25,9 @@ struct TrainableTraits {
   bool can_gang = false;        ///< it can run as a gang (ranks_per_trial > 1)
   bool can_evaluate = false;    ///< `ranktune eval` can evaluate it on held-out data
   bool writes_logs = false;     ///< its trials write logs beside the results file
+  /// It is told torchrun's variables (train::DistributedEnv): a program that does its own
+  /// distributed training; the worker agrees on them over the gang (mpi/rendezvous.h).
+  bool distributed_env = false;
   /// The metrics it reports (a command: the declared `metrics`, which may be just the
   /// experiment metric).
   std::vector<std::string> metrics;

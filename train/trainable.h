@@ -2,6 +2,7 @@
 /// The Trainable interface (Tune's narrow waist): what a worker runs for one trial.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,21 @@
 namespace ranktune::train {
 
 class Collective;
+
+/// torchrun's view of where a process of a trial runs: RANK, WORLD_SIZE, LOCAL_RANK,
+/// LOCAL_WORLD_SIZE, GROUP_RANK/NODE_RANK, MASTER_ADDR and MASTER_PORT for a command
+/// trainable, so that `torch.distributed.init_process_group()` works with `env://`. The
+/// worker fills it (mpi/rendezvous.h): a trial alone is a world of one.
+struct DistributedEnv {
+  int rank = 0;              ///< the member's rank in the gang, 0 being the leader
+  int world_size = 1;        ///< members in the gang
+  int local_rank = 0;        ///< the member's index among the gang's members on its host
+  int local_world_size = 1;  ///< the gang's members on this host
+  int node_rank = 0;         ///< the index of this host among the gang's hosts, the leader's first
+  int num_nodes = 1;         ///< hosts the gang spans
+  std::string master_addr = "127.0.0.1";  ///< where the leader's rendezvous listens
+  int master_port = 0;       ///< a free port on the leader's host; 0: none was picked
+};
 
 /// Where and as what a trial runs.
 struct Context {
@@ -37,6 +53,13 @@ struct Context {
   /// The gang's collective when the trial spans several ranks (not owned; outlives the
   /// trainable); nullptr when the trial runs alone.
   Collective* collective = nullptr;
+  /// The trial's place in its gang, for programs that do their own distributed training.
+  DistributedEnv distributed;
+  /// In a gang: true once another member failed. A trainable that waits for something
+  /// other than the collective (a program's next report) asks it while it waits, and
+  /// throws PeerFailure when it says yes, so that a member blocked on a dead peer is not
+  /// left waiting (not owned; may be empty).
+  std::function<bool()> peer_failed;
 };
 
 /// One iteration's outcome.
@@ -54,6 +77,13 @@ class TrialFailure : public std::runtime_error {
 
  private:
   std::string log_tail_;
+};
+
+/// A failed attempt of a gang member that was stopped because another member failed first:
+/// the gang reports the other's failure, not this one.
+class PeerFailure : public TrialFailure {
+ public:
+  using TrialFailure::TrialFailure;
 };
 
 /// A data file a held-out evaluation read, fingerprinted for the evaluation's manifest.

@@ -5,11 +5,17 @@
 //   2. the leader shares a decision: every member gets the leader's three integers;
 //   3. member 2 (world rank 3) fails: every member learns that the gang failed, and the
 //      leader gets member 2's reason and log tail, naming its gang and world rank;
-//   4. the training collective sums over exactly the three members.
+//   4. the training collective sums over exactly the three members;
+//   5. member 2 raises an alarm and fails, member 1 sees the alarm and fails secondarily:
+//      the gang reports member 2 (the primary failure), and no alarm is left unreceived;
+//   6. members 1 and 2 both fail by themselves: the gang reports the one that failed first;
+//   7. only the leader fails: the followers are told that the gang failed.
 // The gang is destroyed (its communicators freed) before MPI_Finalize.
 //   gang_agree   prints "ok: ..." on the leader and exits 0 everywhere, else exits 1
 
 #include <mpi.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -69,7 +75,43 @@ int run(const boost::mpi::communicator& world) {
   gang.collective().allreduce_sum(std::span<double>(v));
   if (v[0] != 6.0) return fail("phase 4: sum over the gang is " + std::to_string(v[0]) + ", want 1 + 2 + 3");
 
-  if (gang.leader()) std::printf("ok: gang of 3 agreed, shared a decision, reported member 2's failure, summed\n");
+  // 5.
+  mine = {};
+  if (gang.rank() == 2) {
+    mine = {false, "killed by signal SIGKILL", "tail of 2", false, 100.0};
+    gang.alarm();
+  }
+  if (gang.rank() == 1) {
+    bool seen = false;
+    for (int i = 0; i < 2000 && !seen; ++i) {
+      seen = gang.alarmed();
+      if (!seen) usleep(1000);
+    }
+    if (!seen) return fail("phase 5: member 1 never saw member 2's alarm");
+    mine = {false, "stopped because another member of its gang failed", "", true, 101.0};
+  }
+  const mpi::Outcome five = gang.agree(mine);
+  if (five.ok) return fail("phase 5: the gang was told ok");
+  if (gang.leader() && five.reason != "gang member 2 (rank 3) failed: killed by signal SIGKILL")
+    return fail("phase 5: leader got '" + five.reason + "'");
+  if (gang.alarmed()) return fail("phase 5: an alarm was left for the next phase");
+
+  // 6.
+  mine = {};
+  if (gang.rank() == 1) mine = {false, "exited with code 1: connection closed by peer", "", false, 205.0};
+  if (gang.rank() == 2) mine = {false, "exited with code 3: out of memory", "", false, 200.0};
+  const mpi::Outcome six = gang.agree(mine);
+  if (gang.leader() && six.reason != "gang member 2 (rank 3) failed: exited with code 3: out of memory")
+    return fail("phase 6: leader got '" + six.reason + "'");
+
+  // 7.
+  mine = {};
+  if (gang.leader()) mine = {false, "cannot open its log", "", false, 300.0};
+  if (gang.agree(mine).ok) return fail("phase 7: rank " + std::to_string(world.rank()) + " was told ok");
+
+  if (gang.leader())
+    std::printf("ok: gang of 3 agreed, shared a decision, reported member 2's failure, summed, named the primary "
+                "and the first failure, told the followers of the leader's\n");
   return 0;
 }
 

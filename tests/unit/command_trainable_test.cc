@@ -20,68 +20,12 @@
 #include "io/config.h"
 #include "train/command.h"
 #include "train/trainable.h"
+#include "tests/unit/command_fixtures.h"
 #include "tests/unit/expect_text.h"
 #include "tests/unit/process_gone.h"
 
 namespace ranktune::train {
 namespace {
-
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// No child of this process is left, running or zombie.
-bool no_children() {
-  errno = 0;
-  return ::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD;
-}
-
-class CommandTrainableTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ranktune_trainable_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    EXPECT_TRUE(no_children()) << "a child process was left behind";
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  /// Writes an executable /bin/sh script into the temp dir; returns its absolute path.
-  std::string script(const std::string& name, const std::string& body, bool executable = true) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
-    ::chmod(p.c_str(), executable ? 0755 : 0644);
-    return p.string();
-  }
-
-  io::TrainableSpec spec(std::vector<std::string> command, double step_timeout_s = 0) const {
-    CommandOptions s;
-    s.command = std::move(command);
-    s.step_timeout_s = step_timeout_s;
-    return make_spec(s);
-  }
-
-  Context context(search::TrialId id = 1, int attempt = 0) const {
-    Context c;
-    c.trial_id = id;
-    c.attempt = attempt;
-    c.seed = 99;
-    c.log_dir = (dir_ / "logs").string();
-    c.config_dir = dir_.string();
-    return c;
-  }
-
-  std::string read(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
-
-  fs::path dir_;
-};
 
 TEST_F(CommandTrainableTest, ReportsAreParsedThenExitZeroIsDone) {
   // A blank line is skipped; a line written in two pieces is reassembled; the last line
@@ -112,7 +56,7 @@ TEST_F(CommandTrainableTest, ManyLinesInOneBurst) {
 TEST_F(CommandTrainableTest, EnvironmentWorkdirAndRelativeProgram) {
   script("env.sh",
          "printf '%s' \"$RANKTUNE_CONFIG\" > config.json\n"
-         "[ \"$RANKTUNE_DEVICE\" = cuda:1 ] && dev=1 || dev=0\n"
+         "[ \"$RANKTUNE_DEVICE\" = cuda:0 ] && [ \"$CUDA_VISIBLE_DEVICES\" = 1 ] && dev=1 || dev=0\n"
          "echo \"{\\\"trial\\\": $RANKTUNE_TRIAL_ID, \\\"attempt\\\": $RANKTUNE_ATTEMPT, \\\"seed\\\": $RANKTUNE_SEED,"
          " \\\"fd\\\": $RANKTUNE_REPORT_FD, \\\"extra\\\": $MY_EXTRA, \\\"dev\\\": $dev, \\\"argc\\\": $#}\" >&3\n"
          "echo \"arg=$1\"");
@@ -120,7 +64,7 @@ TEST_F(CommandTrainableTest, EnvironmentWorkdirAndRelativeProgram) {
   edit_options<CommandOptions>(s).env = {{"MY_EXTRA", "17"}};
   CommandTrainable t(s);
   Context ctx = context(7, 2);
-  ctx.device = "cuda:1";
+  ctx.device = "cuda:1";  // the program sees only that GPU, as its cuda:0 (protocol 2)
   ctx.log_dir = (dir_ / "nested" / "logs").string();  // created by setup
   t.setup({{"lr", 0.5}, {"layers", std::int64_t{3}}, {"opt", std::string("adam")}}, ctx);
   const StepResult r = t.step();
@@ -133,7 +77,7 @@ TEST_F(CommandTrainableTest, EnvironmentWorkdirAndRelativeProgram) {
   EXPECT_EQ(t.log_tail(), "arg=first arg\n");
 }
 
-TEST_F(CommandTrainableTest, OnlyTheStandardFdsAndTheReportFdAreInherited) {
+TEST_F(CommandTrainableTest, OnlyTheStandardFdsAndTheProtocolFdsAreInherited) {
 #if !defined(__GLIBC__) || __GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 34)
   GTEST_SKIP() << "posix_spawn closefrom needs glibc 2.34";
 #endif
@@ -143,9 +87,9 @@ TEST_F(CommandTrainableTest, OnlyTheStandardFdsAndTheReportFdAreInherited) {
                            "os.write(3, ('{\"maxfd\": %d, \"n\": %d}\\n' % (fds[-1], len(fds))).encode())\n"}));
   t.setup({}, context());
   const StepResult r = t.step();
-  // 0, 1, 2, 3, plus the fd listdir() itself had open.
-  EXPECT_EQ(r.metrics.at("n"), 5);
-  EXPECT_EQ(r.metrics.at("maxfd"), 4);
+  // 0, 1, 2, 3, the control socket 4 (protocol 2), plus the fd listdir() itself had open.
+  EXPECT_EQ(r.metrics.at("n"), 6);
+  EXPECT_EQ(r.metrics.at("maxfd"), 5);
   EXPECT_TRUE(t.step().done);
 }
 

@@ -240,9 +240,6 @@ TEST(Config, Errors) {
        "exp.toml:10:", "trainable.command", "applies only to kind = \"command\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "noise = -1"), "exp.toml:10:", "trainable.noise",
        "must be >= 0"},
-      {"[experiment]\nname = \"t\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
-       "[trainable]\nkind = \"command\"\ncommand = [\"python3\", \"t.py\"]\n\n[resources]\nranks_per_trial = 2\n",
-       "exp.toml:12:", "resources.ranks_per_trial", "gang trials (ranks_per_trial > 1) need a built-in trainable"},
       {text("", "x = { uniform = [0.0, 1.0] }", "", "[stop]\ntarget = \"high\"\n"),
        "exp.toml:12:", "stop.target", "expected a number, got string"},
       {"[experiment]\nname = \"t\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"

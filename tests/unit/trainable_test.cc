@@ -217,8 +217,10 @@ TEST(TrainableKinds, TraitsFollowTheOptions) {
   // A command checkpoints only when it says it speaks the protocol.
   const std::string command = "kind = \"command\"\ncommand = [\"true\"]\nmetrics = [\"acc\"]\n";
   const TrainableTraits plain = traits(read(command).trainable);
-  EXPECT_FALSE(plain.can_checkpoint || plain.can_gang || plain.uses_gpu || plain.can_evaluate);
-  EXPECT_TRUE(plain.writes_logs);
+  EXPECT_FALSE(plain.can_checkpoint || plain.uses_gpu || plain.can_evaluate);
+  // A command runs as a gang of processes that do their own distributed training.
+  EXPECT_TRUE(plain.writes_logs && plain.can_gang && plain.distributed_env);
+  EXPECT_FALSE(synthetic.distributed_env);
   EXPECT_EQ(plain.metrics, (std::vector<std::string>{"loss", "acc"}));
   EXPECT_TRUE(traits(read(command + "checkpoint = true\n").trainable).can_checkpoint);
 
@@ -230,12 +232,12 @@ TEST(TrainableKinds, TraitsFollowTheOptions) {
   EXPECT_TRUE(cpu.can_checkpoint && cpu.can_gang && cpu.can_evaluate);
 }
 
-TEST(TrainableKinds, OnlyKindsThatCanGangRunAsOne) {
+TEST(TrainableKinds, EveryKindRunsAsAGang) {
   EXPECT_EQ(read_error("kind = \"synthetic\"\n", "[resources]\nranks_per_trial = 2\n"), "");
   EXPECT_EQ(read_error("kind = \"mlp\"\n", "[resources]\nranks_per_trial = 2\n"), "");
-  const std::string msg = read_error("kind = \"command\"\ncommand = [\"true\"]\n", "[resources]\nranks_per_trial = 2\n");
-  EXPECT_EQ(msg.rfind("/tmp/t/exp.toml:11: resources.ranks_per_trial: gang trials (ranks_per_trial > 1) need a built-in "
-                      "trainable (mlp, synthetic)", 0), 0u) << msg;
+  // A command runs as one process per member (a DDP script), no longer refused.
+  EXPECT_EQ(read_error("kind = \"command\"\ncommand = [\"true\"]\n", "[resources]\nranks_per_trial = 2\n"), "");
+  for (const TrainableKind& k : trainable_kinds()) EXPECT_EQ(k.no_gang, nullptr) << k.name;
 }
 
 TEST(TrainableKinds, EachKindPrintsWhatItReadsBack) {
