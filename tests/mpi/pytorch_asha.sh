@@ -7,7 +7,7 @@
 # state_dict written here with torch.nn.functional on t10k images read here.
 source "$(dirname "$0")/torch_lib.sh"
 timeout 200 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/pytorch_asha.toml" --results "$WORK/a.h5" \
-  --set "$(torch_command pytorch_fashion_mnist.py)" > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "run exited $?"; }
+  --set "$(torch_command pytorch_fashion_mnist.py)" > "$WORK/out.txt" 2>&1 || { rc=$?; cat "$WORK/out.txt"; fail "run exited $rc"; }
 "$PY" - "$WORK/a.h5" <<'PY'
 import sys, h5py
 path = sys.argv[1]
@@ -36,7 +36,7 @@ PY
 
 # Held-out evaluation of the leaders (the 3 best trials' best checkpoints, stored at_end).
 "$RANKTUNE" eval "$WORK/a.h5" --batch-sizes 1,64 --latency-s 0.2 --format json > "$WORK/eval.json" 2> "$WORK/eval.err" \
-  || { cat "$WORK/eval.err"; fail "ranktune eval exited $?"; }
+  || { rc=$?; cat "$WORK/eval.err"; fail "ranktune eval exited $rc"; }
 "$PY" - "$WORK" "$RANKTUNE" <<'PY'
 import gzip, json, os, subprocess, sys
 import h5py, numpy as np, torch, torch.nn.functional as F

@@ -16,7 +16,7 @@ mkdir -p "$WORK/gang" "$WORK/one"
 # the ranks) is off by more than 1.
 timeout 200 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/pytorch_ddp.toml" --results "$WORK/d.h5" \
   --set "$(torch_command pytorch_ddp.py)" --set 'search.space.train_samples={choice=[512]}' \
-  > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "run exited $?"; }
+  > "$WORK/out.txt" 2>&1 || { rc=$?; cat "$WORK/out.txt"; fail "run exited $rc"; }
 check_results "$WORK/d.h5" 2 3
 "$PY" - "$WORK/d.h5" > "$WORK/trial1.json" <<'PY'
 import json, sys, h5py
@@ -27,8 +27,8 @@ with h5py.File(sys.argv[1], "r") as f:
 PY
 # Trial 1 again, as one rank outside ranktune: same seed, trial id and config.
 PYTORCH_DDP_HASH_DIR=$WORK/one RANKTUNE_CONFIG=$(cat "$WORK/trial1.json") RANKTUNE_SEED=13 RANKTUNE_TRIAL_ID=1 \
-  RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 PYTHONPATH="$SRC/python" OMP_NUM_THREADS=1 \
-  timeout 120 "$PY" "$SRC/examples/pytorch_ddp.py" > "$WORK/one.txt" 2>&1 || { cat "$WORK/one.txt"; fail "one rank exited $?"; }
+  RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$SRC/python" OMP_NUM_THREADS=1 \
+  timeout 120 "$PY" "$SRC/examples/pytorch_ddp.py" > "$WORK/one.txt" 2>&1 || { rc=$?; cat "$WORK/one.txt"; fail "one rank exited $rc"; }
 "$PY" - "$WORK" <<'PY'
 import json, sys, h5py, torch
 work = sys.argv[1]

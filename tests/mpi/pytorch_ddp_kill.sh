@@ -47,7 +47,7 @@ for i in $(seq 50); do  # 5 s
 done
 [[ -n $gone ]] || { ps -o pid,stat,etime,args -p "$other"; kill "$launcher"; fail "rank 0 (pid $other) outlived its gang by 5 s"; }
 echo "ok: the gang's other process was gone $((gone * 100)) ms after the kill"
-wait "$launcher" || { cat "$WORK/out.txt"; fail "run exited $?"; }
+wait "$launcher" || { rc=$?; cat "$WORK/out.txt"; fail "run exited $rc"; }
 
 "$PY" - "$WORK/k.h5" <<'PY'
 import re, sys, h5py

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/torch_lib.sh"
 timeout 200 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/pytorch_pbt.toml" --results "$WORK/p.h5" \
   --set "$(torch_command pytorch_fashion_mnist.py)" --set checkpoint.keep_last=0 --set checkpoint.keep_best=0 \
-  > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "run exited $?"; }
+  > "$WORK/out.txt" 2>&1 || { rc=$?; cat "$WORK/out.txt"; fail "run exited $rc"; }
 check_results "$WORK/p.h5" 2 12
 PYTHONPATH="$TORCH_PYTHONPATH" "$PY" - "$WORK" "$RANKTUNE" <<'PY'
 import json, re, subprocess, sys

@@ -10,7 +10,7 @@ run() {  # run RESULTS [--set ...]
   shift
   timeout 100 mpirun -np 2 --bind-to none "$RANKTUNE" run "$SRC/tests/data/ignores_stop.toml" --results "$results" \
     --set "trainable.command=[\"$PY\", \"ignores_stop.py\"]" "$@" > "$WORK/out.txt" 2>&1 \
-    || { cat "$WORK/out.txt"; fail "run exited $?"; }
+    || { rc=$?; cat "$WORK/out.txt"; fail "run exited $rc"; }
 }
 start=$SECONDS
 run "$WORK/ignore.h5"
@@ -29,15 +29,16 @@ t, ev = load(sys.argv[1])
 assert list(t["status"]) == [b"TERMINATED"] * 2 and list(t["iterations"]) == [3, 1], t[["status", "iterations"]]
 stops = [time for time, k, kind, _ in ev if kind == "early_stop" and k == 2]
 assert len(stops) == 1, ev
-warnings = [(k, m) for _, k, kind, m in ev if kind == "warning"]
-term = [m for k, m in warnings if k == 2 and "SIGTERM" in m]
+warnings = [(time, k, m) for time, k, kind, m in ev if kind == "warning"]
+term = [(time, m) for time, k, m in warnings if k == 2 and "SIGTERM" in m]
 assert len(term) == 1, f"no warning that trial 2 needed SIGTERM: {warnings}"
-assert not [m for k, m in warnings if k == 1], warnings
-ended = float(t["end_time"][1]) - stops[0]
-assert 1.0 <= ended < 20, f"trial 2 ended {ended:.2f} s after its stop: not after the 1 s grace"
+assert not [m for _, k, m in warnings if k == 1], warnings
+# The warning is logged when the SIGTERM is sent: the grace, then some slack for a busy machine.
+after = term[0][0] - stops[0]
+assert 1.0 <= after < 10, f"SIGTERM came {after:.2f} s after the stop, not after the 1 s grace"
 log = open(f"{sys.argv[1]}.logs/trial_2_attempt_0.log").read()
 assert "iteration 1: working 30 s" in log, log
-print(f"ok: ignoring should_stop, trial 2 was ended {ended:.1f} s after its stop: {term[0]}")
+print(f"ok: ignoring should_stop, trial 2 got SIGTERM {after:.2f} s after its stop: {term[0][1]}")
 
 t, ev = load(sys.argv[2])
 assert list(t["status"]) == [b"TERMINATED"] * 2 and list(t["iterations"]) == [3, 1], t[["status", "iterations"]]
