@@ -34,8 +34,9 @@ for k in stopped:
 print(f"ok: {len(stopped)} of {len(t)} trials stopped by ASHA ended by themselves, no signal needed")
 PY
 
-# Held-out evaluation of the leaders (the 3 best trials' best checkpoints, stored at_end).
-"$RANKTUNE" eval "$WORK/a.h5" --batch-sizes 1,64 --latency-s 0.2 --format json > "$WORK/eval.json" 2> "$WORK/eval.err" \
+# Held-out evaluation of the leaders (the 3 best trials' best checkpoints, stored at_end); --config:
+# the stored config's relative paths (the script's) resolve as in the run.
+"$RANKTUNE" eval "$WORK/a.h5" --config "$SRC/configs/pytorch_asha.toml" --batch-sizes 1,64 --latency-s 0.2 --format json > "$WORK/eval.json" 2> "$WORK/eval.err" \
   || { rc=$?; cat "$WORK/eval.err"; fail "ranktune eval exited $rc"; }
 "$PY" - "$WORK" "$RANKTUNE" <<'PY'
 import gzip, json, os, subprocess, sys
@@ -66,6 +67,8 @@ for e in evals:
     assert {l["batch_size"] for l in e["latency"]} == {1, 64}, e["latency"]
     assert all(l["p50_ms"] > 0 and l["samples_per_s"] > 0 and l["p50_ms"] <= l["p99_ms"] for l in e["latency"]), e["latency"]
     assert recorded[(tid, it, "test_accuracy")] == m["test_accuracy"], (tid, recorded)
+    held_out = [f["path"] for f in e["manifest"]["held_out"]["files"]]  # the files the script named
+    assert any(p.endswith("/t10k-images-idx3-ubyte.gz") for p in held_out), held_out
     assert {(tid, 1), (tid, 64)} <= latency, (tid, latency)
     out = f"{work}/ck_{tid}"
     subprocess.run([ranktune, "export-checkpoint", f"{work}/a.h5", "--trial", str(tid), "--iteration", str(it), out],
