@@ -6,7 +6,8 @@
 # examples/protocol_shell.toml runs it under PBT, whose exploits restore other trials' files.
 #
 # Each iteration reports {"loss": f(x), "x": x, "step": step} on RANKTUNE_REPORT_FD, then
-# (checkpoint = true) waits for ranktune's answer on RANKTUNE_CONTROL_FD.
+# waits for ranktune's answer on RANKTUNE_CONTROL_FD: it speaks protocol 2 (it says hello
+# first), so ranktune answers every report, and asks it to stop rather than signalling it.
 #
 # Standalone, it reports on stdout and does not wait:
 #   RANKTUNE_CONFIG='{"lr":0.1}' sh examples/protocol_shell.sh
@@ -18,6 +19,7 @@ control_fd=${RANKTUNE_CONTROL_FD:-}
 folder=${RANKTUNE_CHECKPOINT_DIR:-}
 iteration=${RANKTUNE_ITERATION:-1}   # the iteration the next report will be, as ranktune counts
 trial=${RANKTUNE_TRIAL_ID:-1}
+protocol=${RANKTUNE_PROTOCOL:-1}      # unset: a ranktune of protocol 1, which signals a stop
 
 # A number from the config's JSON object (ranktune writes it without spaces, but allow them).
 param() {
@@ -44,6 +46,12 @@ save() {
   mv "$folder/state.tmp" "$folder/state"
 }
 
+# Protocol 2: say hello before the first report, so ranktune answers every report and sends
+# "stop" when the trial ends (then there are stop_grace_s seconds to exit by ourselves).
+if [ -n "$control_fd" ] && [ "$protocol" -ge 2 ]; then
+  printf '{"ranktune": "hello", "protocol": 2}\n' >&"$report_fd"
+fi
+
 while [ -n "$control_fd" ] || [ "$step" -lt "$steps" ]; do
   # awk for the floating point; %.17g keeps every bit of x across a save.
   x=$(awk -v x="$x" -v lr="$lr" 'BEGIN { printf "%.17g", x - lr * 2 * (x - 1) }')
@@ -57,6 +65,7 @@ while [ -n "$control_fd" ] || [ "$step" -lt "$steps" ]; do
     IFS= read -r answer <&"$control_fd" || exit 0
     case $answer in
       continue) break ;;
+      stop) echo "asked to stop after step $step"; exit 0 ;;
       save)
         save
         printf '{"ranktune": "saved"}\n' >&"$report_fd"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Damaged results files through `ranktune report`: every one is refused with exit code 5 and
-# one stderr line naming the file, within 20 s (never a crash, a hang or a traceback).
+# Damaged results files through `ranktune report` (and `report --html`, `compact -o`): every
+# one is refused with exit code 5 and one stderr line naming the file, within 20 s (never a
+# crash, a hang or a traceback).
 # The files come from a real results file written by `ranktune simulate` (no MPI), damaged
 # by make_bad_files.py: empty, not HDF5, foreign HDF5, wrong schema, truncated at random
 # offsets, and single bit flips in metadata and in table data. FAULT_SEED=N replays a run.
@@ -16,12 +17,13 @@ timeout 20 "$RANKTUNE" report "$good" > "$WORK/good.txt" || fail "report of the 
 "$PY" "$SRC/tests/fault/make_bad_files.py" "$good" "$WORK/bad" "$SEED" "$COUNT" || fail "make_bad_files.py failed"
 
 failures=0 refused=0 harmless=0 meta_refused=0 meta_total=0
-for f in "$WORK"/bad/*.h5; do
-  name=$(basename "$f")
-  rc=0
-  timeout -s KILL 20 "$RANKTUNE" report "$f" > "$WORK/out.txt" 2> "$WORK/err.txt" || rc=$?
+# judge NAME FILE WHAT: the verdict on the last command (rc, $WORK/out.txt, $WORK/err.txt)
+# run on FILE; prints a FAIL line and counts it. `report` (WHAT = report) must leave a
+# harmless flip's report unchanged; the others (report --html, compact -o) must refuse or
+# accept like it, never crash, hang or print more than one line.
+judge() {
+  local name=$1 f=$2 what=$3 lines problem=""
   lines=$(wc -l < "$WORK/err.txt")
-  problem=""
   if ((rc == 137)); then problem="hung (killed after 20 s)"
   elif ((rc > 128)); then problem="crashed with signal $((rc - 128))"
   elif ((rc == 5)); then
@@ -33,17 +35,34 @@ for f in "$WORK"/bad/*.h5; do
     # must-* damage never may. Harmless metadata flips must leave the report unchanged.
     case "$name" in
       must-*) problem="was accepted" ;;
-      meta-*) cmp -s "$WORK/out.txt" "$WORK/good.txt" || problem="was accepted with a different report" ;;
+      meta-*) [[ $what != report ]] || cmp -s "$WORK/out.txt" "$WORK/good.txt" || problem="was accepted with a different report" ;;
     esac
   else problem="exited $rc"
   fi
+  if [[ -n "$problem" ]]; then
+    echo "FAIL: $what $name $problem: $(head -c 400 "$WORK/err.txt")"
+    failures=$((failures + 1))
+  fi
+}
+for f in "$WORK"/bad/*.h5; do
+  name=$(basename "$f")
+  rc=0
+  timeout -s KILL 20 "$RANKTUNE" report "$f" > "$WORK/out.txt" 2> "$WORK/err.txt" || rc=$?
+  judge "$name" "$f" report
   case "$name" in meta-*) meta_total=$((meta_total + 1)); ((rc == 5)) && meta_refused=$((meta_refused + 1)) ;; esac
   ((rc == 5)) && refused=$((refused + 1))
   ((rc == 0)) && harmless=$((harmless + 1))
-  if [[ -n "$problem" ]]; then
-    echo "FAIL: $name $problem: $(head -c 400 "$WORK/err.txt")"
-    failures=$((failures + 1))
-  fi
+  # What else reads a whole file answered every damaged copy the same way (issue 13: "what
+  # held is worth keeping"); compact -o must not change its input.
+  before=$(sha256sum < "$f")
+  rc=0
+  timeout -s KILL 20 "$RANKTUNE" report "$f" --html "$WORK/page.html" > "$WORK/out.txt" 2> "$WORK/err.txt" || rc=$?
+  judge "$name" "$f" "report --html"
+  rc=0
+  timeout -s KILL 20 "$RANKTUNE" compact "$f" -o "$WORK/compact.h5" > "$WORK/out.txt" 2> "$WORK/err.txt" || rc=$?
+  judge "$name" "$f" "compact -o"
+  [[ $(sha256sum < "$f") == "$before" ]] || { echo "FAIL: compact -o changed $name"; failures=$((failures + 1)); }
+  rm -f "$WORK/page.html" "$WORK/compact.h5"
 done
 echo "bad_files: $refused refused, $harmless read as intact, $failures wrong (metadata flips: $meta_refused of $meta_total refused)"
 ((failures == 0)) || fail "$failures damaged files were not handled (reproduce with FAULT_SEED=$SEED)"

@@ -73,6 +73,8 @@ done
 rc=0
 "$RANKTUNE" report "$WORK/bad/trial-row-twice.h5" > "$WORK/out.txt" 2> "$WORK/err.txt" || rc=$?
 ((rc == 5)) || fail "report of a trial row twice: expected exit 5, got $rc: $(cat "$WORK/out.txt" "$WORK/err.txt" | head -c 600)"
+grep -qF "holds trial_id 7" "$WORK/err.txt" && [[ ! -s "$WORK/out.txt" ]] ||
+  fail "report of a trial row twice: no reason naming the row, or a report printed: $(cat "$WORK/out.txt" "$WORK/err.txt" | head -c 600)"
 
 # The intact file resumes to the end: 12 trials, each iteration once.
 cp "$good" "$exp"

@@ -31,6 +31,8 @@ for e in events:
         lin = json.loads(e["message"].decode())
         exploits[(int(e["trial_id"]), lin["iteration"])] = lin
 assert exploits, "PBT never exploited: no restore was tested"
+# It says hello (protocol 2): every stop was an answer it carried out, never a signal.
+assert not [e for e in events if b"SIGTERM" in e["message"] or b"SIGKILL" in e["message"]], "a stop needed a signal"
 
 def close(a, b):
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300)
@@ -60,3 +62,7 @@ for t in trials:
 print(f"protocol_shell: {len(keys)} results, {len(exploits)} exploits restored the donor's state "
       f"({restored_lines} restores checked against the logs)")
 PY
+# And it got the stop: every trial's log ends a run with the script's own line.
+for log in "$WORK"/shell.h5.logs/trial_*_attempt_0.log; do
+  grep -q "asked to stop after step" "$log" || fail "$log: the script was never asked to stop"
+done

@@ -219,7 +219,13 @@ TEST(Controller, ResumeFromAStateOlderThanTheRowsMakesNoTrialTwice) {
 
   Controller resumed = make(opts(1), 6, nullptr);
   resumed.resume(c.trials(), {}, state, "test", 4);
-  const std::vector<Trial> trials = run_to_end(resumed, resumed.on_worker_free(1, 4), 4);
+  const std::vector<Command> first = resumed.on_worker_free(1, 4);
+  // Trial 4, running when the file was left, starts again; its log's separator says why
+  // (issue 12 item 2).
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].trial, 4);
+  EXPECT_EQ(first[0].cause, "ranktune run --resume");
+  const std::vector<Trial> trials = run_to_end(resumed, first, 4);
   ASSERT_EQ(trials.size(), 6u);
   EXPECT_TRUE(resumed.finished());
   // The searcher went on where the file ends: trials 5 and 6 are those of a run never stopped.

@@ -138,6 +138,23 @@ TEST(Lifecycle, ANonFiniteFailureAsksTheWorkerForItsLogTail) {
   EXPECT_EQ(c.find(1)->log_tail, "printed, never reported\n");
 }
 
+// Issue 13 item 15 names inf as well as NaN: an infinite metric fails the attempt the same
+// way, and the log tail the worker sends after stopping the program is kept.
+TEST(Lifecycle, AnInfiniteMetricAsksTheWorkerForItsLogTailToo) {
+  for (const double v : {INFINITY, -INFINITY}) {
+    Controller c(opts(4), make_searcher("random", one_param(), {1, 1}), make_scheduler("fifo", {}));
+    c.on_worker_free(1, 0);
+    const auto out = c.on_result(1, 0, {{"loss", v}}, 1);
+    ASSERT_GE(out.size(), 1u);
+    EXPECT_EQ(out[0].kind, Kind::Stop);
+    EXPECT_TRUE(out[0].failed) << v;  // the worker answers a failed Stop with the tail
+    EXPECT_EQ(c.find(1)->status, TrialStatus::Error);
+    EXPECT_NE(c.find(1)->error.find(v > 0 ? "is inf" : "is -inf"), std::string::npos) << c.find(1)->error;
+    c.on_log_tail(1, 0, "overflowed\n");
+    EXPECT_EQ(c.find(1)->log_tail, "overflowed\n");
+  }
+}
+
 TEST(Lifecycle, RetryRestartsFromTheLastCheckpoint) {
   ControllerOptions o = opts(10);
   o.max_failures = 1;

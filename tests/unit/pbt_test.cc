@@ -1,5 +1,6 @@
 // PBT (search/pbt_scheduler.h): exploit and explore through the controller, the revert of
-// an exploit whose checkpoint does not load, and the bounds of explore.
+// an exploit whose checkpoint does not load (to the trial's own checkpoint, or to its start
+// without one), and the bounds of explore.
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,9 @@ TEST(Pbt, BottomQuantileExploitsATopTrialWithAPerturbedConfig) {
   EXPECT_EQ(out[1].restore_trial, 1);  // the top quarter of 4 is trial 1
   EXPECT_EQ(out[1].restore_checkpoint, 2);
   EXPECT_EQ(out[1].iterations, 2);
+  // The trial log's separator names the cause (issue 12 item 2): the worker appends the run
+  // after "goes on at iteration 3 (exploit of trial 1 at its iteration 2)".
+  EXPECT_EQ(out[1].cause, "exploit of trial 1 at its iteration 2");
   const double after = std::get<double>(c.find(4)->config.at("x"));
   EXPECT_NE(after, before);
   EXPECT_TRUE(std::abs(after - std::min(1.0, donor_x * 0.8)) < 1e-12 ||
@@ -104,6 +108,49 @@ TEST(Pbt, ARestoreThatFailsAfterAnExploitGoesBackToTheTrialsOwnCheckpointOnce) {
   // Once: if that fails too, it fails as usual (max_failures = 0: ERROR).
   c.on_trial_failed(4, 1, "exited with code 1", "", 4);
   EXPECT_EQ(c.find(4)->status, TrialStatus::Error);
+}
+
+// The same before the trial saved a checkpoint of its own (PBT's first perturbation): there
+// is nothing of its own to go back to, so it starts again from scratch with its old values,
+// as a new attempt (its iterations 1-2 are recorded), and the revert event says so.
+TEST(Pbt, ARevertedExploitOfATrialWithoutACheckpointRestartsItFromScratch) {
+  struct Events : ControllerObserver {
+    std::vector<std::string> lines;
+    void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
+      lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
+    }
+  } ev;
+  const Space space = one_param();
+  Controller c(opts(100), make_searcher("random", space, {7, 4}),
+               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
+                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
+                               {"resample_probability", 0.0}}),
+               &ev);
+  for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
+  for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
+  for (int k = 1; k <= 3; ++k) {
+    c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 2);
+    c.on_checkpoint(k, 0, 2, 2);
+  }
+  const Config before = c.find(4)->config;
+  ASSERT_EQ(c.on_result(4, 0, {{"loss", 4.0}}, 2).size(), 2u);  // exploits trial 1, no checkpoint of its own
+  ASSERT_EQ(c.find(4)->restore_trial, 1);
+  const auto back = c.on_trial_failed(4, 0, "exited with code 1", "size mismatch", 3);
+  const Trial& t = *c.find(4);
+  EXPECT_EQ(t.config, before);
+  EXPECT_EQ(t.failures, 0);
+  EXPECT_EQ(t.attempt, 1);
+  EXPECT_NE(t.error.find("(after exploit of trial 1 (iteration 2): x "), std::string::npos) << t.error;
+  const auto revert = std::find_if(ev.lines.begin(), ev.lines.end(), [](const std::string& l) { return l.rfind("revert:4:", 0) == 0; });
+  ASSERT_NE(revert, ev.lines.end());
+  EXPECT_NE(revert->find("it goes back to the start with its old values"), std::string::npos) << *revert;
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].kind, Kind::Start);
+  EXPECT_EQ(back[0].trial, 4);
+  EXPECT_EQ(back[0].attempt, 1);
+  EXPECT_EQ(back[0].restore_trial, 0);
+  EXPECT_EQ(back[0].iterations, 0);
+  EXPECT_EQ(back[0].config, before);
 }
 
 TEST(Pbt, ExploreStaysInBoundsAndMovesListedValuesByOne) {
