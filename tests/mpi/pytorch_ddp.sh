@@ -5,7 +5,8 @@
 # bit-identical weights (each writes the SHA-256 of its state_dict into PYTORCH_DDP_HASH_DIR),
 # each rank has its own log, and trial 1's gang (global batch b split over 2 ranks, gradients
 # averaged) matches the same script run here as one rank with batch b on the same samples:
-# the same curve and weights within float-summation tolerance.
+# the same curve and weights within float-summation tolerance. `ranktune eval` of the leaders
+# (one process, no process group) scores the gang's final weights.
 source "$(dirname "$0")/torch_lib.sh"
 export PYTORCH_DDP_HASH_DIR=$WORK/gang
 mkdir -p "$WORK/gang" "$WORK/one"
@@ -63,4 +64,24 @@ for name in w2:
     assert diff <= 1e-3 * scale, (name, diff, scale)
 print(f"ok: 2 ranks with global batch b match 1 rank with batch b: losses within 0.1%, weights within "
       f"{worst:.1e} of their largest value")
+PY
+
+# ranktune eval of the gang trials: one process per leader, no process group; it restores
+# the leader's checkpoint of iteration 3, so its figures are those of the final weights.
+"$RANKTUNE" eval "$WORK/d.h5" --config "$SRC/configs/pytorch_ddp.toml" --top 2 --batch-sizes 1 --latency-s 0.1 \
+  --format json > "$WORK/eval.json" 2> "$WORK/eval.err" || { rc=$?; cat "$WORK/eval.err"; fail "ranktune eval exited $rc"; }
+PYTHONPATH="$TORCH_PYTHONPATH" "$PY" - "$WORK" <<'PY'
+import json, sys, torch
+import pytorch_fashion_mnist as fm
+work = sys.argv[1]
+evals = json.load(open(f"{work}/eval.json"))["evaluations"]
+assert sorted(e["trial"] for e in evals) == [1, 2] and all(e["iteration"] == 3 for e in evals), evals
+x, y = fm.load_split(fm.settings({})["data_dir"], "test", 2000)
+for e in evals:
+    model = fm.Net(4)
+    model.load_state_dict(torch.load(f"{work}/gang/trial_{e['trial']}_attempt_0_rank_0.pt"))
+    loss, acc = fm.evaluate(model, x, y)
+    assert e["samples"] == 2000 and abs(e["metrics"]["test_accuracy"] - acc) <= 1 / 2000, (e["metrics"], acc)
+print("ok: ranktune eval of the gang trials scores their final weights:",
+      ", ".join(f"trial {e['trial']} {e['metrics']['test_accuracy']:.4f}" for e in evals))
 PY
