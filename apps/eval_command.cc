@@ -17,6 +17,7 @@
 #include "mpi/launch.h"
 #include "experiment/stack.h"
 #include "report/evaluations.h"
+#include "train/registry.h"
 
 namespace ranktune::apps {
 namespace {
@@ -91,11 +92,30 @@ int run_eval(const EvalOptions& o) {
   if (opt.batch_sizes == std::vector<std::int64_t>{0}) opt.batch_sizes.clear();  // --batch-sizes 0: no latency
   opt.warmup = o.warmup;
   opt.latency_s = o.latency_s;
+  // A program that the config names (a command) runs where the stored config's relative
+  // paths lead: next to the results file unless --config says where the config was.
+  const bool runs_program = [&] {
+    io::ExperimentConfig read = cfg;
+    train::read_trainable(read);
+    return train::traits(read.trainable).writes_logs;
+  }();
   std::vector<eval::LeaderEvaluation> evals;
   for (const eval::Leader& l : choice.leaders) {
     std::fprintf(stderr, "ranktune eval: trial %lld (rank %zu), checkpoint at iteration %lld ...\n",
                  static_cast<long long>(l.trial->id), l.rank, static_cast<long long>(l.checkpoint->iteration));
-    evals.push_back(eval::evaluate_leader(file, cfg, l, opt));
+    try {
+      evals.push_back(eval::evaluate_leader(file, cfg, l, opt));
+    } catch (const io::StoreError&) {
+      throw;
+    } catch (const io::ConfigError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      if (!runs_program || !o.config.empty()) throw;
+      throw std::runtime_error(std::string(e.what()) +
+                               "\n(If the script or its files were not found: the stored config's relative paths "
+                               "resolve next to the results file; pass --config with the experiment's config file "
+                               "to resolve them as in the run.)");
+    }
   }
 
   nlohmann::json manifest = {{"command_line", o.command_line},

@@ -72,11 +72,24 @@ io::TrainableSpec read_spec(const io::ExperimentConfig& cfg) {
 
 void require_evaluable(const io::ResultsFile& file, const io::TrainableSpec& spec) {
   const train::TrainableTraits traits = train::traits(spec);
-  if (!traits.can_evaluate || !traits.can_checkpoint)
-    throw std::invalid_argument(
-        file.path + ": the '" + spec.kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
-        "trainable, and any C++ trainable that implements evaluate_held_out()); export a checkpoint with `ranktune " +
-        "export-checkpoint` and evaluate it with your own program");
+  if (traits.can_evaluate && traits.can_checkpoint) return;
+  if (!traits.no_evaluation.empty())
+    throw std::invalid_argument(file.path + ": the '" + spec.kind + "' trainable has no held-out evaluation: " +
+                                traits.no_evaluation);
+  throw std::invalid_argument(
+      file.path + ": the '" + spec.kind + "' trainable has no held-out evaluation (ranktune eval evaluates the mlp " +
+      "trainable, command trainables with checkpoint = true, and any C++ trainable that implements " +
+      "evaluate_held_out()); export a checkpoint with `ranktune export-checkpoint` and evaluate it with your own " +
+      "program");
+}
+
+// What one timed batch is, for the manifest, when the evaluator times predict().
+constexpr const char* kPredictTimed =
+    "predict(): forward pass, softmax and argmax of one batch, from samples resident in memory to predictions in "
+    "host memory";
+
+LatencyStats stats_of(const train::MeasuredLatency& m) {
+  return {m.batch_size, m.batches, m.mean_s, m.p50_s, m.p90_s, m.p99_s, m.max_s, m.samples_per_s};
 }
 
 }  // namespace
@@ -93,6 +106,11 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
   ctx.attempt = leader.checkpoint->attempt;
   ctx.seed = cfg.seed;
   ctx.config_dir = fs::path(cfg.path).parent_path().string();
+  ctx.first_iteration = leader.checkpoint->iteration + 1;
+  ctx.start_cause = "start";
+  // A trainable that runs and times its evaluation itself (a command) is told how.
+  ctx.mode = "eval";
+  ctx.eval = {o.device, o.threads, o.batch_sizes, o.warmup, o.latency_s, o.min_batches, o.max_batches};
   std::string device;  // what the trainable is told to compute on
   if (o.device == "auto") {
     ctx.device = "cuda:0";  // taken if this build has CUDA and the device works, else the CPU
@@ -110,9 +128,18 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
 
   const io::TrainableSpec stored = read_spec(cfg);
   require_evaluable(file, stored);
+  // Its output beside the trials' logs, one file per trial, replaced by the next evaluation.
+  if (train::traits(stored).writes_logs) ctx.log_dir = file.path + ".logs/eval";
   const train::TrainableKind& kind = train::kind_of(stored);
   const io::TrainableSpec spec = kind.on_compute ? kind.on_compute(stored, device, o.threads) : stored;
   std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
+  // One that times itself is told the batch sizes before it starts (the held-out samples,
+  // which bound them otherwise, are known only afterwards).
+  if (t->times_itself())
+    for (const std::int64_t b : o.batch_sizes)
+      if (b < 1)
+        throw std::invalid_argument("--batch-sizes: " + std::to_string(b) +
+                                    " is not a batch size (1 or more; 0 alone: no latency)");
   const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
   try {
     t->setup(leader.trial->config, ctx);
@@ -130,21 +157,30 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
   }
   LeaderEvaluation out;
   out.leader = leader;
-  const train::ComputeInfo info = t->compute_info();
-  out.path = info.path;
-  out.threads = info.threads;
   train::HeldOutResult held_out;
   try {
     held_out = t->evaluate_held_out();
-    for (const std::int64_t b : o.batch_sizes) {
-      if (b < 1 || b > held_out.samples)
-        throw std::invalid_argument("--batch-sizes: " + std::to_string(b) + " is not in 1.." +
-                                    std::to_string(held_out.samples) + " (the held-out samples)");
-      out.latency.push_back(time_batches(*t, held_out.samples, b, o));
+    if (t->times_itself()) {
+      for (const train::MeasuredLatency& m : held_out.latency) out.latency.push_back(stats_of(m));
+    } else {
+      for (const std::int64_t b : o.batch_sizes) {
+        if (b < 1 || b > held_out.samples)
+          throw std::invalid_argument("--batch-sizes: " + std::to_string(b) + " is not in 1.." +
+                                      std::to_string(held_out.samples) + " (the held-out samples)");
+        out.latency.push_back(time_batches(*t, held_out.samples, b, o));
+      }
     }
   } catch (const train::TrialFailure& e) {
-    throw std::runtime_error(file.path + ": " + trial_name(leader) + ": evaluation failed: " + e.what());
+    // The reason says the exit and the last line; the tail says what led there.
+    const std::string tail = e.log_tail().empty() ? "" : "\n---- its output ends:\n" + e.log_tail();
+    throw std::runtime_error(file.path + ": " + trial_name(leader) + ": evaluation failed: " + e.what() + tail);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(file.path + ": " + trial_name(leader) + ": " + e.what());
   }
+  // Known once it has evaluated: a script says what it computed on.
+  const train::ComputeInfo info = t->compute_info();
+  out.path = info.path;
+  out.threads = info.threads;
   out.metrics = held_out.metrics;
   out.samples = held_out.samples;
   out.seconds = since(t0);
@@ -177,8 +213,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
       {"latency",
        {{"batch_sizes", o.batch_sizes}, {"warmup", o.warmup}, {"budget_s", o.latency_s},
         {"min_batches", o.min_batches}, {"max_batches", o.max_batches},
-        {"timed", "predict(): forward pass, softmax and argmax of one batch, from samples resident in memory to "
-                  "predictions in host memory"}}},
+        {"timed", held_out.timed.empty() ? kPredictTimed : held_out.timed}}},
       {"ranktune_version", RANKTUNE_VERSION},
       {"git_sha", RANKTUNE_GIT_SHA},
   };

@@ -2,6 +2,8 @@
 /// One leader's held-out evaluation (`ranktune eval`): its trainable is rebuilt from the
 /// experiment's config and the trial's hyperparameters, restored from the stored
 /// checkpoint, evaluated on the held-out split, and timed on batches of held-out samples.
+/// A command trainable (a script) is started in evaluation mode instead, evaluates and
+/// times itself (ranktune.on_evaluate, ranktune.time_inference), and hands the figures over.
 /// Each evaluation carries a manifest that says exactly what was evaluated, on what and
 /// how (MLModelScope's evaluation manifests), so the figure can be reproduced and
 /// compared.
@@ -43,18 +45,22 @@ struct LeaderEvaluation {
 };
 
 /// Throws std::invalid_argument, naming the file and the trainable's kind, when the
-/// experiment's trainable has no held-out evaluation (a command or synthetic trainable):
-/// `ranktune eval` asks this before it chooses any leader.
+/// experiment's trainable has no held-out evaluation (a synthetic trainable, a command
+/// without checkpoint = true): `ranktune eval` asks this before it chooses any leader.
 void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& cfg);
 
 /// Evaluates one leader. The manifest holds the results file and experiment, the trial and
 /// its hyperparameters, the checkpoint (iteration, attempt, size, CRC-32C, score), the
 /// trainable spec, the held-out data files (path, size, CRC-32C), the device, path and
-/// threads, the latency settings, the ranktune version and the git sha. Throws, with the
-/// file and trial named: std::invalid_argument when the trainable cannot be evaluated (a
-/// command or synthetic trainable) or set up here (missing data, an unusable device, a bad
-/// option); io::StoreError for a checkpoint that is damaged or does not restore; and
-/// std::runtime_error when restoring or evaluating fails otherwise.
+/// threads, the latency settings, the ranktune version and the git sha (for a command: its
+/// argv and program files with their size and CRC-32C, and the data files its evaluation
+/// named). A command's output goes to <results>.logs/eval/trial_<id>_attempt_<k>.log.
+/// Throws, with the file and trial named: std::invalid_argument when the trainable cannot
+/// be evaluated (a synthetic trainable, a command without checkpoint = true or one that
+/// never calls ranktune.on_evaluate()) or set up here (missing data, an unusable device, a
+/// bad option); io::StoreError for a checkpoint that is damaged or does not restore; and
+/// std::runtime_error when restoring or evaluating fails otherwise (a script's exit, its
+/// last line and its output's tail).
 LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& options);
 

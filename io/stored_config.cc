@@ -23,8 +23,9 @@ ExperimentConfig stored_config(const ResultsFile& file, const std::string& confi
   std::string path = config_path;
   if (path.empty()) {
     // The stored text has no file of its own: relative paths in it resolve next to the
-    // results file, and messages name the results file.
-    path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":/config")).string();
+    // results file, and messages name the results file. (Not "<file>:/config": its parent
+    // would be "<file>:", a folder that does not exist.)
+    path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":config")).string();
   }
   return parse_config(file.meta.config_text, path, overrides);
 }

@@ -401,6 +401,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   for (auto& [k, v] : distributed_variables(context.distributed, context.device,
                                             visible == env.end() ? nullptr : visible->second.c_str()))
     env[k] = std::move(v);
+  set_mode_env(env, context);  // RANKTUNE_MODE, and RANKTUNE_EVAL_* for `ranktune eval` (command_eval.cc)
   control_.reset();
   control_child_.reset();
   awaiting_continue_ = launched_ = false;

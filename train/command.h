@@ -207,7 +207,27 @@ class CommandTrainable : public Trainable {
   /// had to be killed), each naming the trial.
   std::vector<std::string> take_warnings() override { return std::exchange(warnings_, {}); }
 
+  // Evaluation mode (train/command_eval.cc; docs/command_protocol.md, "Evaluation mode"):
+  // with Context::mode "eval", setup() gives the program RANKTUNE_MODE=eval and the
+  // RANKTUNE_EVAL_* settings, restore() fills RANKTUNE_CHECKPOINT_DIR, and
+  // evaluate_held_out() starts it and reads the lines of its ranktune.on_evaluate() and
+  // ranktune.time_inference().
+  /// True with `[trainable] checkpoint = true`: only then is there a checkpoint to evaluate.
+  bool can_evaluate() const override { return spec_.checkpoint; }
+  /// The script times its own inference (ranktune.time_inference()).
+  bool times_itself() const override { return true; }
+  /// Runs the program in evaluation mode to its end. Throws std::invalid_argument when it
+  /// cannot be evaluated (it never called ranktune.on_evaluate(), or timed other batch
+  /// sizes than asked), TrialFailure when it fails (its exit and last line, the log tail).
+  HeldOutResult evaluate_held_out() override;
+  /// In evaluation mode, after evaluate_held_out(): the device and threads it reported.
+  ComputeInfo compute_info() const override { return compute_; }
+
  private:
+  /// RANKTUNE_MODE, and in evaluation mode the RANKTUNE_EVAL_* settings and the
+  /// RANKTUNE_DEVICE asked for, into the program's environment (called by setup()).
+  void set_mode_env(std::map<std::string, std::string>& env, const Context& context);
+
   /// Moves the next complete line out of buffer_, if any.
   std::optional<std::string> take_line();
   /// Waits until `deadline` for output or the leader's exit, then reads what is there.
@@ -273,7 +293,14 @@ class CommandTrainable : public Trainable {
   std::int64_t trial_id_ = 0;
   int attempt_ = 0;
   std::vector<std::string> warnings_;  ///< for take_warnings()
+  EvalSettings eval_;             ///< evaluation mode's settings (set_mode_env)
+  std::string eval_workdir_;      ///< where relative data file names are resolved
+  ComputeInfo compute_;           ///< what the evaluation reported it computed on
 };
+
+/// The command as the manifest of a `ranktune eval` records it: its argv, workdir, and its
+/// program file (the script, when argv[0] is an interpreter) with size and CRC-32C.
+nlohmann::json command_describe(const io::TrainableSpec& spec);
 
 /// The folder holding the `ranktune` Python helper package (installed copy first, then the
 /// source tree), or "" if neither exists. Command trainables get it appended to PYTHONPATH.

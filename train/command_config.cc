@@ -113,6 +113,12 @@ void check_command(const io::ExperimentConfig& cfg) {
 TrainableTraits command_traits(const io::TrainableSpec& spec) {
   TrainableTraits t;
   t.can_checkpoint = options_of<CommandOptions>(spec).checkpoint;
+  t.can_evaluate = t.can_checkpoint;  // `ranktune eval` restores the checkpoint (command_eval.cc)
+  if (!t.can_evaluate)
+    t.no_evaluation = "ranktune eval restores a script's stored checkpoint and starts it in evaluation mode, and "
+                      "this experiment's [trainable] has no checkpoint = true. Set it, save with ranktune.on_save() "
+                      "and evaluate with ranktune.on_evaluate() (docs/command_protocol.md, \"Evaluation mode\"), "
+                      "and run the search again";
   t.writes_logs = true;
   t.can_gang = true;
   t.distributed_env = true;
@@ -126,7 +132,7 @@ std::unique_ptr<Trainable> make_command(const io::TrainableSpec& spec) { return 
 
 TrainableKind command_kind() {
   return {"command", "the user's program, one process per trial, reporting JSON lines on fd 3", command_keys,
-          read_command, check_command, command_traits, make_command, nullptr};
+          read_command, check_command, command_traits, make_command, nullptr, nullptr, command_describe};
 }
 
 }  // namespace ranktune::train

@@ -24,6 +24,9 @@ struct TrainableTraits {
   bool uses_gpu = false;        ///< it computes on the worker's GPU when it has one
   bool can_gang = false;        ///< it can run as a gang (ranks_per_trial > 1)
   bool can_evaluate = false;    ///< `ranktune eval` can evaluate it on held-out data
+  /// Why not, when can_evaluate is false for a reason its options give (a command without
+  /// checkpoint = true): said by `ranktune eval`'s refusal. "" otherwise.
+  std::string no_evaluation;
   bool writes_logs = false;     ///< its trials write logs beside the results file
   /// It is told torchrun's variables (train::DistributedEnv): a program that does its own
   /// distributed training; the worker agrees on them over the gang (mpi/rendezvous.h).

@@ -31,6 +31,19 @@ struct DistributedEnv {
   int master_port = 0;       ///< a free port on the leader's host; 0: none was picked
 };
 
+/// What `ranktune eval` asks of a held-out evaluation that a trainable runs and times
+/// itself (a command in evaluation mode, RANKTUNE_EVAL_*): the latency settings of
+/// eval::EvalOptions and the compute asked for.
+struct EvalSettings {
+  std::string device = "auto";               ///< "auto", "cpu" or "cuda:N" (--device)
+  int threads = 0;                           ///< 0: as the trainable is configured
+  std::vector<std::int64_t> batch_sizes;     ///< latency batch sizes; empty: no latency
+  int warmup = 10;                           ///< untimed batches before each batch size
+  double latency_s = 1.0;                    ///< timing budget per batch size, seconds
+  std::int64_t min_batches = 20;             ///< timed batches per batch size, at least
+  std::int64_t max_batches = 100000;         ///< and at most
+};
+
 /// Where and as what a trial runs.
 struct Context {
   search::TrialId trial_id = 0;
@@ -60,6 +73,10 @@ struct Context {
   /// throws PeerFailure when it says yes, so that a member blocked on a dead peer is not
   /// left waiting (not owned; may be empty).
   std::function<bool()> peer_failed;
+  /// "train" (a trial of a search) or "eval" (`ranktune eval` restored a checkpoint to
+  /// evaluate it on held-out data; `eval` says how). RANKTUNE_MODE.
+  std::string mode = "train";
+  EvalSettings eval;
 };
 
 /// One iteration's outcome.
@@ -93,11 +110,24 @@ struct DataFile {
   std::uint32_t crc32c = 0;  ///< CRC-32C of the file as stored (compressed or not)
 };
 
+/// The latency of one batch size as a trainable that times itself measured it, the way
+/// eval::summarize_latency summarises timed batches (nearest-rank percentiles).
+struct MeasuredLatency {
+  std::int64_t batch_size = 0;
+  std::int64_t batches = 0;  ///< timed batches
+  double mean_s = 0, p50_s = 0, p90_s = 0, p99_s = 0, max_s = 0;
+  double samples_per_s = 0;
+};
+
 /// What a held-out evaluation measured (`ranktune eval`).
 struct HeldOutResult {
   search::Metrics metrics;      ///< named test_*: test_loss, test_accuracy, ...
   std::int64_t samples = 0;     ///< held-out samples evaluated
   std::vector<DataFile> data;   ///< the files they came from
+  /// With times_itself(): the latency at each of Context::eval.batch_sizes, in that order.
+  std::vector<MeasuredLatency> latency;
+  /// With times_itself(): what one timed batch is, for the manifest ("" for predict()'s).
+  std::string timed;
 };
 
 /// How a trial computes, recorded in the results file ("placement" events).
@@ -149,6 +179,10 @@ class Trainable {
   virtual void predict(std::int64_t first, std::int64_t count) {
     throw TrialFailure("this trainable has no held-out evaluation");
   }
+  /// True when evaluate_held_out() times inference itself, at the batch sizes of
+  /// Context::eval (a command: its script's ranktune.time_inference()), and returns the
+  /// figures in HeldOutResult::latency; predict() is then never called.
+  virtual bool times_itself() const { return false; }
 };
 
 /// The size and CRC-32C of a file. Throws TrialFailure when it cannot be read.

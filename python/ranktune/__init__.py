@@ -59,6 +59,8 @@ __version__ = "0.1.0"
 
 __all__ = ["config", "trial_id", "attempt", "iteration", "report", "checkpoint_dir", "restored", "on_save",
            "under_ranktune", "should_stop", "distributed_env", "is_leader"]
+__all__ += ["evaluating", "on_evaluate", "time_inference"]  # held-out evaluation: evaluation.py
+from .evaluation import evaluating, on_evaluate, time_inference  # noqa: E402
 
 # The protocol version this helper speaks (docs/command_protocol.md).
 PROTOCOL = 2

@@ -19,6 +19,7 @@
 #include "io/evaluations.h"
 #include "io/store.h"
 #include "train/checkpoint.h"
+#include "train/command.h"
 #include "train/mlp_trainable.h"
 
 namespace ranktune::eval {
@@ -379,6 +380,28 @@ TEST_F(EvalFileTest, SyntheticTrainablesHaveNoHeldOutEvaluation) {
     EXPECT_CONTAINS(e.what(), "the 'synthetic' trainable has no held-out evaluation");
     EXPECT_CONTAINS(e.what(), "export-checkpoint");
   }
+}
+
+// The stored config has no file: its relative paths resolve next to the results file (a
+// command's program and workdir, which `ranktune eval` starts it in), not in "<file>:".
+TEST_F(EvalFileTest, StoredConfigPathsResolveNextToTheResultsFile) {
+  io::StoreMeta meta;
+  meta.experiment = "c";
+  meta.metric = "loss";
+  meta.mode = search::Mode::Min;
+  meta.config_text =
+      "[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search]\nalgorithm = \"random\"\n[search.space]\n"
+      "x = { uniform = [0.0, 1.0] }\n[trainable]\nkind = \"command\"\ncommand = [\"./train.py\"]\ncheckpoint = true\n";
+  io::StoreSchema schema;
+  schema.metrics = {"loss"};
+  const std::string p = path("c.h5");
+  { io::ResultsWriter w(p, meta, schema, {}); }
+  io::ExperimentConfig stored = io::stored_config(io::ResultsFile::read(p));
+  train::read_trainable(stored);
+  const auto& o = train::options_of<train::CommandOptions>(stored.trainable);
+  const std::string dir = std::filesystem::absolute(p).parent_path().string();
+  EXPECT_EQ(o.command.front(), dir + "/train.py");
+  EXPECT_EQ(o.workdir, dir);
 }
 
 }  // namespace

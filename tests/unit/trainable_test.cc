@@ -223,6 +223,9 @@ TEST(TrainableKinds, TraitsFollowTheOptions) {
   EXPECT_FALSE(synthetic.distributed_env);
   EXPECT_EQ(plain.metrics, (std::vector<std::string>{"loss", "acc"}));
   EXPECT_TRUE(traits(read(command + "checkpoint = true\n").trainable).can_checkpoint);
+  // `ranktune eval` evaluates a command from its checkpoint, so only then; the traits say why not.
+  EXPECT_TRUE(traits(read(command + "checkpoint = true\n").trainable).can_evaluate);
+  EXPECT_CONTAINS(plain.no_evaluation, "has no checkpoint = true");
 
   // The mlp uses the worker's GPU unless told to stay on the CPU.
   EXPECT_TRUE(traits(read("kind = \"mlp\"\n").trainable).uses_gpu);

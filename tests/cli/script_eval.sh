@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# `ranktune eval` on a command trainable (issue 15): a short search of a pure-Python
+# checkpointing script (tests/data/eval_logreg.py), then the held-out evaluation of its
+# leaders in evaluation mode (RANKTUNE_MODE=eval, ranktune.on_evaluate and
+# ranktune.time_inference). /evaluations is read with h5py and the test metrics recomputed
+# from the exported state; the manifest's files are fingerprinted independently. Then the
+# refusals: no checkpoint = true (before any leader is chosen), a script that never calls
+# on_evaluate, and one whose evaluation crashes. First, the helper's timing on a fake clock.
+source "$(dirname "$0")/../mpi/lib.sh"
+R="$RANKTUNE"
+
+# ranktune.time_inference: warm-up, min/max batches, the budget and nearest-rank
+# percentiles (as eval/latency.cc), on a fake clock that only predict() advances.
+PYTHONPATH="$SRC/python" RANKTUNE_EVAL_BATCH_SIZES=1,4 RANKTUNE_EVAL_WARMUP=3 RANKTUNE_EVAL_MIN_BATCHES=10 \
+  RANKTUNE_EVAL_MAX_BATCHES=12 RANKTUNE_EVAL_LATENCY_S=1000 "$PY" - <<'PY' || fail "time_inference's figures are wrong"
+import os
+import ranktune, ranktune.evaluation as ev
+assert not ranktune.evaluating() and "RANKTUNE_REPORT_FD" not in os.environ
+now = [0.0]
+ev._clock = lambda: now[0]
+calls, sizes = {}, []
+def predict(batch):  # per batch size: warm-up batches take 1 s each, then timed batch k takes k ms
+    k = calls[len(batch)] = calls.get(len(batch), 0) + 1
+    warmup = int(os.environ["RANKTUNE_EVAL_WARMUP"])
+    now[0] += 1.0 if k <= warmup else (k - warmup) * 1e-3
+def batches(n):
+    sizes.append(n)
+    return list(range(n))
+out = ranktune.time_inference(predict, batches)
+assert sorted(out) == [1, 4] and sizes == [1] * 15 + [4] * 15, (out.keys(), sizes)
+one = out[1]
+# 12 timed batches of 1..12 ms (max_batches stops a 1000 s budget); nearest rank of 12:
+# p50 = 6th, p90 = ceil(10.8) = 11th, p99 = 12th.
+assert one["batches"] == 12 and abs(one["p50_s"] - 6e-3) < 1e-9 and abs(one["p90_s"] - 11e-3) < 1e-9, one
+assert abs(one["p99_s"] - 12e-3) < 1e-9 and abs(one["max_s"] - 12e-3) < 1e-9, one
+assert abs(one["mean_s"] - 6.5e-3) < 1e-9 and abs(one["samples_per_s"] - 1 / 6.5e-3) < 1e-4, one
+assert abs(out[4]["samples_per_s"] - 4 / 6.5e-3) < 1e-4, out[4]
+# A small budget: min_batches still timed, then the budget ends it.
+os.environ.update(RANKTUNE_EVAL_BATCH_SIZES="2", RANKTUNE_EVAL_WARMUP="0", RANKTUNE_EVAL_LATENCY_S="0.0105")
+calls.clear()
+two = ranktune.time_inference(predict, batches)[2]
+assert two["batches"] == 10, two  # 1..10 ms sum to 55 ms, past 10.5 ms after batch 4, but min is 10
+os.environ["RANKTUNE_EVAL_MIN_BATCHES"] = "2"
+calls.clear()
+assert ranktune.time_inference(predict, batches)[2]["batches"] == 5  # 1+2+3+4 = 10 < 10.5 ms, +5 = 15
+print("ok: time_inference")
+PY
+
+# Data: points of two Gaussian clouds, fixed by a seed; train, validation and test files.
+mkdir -p "$WORK/data"
+"$PY" - "$WORK/data" <<'PY'
+import os, random, sys
+rng = random.Random(7)
+for name, n in (("train", 200), ("val", 100), ("test", 300)):
+    with open(os.path.join(sys.argv[1], name + ".csv"), "w") as f:
+        for i in range(n):
+            y = i % 2
+            f.write("%.6f,%.6f,%d\n" % (rng.gauss(1.0 if y else -1.0, 1.2), rng.gauss(0.5 if y else -0.5, 1.0), y))
+PY
+config() {  # FILE SCRIPT EXTRA_TRAINABLE_LINE...
+  local file=$1 script=$2; shift 2
+  {
+    printf '[experiment]\nname = "logreg"\nmetric = "loss"\nmode = "min"\nnum_samples = 3\nseed = 5\n'
+    printf '[search]\nalgorithm = "random"\n[search.space]\nlr = { uniform = [0.05, 2.0] }\n[stop]\nmax_t = 3\n'
+    printf '[checkpoint]\nat_end = true\n[trainable]\nkind = "command"\n'
+    printf 'command = ["python3", "%s"]\nenv = { EVAL_DATA = "%s" }\n' "$script" "$WORK/data"
+    if (($# > 0)); then printf '%s\n' "$@"; fi
+  } > "$file"
+}
+config "$WORK/logreg.toml" "$SRC/tests/data/eval_logreg.py" "checkpoint = true"
+RANKTUNE_MODE=eval "$R" run "$WORK/logreg.toml" --np 2 --results "$WORK/s.h5" > "$WORK/run.txt" 2>&1 \
+  || { cat "$WORK/run.txt"; fail "run failed"; }
+
+rc=0; "$R" eval "$WORK/s.h5" --top 2 --latency-s 0.05 --warmup 2 > "$WORK/eval.txt" 2> "$WORK/eval.err" || rc=$?
+[[ $rc -eq 0 ]] || { cat "$WORK/eval.txt" "$WORK/eval.err"; fail "eval exited $rc"; }
+grep -q "recorded as evaluation 1 in" "$WORK/eval.err" || { cat "$WORK/eval.err"; fail "not recorded"; }
+grep -q "test_accuracy" "$WORK/eval.txt" || { cat "$WORK/eval.txt"; fail "no test_accuracy column"; }
+
+# What was recorded: two leaders' metrics and latency, and a manifest that names the script
+# and the test file it read (sizes and CRC-32C recomputed here).
+"$PY" - "$WORK/s.h5" "$SRC/tests/data/eval_logreg.py" "$WORK/data/test.csv" > "$WORK/leaders.txt" <<'PY' \
+  || fail "the recorded evaluation is wrong"
+import json, os, sys, h5py, pandas as pd
+def crc32c(path):
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    c = 0xFFFFFFFF
+    for byte in open(path, "rb").read():
+        c = table[(c ^ byte) & 0xFF] ^ (c >> 8)
+    return "%08x" % (c ^ 0xFFFFFFFF)
+results, script, test = sys.argv[1:]
+with h5py.File(results, "r") as f:
+    runs = f["evaluations/runs"][:]
+    m = pd.DataFrame(f["evaluations/metrics"][:])
+    lat = pd.DataFrame(f["evaluations/latency"][:])
+    r = runs[0]
+    manifest = json.loads(bytes(f["evaluations/manifests"][r["manifest_offset"]:r["manifest_offset"] + r["manifest_size"]]))
+assert len(runs) == 1 and r["trials"] == 2 and r["device"] == b"cpu" and r["threads"] == 1, runs
+assert sorted(set(m["metric"])) == [b"test_accuracy", b"test_loss"] and len(m) == 4, m
+assert sorted(lat["batch_size"]) == [1, 1, 128, 128] and (lat["batches"] >= 20).all(), lat
+assert (lat["p50_ms"] <= lat["p90_ms"]).all() and (lat["p99_ms"] <= lat["max_ms"]).all(), lat
+assert (lat["samples_per_s"] > 0).all() and (abs(lat["samples_per_s"] * lat["mean_ms"] / 1e3 - lat["batch_size"]) < 1e-6).all(), lat
+for e in manifest["evaluations"]:
+    t = e["trainable"]
+    assert t["kind"] == "command" and t["command"] == ["python3", script], t
+    files = {p["path"]: p for p in t["program_files"]}
+    assert files[script]["bytes"] == os.path.getsize(script) and files[script]["crc32c"] == crc32c(script), files
+    assert e["held_out"]["samples"] == 300 and e["held_out"]["split"] == "test", e["held_out"]
+    [d] = e["held_out"]["files"]
+    assert d["path"] == test and d["bytes"] == os.path.getsize(test) and d["crc32c"] == crc32c(test), d
+    assert e["compute"] == {"device_requested": "auto", "path": "cpu", "threads": 1}, e["compute"]
+    assert "time_inference" in e["latency"]["timed"] and e["latency"]["batch_sizes"] == [1, 128], e["latency"]
+    got = m[m["trial_id"] == e["trial"]].set_index("metric")["value"]
+    print(e["trial"], e["checkpoint"]["iteration"], e["config"]["lr"], repr(got[b"test_loss"]), repr(got[b"test_accuracy"]))
+assert [e["leaderboard_rank"] for e in manifest["evaluations"]] == [1, 2]
+PY
+# The test figures again, from each leader's exported state.json, by this test's own code.
+while read -r id iteration lr loss accuracy; do
+  "$R" export-checkpoint "$WORK/s.h5" --trial "$id" --iteration "$iteration" "$WORK/ck$id" > /dev/null || fail "export failed"
+  "$PY" - "$WORK/ck$id/state.json" "$WORK/data/test.csv" "$loss" "$accuracy" <<'PY' || fail "trial $id: recomputed test figures differ"
+import json, math, sys
+s = json.load(open(sys.argv[1]))
+pts = [tuple(map(float, l.split(","))) for l in open(sys.argv[2]) if l.strip()]
+p = [1 / (1 + math.exp(-(s["w0"] * a + s["w1"] * b + s["b"]))) for a, b, _ in pts]
+loss = -sum(math.log(q if y else 1 - q) for q, (_, _, y) in zip(p, pts)) / len(pts)
+acc = sum((q >= 0.5) == (y == 1) for q, (_, _, y) in zip(p, pts)) / len(pts)
+assert abs(loss - float(sys.argv[3])) < 1e-9 and abs(acc - float(sys.argv[4])) < 1e-12, (loss, acc, sys.argv[3:])
+assert 0.6 < acc < 1.0, acc  # it learned something, from a state it did not start with
+PY
+  # Its output's file (empty: the script printed nothing), beside the trials' logs.
+  [[ -f "$WORK/s.h5.logs/eval/trial_${id}_attempt_0.log" ]] || { ls -R "$WORK/s.h5.logs"; fail "no evaluation log for trial $id"; }
+done < "$WORK/leaders.txt"
+[[ $(wc -l < "$WORK/leaders.txt") -eq 2 ]] || fail "expected two leaders"
+
+expect_error() {  # CODE TEXT COMMAND...
+  local code=$1 text=$2; shift 2
+  local rc=0; "$@" > "$WORK/err.txt" 2>&1 || rc=$?
+  [[ $rc -eq $code ]] && grep -q -- "$text" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "$* : expected exit $code and '$text', got $rc"; }
+}
+# A script that never calls on_evaluate (it starts training instead): exit 2, said so.
+expect_error 2 "trial [0-9]* (checkpoint at iteration [0-9]*): it never called ranktune.on_evaluate() (it reported '{\"loss\"" \
+  env EVAL_BEHAVIOUR=no_on_evaluate "$R" eval "$WORK/s.h5" --top 1 --no-record
+grep -q "its output is in .*s.h5.logs/eval/trial_.*_attempt_0.log" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "no log named"; }
+# An evaluation that raises: its exit and last line, and the tail of its output.
+expect_error 1 "evaluation failed: exited with code 1: ValueError: evaluation of split test went wrong on purpose" \
+  env EVAL_BEHAVIOUR=crash "$R" eval "$WORK/s.h5" --top 1 --no-record
+grep -q "^Traceback" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "the error lacks the output's tail"; }
+# An evaluation that times nothing: refused unless no latency was asked for.
+expect_error 2 "it did not call ranktune.time_inference() in its evaluation function, so no latency was measured at batch sizes 1,128" \
+  env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record
+expect_error 0 "test_accuracy" env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record --batch-sizes 0
+expect_error 2 "batch-sizes: -4 is not a batch size" "$R" eval "$WORK/s.h5" --no-record --batch-sizes 1,-4
+# Without checkpoint = true: refused before any leader is chosen.
+config "$WORK/plain.toml" "$SRC/tests/data/eval_logreg.py"
+"$R" run "$WORK/plain.toml" --np 2 --results "$WORK/p.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
+  > "$WORK/plain.txt" 2>&1 || { cat "$WORK/plain.txt"; fail "run without checkpoints failed"; }
+expect_error 2 "the 'command' trainable has no held-out evaluation: .*has no checkpoint = true" "$R" eval "$WORK/p.h5"
+! grep -q "passed over\|checkpoint at iteration\|no trial with a finite" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "leaders were chosen first"; }
+# A script named relative to its config, which lies elsewhere than the results file: found
+# with --config, and without it the failure says what to do.
+mkdir "$WORK/project" "$WORK/out"
+cp "$SRC/tests/data/eval_logreg.py" "$WORK/project/"
+config "$WORK/project/rel.toml" "eval_logreg.py" "checkpoint = true"
+"$R" run "$WORK/project/rel.toml" --np 2 --results "$WORK/out/r.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
+  > "$WORK/rel.txt" 2>&1 || { cat "$WORK/rel.txt"; fail "run of the relative script failed"; }
+expect_error 1 "pass --config with the experiment's config file" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0
+grep -q "exited with code 2: .*can't open file '$WORK/out/eval_logreg.py'" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "no exit named"; }
+expect_error 0 "test_accuracy" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0 --config "$WORK/project/rel.toml"
+echo "ok: ranktune eval of a command trainable"
