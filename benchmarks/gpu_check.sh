@@ -5,8 +5,9 @@
 # path: the CUDA unit test (GPU against CPU, 3 epochs on 2,000 images, tolerance 2% of the
 # losses and 2 points of accuracy, see benchmarks/README.md), one epoch of the full
 # training split on the GPU and on the CPU with samples/s, and `ranktune eval` of one model
-# on cuda:0 against the CPU (test accuracy within 0.2 points, loss within 1%) with latency. Prints one line per check and
-# exits non-zero on the first failure. Budget: under 5 minutes (the build dominates).
+# on cuda:0 against the CPU (test accuracy within 0.2 points, loss within 1%) with latency;
+# then examples/pytorch_ddp.py as a one-rank nccl trial on the GPU when PyTorch has CUDA.
+# Prints one line per check and exits non-zero on the first failure. Budget: under 5 minutes (the build dominates).
 # The lent machine cannot install packages: where /usr/share/datasets/fashion-mnist is
 # missing, carry the four IDX files in .data/fashion-mnist (or set RANKTUNE_DATA_DIR).
 #   benchmarks/gpu_check.sh [BUILD_DIR]   (default build-gpu)
@@ -109,5 +110,31 @@ print("ok: ranktune eval on cuda:0 agrees with the CPU")
 PY
 else
   echo "skipped: no GPU visible, so only the mlp's CPU fall-back was checked"
+fi
+# --- a PyTorch DDP script on one GPU with nccl ----------------------------------------------
+# examples/pytorch_ddp.py as a one-rank trial (ranks_per_trial = 1): ranktune narrows
+# CUDA_VISIBLE_DEVICES to the worker's GPU, so the script sees cuda:0 and picks nccl. A
+# two-rank nccl gang needs two GPUs: those gangs are checked with gloo only
+# (tests/mpi/pytorch_ddp.sh). Needs a PyTorch built with CUDA for $py (Debian's is CPU-only).
+if (( gpus > 0 )) && "$py" -c "import sys, torch, torch.distributed as d
+sys.exit(0 if torch.cuda.is_available() and d.is_nccl_available() else 1)" 2>/dev/null; then
+  "$bin" run configs/pytorch_ddp.toml --np 1 --results "$out/ddp.h5" --set resources.ranks_per_trial=1 \
+    --set experiment.num_samples=1 --set "trainable.command=[\"$py\", \"../examples/pytorch_ddp.py\"]" \
+    > "$out/ddp.txt" 2>&1 || { cat "$out/ddp.txt"; echo "FAIL: examples/pytorch_ddp.py on one GPU"; exit 1; }
+  "$py" - "$out/ddp.h5" <<'PY'
+import sys, h5py
+path = sys.argv[1]
+with h5py.File(path, "r") as f:
+    t = f["trials"][:]
+    r = f["results"][:]
+log = open(f"{path}.logs/trial_1_attempt_0.log").read()
+assert "rank 0 of 1: backend nccl on cuda:0" in log, log[-600:]
+assert t["status"][0] == b"TERMINATED" and len(r) == 3, (t["status"], len(r))
+print("pytorch_ddp.py on cuda:0 with nccl: val_accuracy %s" % ", ".join("%.3f" % v for v in r["val_accuracy"]))
+assert r["val_accuracy"][-1] > 0.5, "the CNN did not learn on the GPU"
+print("ok: a PyTorch DDP trial on one GPU with nccl")
+PY
+else
+  echo "skipped: no GPU, or no PyTorch with CUDA and NCCL for $py, so the PyTorch DDP step did not run"
 fi
 echo "gpu_check: all checks passed"
