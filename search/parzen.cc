@@ -63,6 +63,24 @@ std::vector<double> forgetting_weights(std::size_t n) {
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
+// The log-density terms of k Gaussian kernels at x, coef[i] - z^2 / 2 with z = (x - mu[i]) /
+// sigma[i], into `out`; returns their largest. The candidates' scoring is mostly this loop.
+// Built twice, for AVX2 and for any x86-64, and picked at load time: the lanes change no
+// bit (IEEE division and products are exact per element, a maximum is exact in any order,
+// and no FMA is enabled to contract them).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+double kernel_terms(const double* mu, const double* sigma, const double* coef, double x, double* out, std::size_t k) {
+  for (std::size_t i = 0; i < k; ++i) {
+    const double z = (x - mu[i]) / sigma[i];
+    out[i] = coef[i] - 0.5 * z * z;
+  }
+  double top = kNegInf;
+  for (std::size_t i = 0; i < k; ++i) top = out[i] > top ? out[i] : top;
+  return top;
+}
+
 // A component index drawn with the probabilities whose running sums are `cumulative`.
 std::size_t pick_component(const std::vector<double>& cumulative, Rng& rng) {
   const double u = std::uniform_real_distribution<double>(0.0, cumulative.back())(rng);
@@ -73,7 +91,10 @@ std::size_t pick_component(const std::vector<double>& cumulative, Rng& rng) {
 // A mixture of Gaussians truncated to [low, high]: one per observation plus the prior.
 class Mixture {
  public:
-  Mixture(const std::vector<double>& xs, double low, double high, double prior_weight)
+  /// `sorted`, if given, is the components' order by (mean, index), the prior (index n)
+  /// included; else it is sorted here.
+  Mixture(const std::vector<double>& xs, double low, double high, double prior_weight,
+          const std::vector<std::uint32_t>* sorted = nullptr)
       : low_(low), high_(high) {
     const std::size_t n = xs.size(), k = n + 1;
     mu_ = xs;
@@ -83,9 +104,17 @@ class Mixture {
 
     // Bandwidth: the larger gap to the sorted neighbours (the range ends count as
     // neighbours, except for the two extreme components: Optuna's consider_endpoints=false).
-    std::vector<std::size_t> order(k);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return mu_[a] < mu_[b]; });
+    // Sorted as (mean, index) pairs: the order of a stable sort by mean, from contiguous keys.
+    std::vector<std::uint32_t> own;
+    if (sorted == nullptr) {
+      std::vector<std::pair<double, std::uint32_t>> keyed(k);
+      for (std::size_t i = 0; i < k; ++i) keyed[i] = {mu_[i], static_cast<std::uint32_t>(i)};
+      std::sort(keyed.begin(), keyed.end());
+      own.resize(k);
+      for (std::size_t i = 0; i < k; ++i) own[i] = keyed[i].second;
+      sorted = &own;
+    }
+    const std::vector<std::uint32_t>& order = *sorted;
     sigma_.assign(k, 0.0);
     for (std::size_t i = 0; i < k; ++i) {
       const double left = i == 0 ? low : mu_[order[i - 1]];
@@ -106,14 +135,23 @@ class Mixture {
     const double total = std::accumulate(w.begin(), w.end(), 0.0);
     cumulative_.resize(k);
     log_coef_.resize(k);
+    log_weight_.resize(k);
     double run = 0.0;
+    // Most sigmas are the clip's one value: its log is taken once.
+    double last_sigma = NAN, log_scale = 0.0;
     for (std::size_t i = 0; i < k; ++i) {
       run += w[i] / total;
       cumulative_[i] = run;
-      log_weight_.push_back(std::log(w[i] / total));
-      const double mass = normal_cdf((high - mu_[i]) / sigma_[i]) - normal_cdf((low - mu_[i]) / sigma_[i]);
-      log_coef_[i] = std::log(w[i] / total) - std::log(sigma_[i] * std::sqrt(2.0 * std::numbers::pi)) -
-                     std::log(std::max(mass, 1e-300));
+      log_weight_[i] = std::log(w[i] / total);
+      // A kernel 8.5 sigmas or more inside both ends has mass 1.0 exactly in doubles (each
+      // tail is below 2^-56), so the erfc calls, most of the construction, are skipped.
+      const double z_high = (high - mu_[i]) / sigma_[i], z_low = (low - mu_[i]) / sigma_[i];
+      const double mass = z_high >= 8.5 && z_low <= -8.5 ? 1.0 : normal_cdf(z_high) - normal_cdf(z_low);
+      if (sigma_[i] != last_sigma) {
+        last_sigma = sigma_[i];
+        log_scale = std::log(sigma_[i] * std::sqrt(2.0 * std::numbers::pi));
+      }
+      log_coef_[i] = log_weight_[i] - log_scale - std::log(std::max(mass, 1e-300));
     }
   }
 
@@ -130,18 +168,19 @@ class Mixture {
   }
 
   double log_pdf(double x) const {
-    // log-sum-exp over the components, in two passes to stay finite for far-out x.
-    double top = kNegInf;
-    for (std::size_t i = 0; i < mu_.size(); ++i) {
-      const double z = (x - mu_[i]) / sigma_[i];
-      top = std::max(top, log_coef_[i] - 0.5 * z * z);
-    }
+    // log-sum-exp over the components, in two passes to stay finite for far-out x. The
+    // terms are computed once (the division dominates the first pass) into a buffer that
+    // outlives the call; the second pass adds in component order, as the result's bits need.
+    thread_local std::vector<double> terms;
+    const std::size_t k = mu_.size();
+    terms.resize(k);
+    const double* t = terms.data();
+    const double top = kernel_terms(mu_.data(), sigma_.data(), log_coef_.data(), x, terms.data(), k);
     double sum = 0.0;
-    for (std::size_t i = 0; i < mu_.size(); ++i) {
-      const double z = (x - mu_[i]) / sigma_[i];
+    for (std::size_t i = 0; i < k; ++i) {
       // Terms below e^-40 of the largest cannot change the sum's double; skipping them
       // avoids exp's slow underflow path, which dominated with many narrow components.
-      if (const double e = log_coef_[i] - 0.5 * z * z - top; e > -40.0) sum += std::exp(e);
+      if (const double e = t[i] - top; e > -40.0) sum += std::exp(e);
     }
     return top + std::log(sum);
   }
@@ -244,9 +283,38 @@ Point sample_point(const Space& space, Rng& rng) {
 
 namespace {
 
-// The model-based choice of one parameter from its good and bad values.
+// The components' order by (mean, index) of an estimator over `count` observations, taken
+// from `along` (the observations' order along the parameter) by `position` (an observation's
+// index among the estimator's, or -1 when it is not one of them), merged with the running
+// points (xs[count..], which follow the observations) and the prior at `prior` (the centre,
+// the last index): the order that sorting the (mean, index) pairs would give.
+std::vector<std::uint32_t> merged_order(const std::vector<std::uint32_t>& along, const std::vector<std::int64_t>& position,
+                                        const std::vector<double>& xs, std::size_t count, double prior) {
+  std::vector<std::pair<double, std::uint32_t>> rest;
+  for (std::size_t i = count; i < xs.size(); ++i) rest.emplace_back(xs[i], static_cast<std::uint32_t>(i));
+  rest.emplace_back(prior, static_cast<std::uint32_t>(xs.size()));
+  std::sort(rest.begin(), rest.end());
+  std::vector<std::uint32_t> order;
+  order.reserve(xs.size() + 1);
+  std::size_t r = 0;
+  for (const std::uint32_t o : along) {
+    const std::int64_t pos = position[o];
+    if (pos < 0) continue;
+    const std::pair<double, std::uint32_t> key{xs[static_cast<std::size_t>(pos)], static_cast<std::uint32_t>(pos)};
+    while (r < rest.size() && rest[r] < key) order.push_back(rest[r++].second);
+    order.push_back(static_cast<std::uint32_t>(pos));
+  }
+  while (r < rest.size()) order.push_back(rest[r++].second);
+  return order;
+}
+
+// The model-based choice of one parameter from its good and bad values. With `along` (the
+// observations' order along this parameter) and the positions of each observation among
+// the good and the bad ones, the estimators' components are merged rather than sorted.
 double propose_param(const Domain& d, std::size_t param, const std::vector<const Point*>& good,
-                     const std::vector<const Point*>& bad, const ModelOptions& options, Rng& rng) {
+                     const std::vector<const Point*>& bad, const ModelOptions& options, Rng& rng,
+                     const std::vector<std::uint32_t>* along = nullptr, const std::vector<std::int64_t>* good_pos = nullptr,
+                     const std::vector<std::int64_t>* bad_pos = nullptr, std::size_t bad_observed = 0) {
   std::vector<double> xs_good, xs_bad;
   xs_good.reserve(good.size());
   xs_bad.reserve(bad.size());
@@ -268,8 +336,13 @@ double propose_param(const Domain& d, std::size_t param, const std::vector<const
     return best;
   }
   const auto [low, high] = model_range(d);
-  const Mixture l(xs_good, low, high, options.prior_weight);
-  const Mixture g(xs_bad, low, high, options.prior_weight);
+  std::vector<std::uint32_t> order_l, order_g;
+  if (along != nullptr) {
+    order_l = merged_order(*along, *good_pos, xs_good, xs_good.size(), 0.5 * (low + high));
+    order_g = merged_order(*along, *bad_pos, xs_bad, bad_observed, 0.5 * (low + high));
+  }
+  const Mixture l(xs_good, low, high, options.prior_weight, along ? &order_l : nullptr);
+  const Mixture g(xs_bad, low, high, options.prior_weight, along ? &order_g : nullptr);
   for (std::int64_t c = 0; c < options.n_ei_candidates; ++c) {
     const double x = l.draw(rng);
     if (const double s = l.log_pdf(x) - g.log_pdf(x); s > best_score) best_score = s, best = x;
@@ -386,8 +459,44 @@ Point propose_joint(const Space& space, const std::vector<const Point*>& good, c
 
 }  // namespace
 
+void SortedObservations::add(const Space& space, const Point& point) {
+  if (orders_.empty()) {
+    orders_.assign(space.params.size(), {});
+    coords_.assign(space.params.size(), {});
+  }
+  const auto index = static_cast<std::uint32_t>(count_++);
+  for (std::size_t p = 0; p < space.params.size(); ++p) {
+    const Domain& d = space.params[p].domain;
+    if (d.is_listed()) continue;
+    const double x = to_model(d, point[p]);
+    coords_[p].push_back(x);
+    // The newest index is the largest: it goes after every equal coordinate.
+    auto& order = orders_[p];
+    const auto& c = coords_[p];
+    const auto at = std::upper_bound(order.begin(), order.end(), x, [&](double v, std::uint32_t o) { return v < c[o]; });
+    order.insert(at, index);
+  }
+}
+
+void SortedObservations::assign(const Space& space, const std::vector<const Point*>& points) {
+  orders_.assign(space.params.size(), {});
+  coords_.assign(space.params.size(), {});
+  count_ = points.size();
+  for (std::size_t p = 0; p < space.params.size(); ++p) {
+    const Domain& d = space.params[p].domain;
+    if (d.is_listed()) continue;
+    std::vector<std::pair<double, std::uint32_t>> keyed(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      coords_[p].push_back(to_model(d, (*points[i])[p]));
+      keyed[i] = {coords_[p].back(), static_cast<std::uint32_t>(i)};
+    }
+    std::sort(keyed.begin(), keyed.end());  // by coordinate, ties by index: as add() orders them
+    for (const auto& k : keyed) orders_[p].push_back(k.second);
+  }
+}
+
 Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
-              Rng& rng, const std::vector<const Point*>& running) {
+              Rng& rng, const std::vector<const Point*>& running, const SortedObservations* sorted) {
   // Split by score, best first; a stable sort keeps ties in observation order so the split
   // is deterministic. The estimators then see each set in observation order, which the
   // forgetting weights need.
@@ -405,9 +514,27 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   for (std::size_t i = 0; i < n; ++i) (is_good[i] ? good : bad).push_back(observations[i].point);
   bad.insert(bad.end(), running.begin(), running.end());
   if (options.multivariate) return propose_joint(space, good, bad, options, rng);
+  // Each observation's index among the good ones and among the bad ones (-1: not there).
+  std::vector<std::int64_t> good_pos, bad_pos;
+  const bool merge = sorted != nullptr && sorted->size() == n;
+  if (merge) {
+    good_pos.assign(n, -1);
+    bad_pos.assign(n, -1);
+    std::int64_t g = 0, b = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (is_good[i]) {
+        good_pos[i] = g++;
+      } else {
+        bad_pos[i] = b++;
+      }
+    }
+  }
   Point point(space.params.size());
   for (std::size_t i = 0; i < space.params.size(); ++i) {
-    point[i] = propose_param(space.params[i].domain, i, good, bad, options, rng);
+    const bool numeric = !space.params[i].domain.is_listed();
+    point[i] = merge && numeric ? propose_param(space.params[i].domain, i, good, bad, options, rng, &sorted->order(i),
+                                                &good_pos, &bad_pos, bad.size() - running.size())
+                                : propose_param(space.params[i].domain, i, good, bad, options, rng);
   }
   return point;
 }

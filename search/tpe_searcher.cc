@@ -43,7 +43,7 @@ Suggestion TpeSearcher::suggest(TrialId id) {
       running.reserve(pending_.size());
       for (const auto& [pid, p] : pending_) running.push_back(&p);
     }
-    point = parzen::propose(space_, scored, tpe_.model(), rng, running);
+    point = parzen::propose(space_, scored, tpe_.model(), rng, running, &sorted_);
   }
   Config config = parzen::decode(space_, point);
   pending_[id] = std::move(point);
@@ -59,6 +59,7 @@ void TpeSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error)
   const auto m = last.find(options_.metric);
   if (m == last.end() || !std::isfinite(m->second)) return;
   observed_.push_back({id, sign(options_.mode) * m->second, std::move(point)});
+  sorted_.add(space_, observed_.back().point);
 }
 
 std::string TpeSearcher::save() const {
@@ -100,6 +101,10 @@ void TpeSearcher::restore(const std::string& state) {
   next_ = next;
   pending_ = std::move(pending);
   observed_ = std::move(observed);
+  std::vector<const Point*> points;
+  points.reserve(observed_.size());
+  for (const auto& o : observed_) points.push_back(&o.point);
+  sorted_.assign(space_, points);
 }
 
 }  // namespace ranktune::search

@@ -72,6 +72,7 @@ class TpeSearcher final : public Searcher {
   std::int64_t next_ = 0;                ///< suggestions made so far
   std::map<TrialId, Point> pending_;     ///< suggested, not yet complete
   std::vector<Observation> observed_;    ///< in completion order
+  parzen::SortedObservations sorted_;    ///< observed_ along each parameter, for propose()
 };
 
 }  // namespace ranktune::search

@@ -309,3 +309,52 @@ TEST(Tpe, SaveRestoreContinuesIdentically) {
     EXPECT_THROW(c.restore(broken), std::invalid_argument) << broken;
   }
 }
+
+namespace {
+
+// The proposal with the searcher's kept orders is the one sorting gives, bit for bit: ties
+// (randint and quniform coordinates repeat), the prior's centre, running points (the
+// constant liar) and both halves of the split included.
+TEST(Parzen, KeptOrdersGiveTheSameProposalAsSorting) {
+  Space s;
+  s.params.push_back({"u", {DomainKind::Uniform, -5, 5, 0, {}}});
+  s.params.push_back({"q", {DomainKind::QUniform, 0, 10, 1, {}}});
+  s.params.push_back({"k", {DomainKind::RandInt, 0, 4, 0, {}}});
+  s.params.push_back({"l", {DomainKind::LogUniform, 1e-4, 1, 0, {}}});
+  s.params.push_back({"c", {DomainKind::Choice, 0, 0, 0, {std::string("a"), std::string("b")}}});
+  Rng rng = index_rng(7, 0);
+  std::vector<parzen::Point> points;
+  for (int i = 0; i < 300; ++i) points.push_back(parzen::sample_point(s, rng));
+  points.push_back(points[3]);  // exact duplicates too
+  points.push_back(points[3]);
+  parzen::SortedObservations sorted;
+  std::vector<parzen::Scored> scored;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    sorted.add(s, points[i]);
+    scored.push_back({-std::abs(points[i][0] - 1.0) - 0.1 * points[i][2], &points[i]});
+  }
+  std::vector<const parzen::Point*> running = {&points[10], &points[3], &points[200]};
+  for (const double gamma : {0.1, 0.25, 0.5}) {
+    parzen::ModelOptions o;
+    o.gamma = gamma;
+    for (int seed = 0; seed < 5; ++seed) {
+      Rng a = index_rng(11, static_cast<std::uint64_t>(seed)), b = a;
+      const parzen::Point with = parzen::propose(s, scored, o, a, running, &sorted);
+      const parzen::Point without = parzen::propose(s, scored, o, b, running);
+      EXPECT_EQ(with, without) << "gamma " << gamma << " seed " << seed;
+    }
+  }
+  // A restore's one sort orders them as the additions one by one did.
+  parzen::SortedObservations at_once;
+  std::vector<const parzen::Point*> all;
+  for (const auto& p : points) all.push_back(&p);
+  at_once.assign(s, all);
+  for (std::size_t p = 0; p < s.params.size(); ++p) EXPECT_EQ(at_once.order(p), sorted.order(p)) << p;
+  // Orders of other observations than those passed are not used.
+  parzen::SortedObservations stale;
+  stale.add(s, points[0]);
+  Rng a = index_rng(3, 0), b = a;
+  EXPECT_EQ(parzen::propose(s, scored, {}, a, {}, &stale), parzen::propose(s, scored, {}, b));
+}
+
+}  // namespace
