@@ -140,12 +140,19 @@ std::vector<ResultRow> read_results(const RawTable& t, StoreSchema& schema) {
 
 std::vector<EventRow> read_events(const RawTable& t) {
   const Layout& L = t.layout;
-  std::vector<EventRow> events(t.rows);
+  std::vector<EventRow> events;
+  events.reserve(t.rows);
   for (std::size_t i = 0; i < t.rows; ++i) {
     const std::byte* row = t.row(i);
-    events[i] = {get_f64(row, L[kEvTime]), get_int(row, L[kEvTrial]),
-                 static_cast<int>(get_int(row, L[kEvWorker])), get_str(row, L[kEvKind]),
-                 get_str(row, L[kEvMessage])};
+    EventRow e{get_f64(row, L[kEvTime]), get_int(row, L[kEvTrial]), static_cast<int>(get_int(row, L[kEvWorker])),
+               get_str(row, L[kEvKind]), get_str(row, L[kEvMessage])};
+    // The rest of a long message goes on with the row before it (ResultsWriter::append_event).
+    if (e.kind == kEventContinued && !events.empty() && events.back().time == e.time &&
+        events.back().trial == e.trial) {
+      events.back().message += e.message;
+      continue;
+    }
+    events.push_back(std::move(e));
   }
   return events;
 }

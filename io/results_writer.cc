@@ -353,12 +353,28 @@ std::size_t ResultsWriter::append_result(search::TrialId trial, int attempt, std
 
 void ResultsWriter::append_event(const EventRow& event) {
   Table& t = impl_->events;
-  std::byte* row = t.add_row();
-  put_f64(row, t.layout[kEvTime], event.time);
-  put_int(row, t.layout[kEvTrial], event.trial);
-  put_int(row, t.layout[kEvWorker], event.worker);
-  put_str(row, t.layout[kEvKind], event.kind);
-  put_str(row, t.layout[kEvMessage], event.message);
+  const Column& text = t.layout[kEvMessage];
+  std::string_view rest = event.message;
+  std::string cut;
+  if (rest.size() > kMaxEventMessage) {
+    cut = std::string(rest.substr(0, utf8_prefix(rest, kMaxEventMessage - 3))) + "...";
+    rest = cut;
+  }
+  // One row, or several: the first has the kind, the others go on with the message. They
+  // are appended together, so a flush commits them together.
+  bool first = true;
+  do {
+    const std::size_t n = utf8_prefix(rest, text.size);
+    std::byte* row = t.add_row();
+    put_f64(row, t.layout[kEvTime], event.time);
+    put_int(row, t.layout[kEvTrial], event.trial);
+    put_int(row, t.layout[kEvWorker], event.worker);
+    put_str(row, t.layout[kEvKind], first ? std::string_view(event.kind) : std::string_view(kEventContinued));
+    put_str(row, text, rest.substr(0, n));
+    rest.remove_prefix(n);
+    first = false;
+    if (n == 0) break;  // a column narrower than one UTF-8 sequence: what is left is lost
+  } while (!rest.empty());
 }
 
 void ResultsWriter::flush() {

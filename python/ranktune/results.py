@@ -218,6 +218,28 @@ class Results:
             data[name] = column
         return pd.DataFrame(data, columns=list(rows.dtype.names))
 
+    def _events(self, rows):
+        """/events, with the rows of kind "continued" joined onto the message before them
+        (ranktune splits a message longer than a row, such as a PBT lineage of many
+        parameters, into several rows)."""
+        columns = ("time", "trial_id", "worker", "kind", "message")
+        if rows is None or len(rows) == 0 or "kind" not in rows.dtype.names or "message" not in rows.dtype.names:
+            return self._frame(rows, columns)
+        continued = rows["kind"] == b"continued"
+        if not continued.any():
+            return self._frame(rows, columns)
+        messages = rows["message"].tolist()
+        keep = []
+        for i in range(len(rows)):
+            if (continued[i] and keep and rows["time"][i] == rows["time"][keep[-1]]
+                    and rows["trial_id"][i] == rows["trial_id"][keep[-1]]):
+                messages[keep[-1]] += messages[i]
+                continue
+            keep.append(i)
+        frame = self._frame(rows[keep], columns)
+        frame["message"] = [messages[i].decode("utf-8", errors="replace") for i in keep]
+        return frame
+
     def refresh(self):
         """Re-read every table and attribute (a running experiment adds rows as it flushes)."""
         if self._file is None:
@@ -246,7 +268,7 @@ class Results:
         self.metrics = [c for c in self.results_wide.columns if c not in _RESULT_KEYS]
         self.results = self._long(self.results_wide)
 
-        self.events = self._frame(self._rows("events"), ("time", "trial_id", "worker", "kind", "message"))
+        self.events = self._events(self._rows("events"))
         self.workers = self._frame(self._rows("workers"), ("rank", "host", "local_index", "device", "device_name"))
 
         checkpoints = self._frame(self._rows("checkpoints"),

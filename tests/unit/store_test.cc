@@ -670,5 +670,27 @@ TEST_F(StoreTest, StoreCallsPutTheProgramsHdf5ErrorHandlerBack) {
   H5Eset_auto2(H5E_DEFAULT, saved_func, saved_data);
 }
 
+TEST_F(StoreTest, LongEventMessagesSpanRowsAndReadBackWhole) {
+  const std::string p = path("long_events.h5");
+  std::string lineage = "{\"after\": {";
+  for (int i = 0; i < 60; ++i) lineage += "\"p\xC3\xA9" + std::to_string(i) + "\": 0.123456789, ";  // 2-byte characters
+  lineage += "\"end\": 1}}";
+  ASSERT_GT(lineage.size(), 3 * kEventMessageLen);
+  const std::string huge(40 * 1024, 'x');
+  {
+    ResultsWriter w(p, sample_meta(), sample_schema(), {});
+    w.append_event({1.5, 3, 2, "exploit", lineage});
+    w.append_event({2.0, 3, 2, "error", huge});
+    w.append_event({2.0, 4, 1, "end", "short"});
+  }
+  const ResultsFile f = ResultsFile::read(p);
+  ASSERT_EQ(f.events.size(), 3u);
+  EXPECT_EQ(f.events[0].kind, "exploit");
+  EXPECT_EQ(f.events[0].message, lineage);  // whole, no character split between rows
+  EXPECT_EQ(f.events[1].message.size(), kMaxEventMessage);
+  EXPECT_EQ(f.events[1].message.substr(kMaxEventMessage - 3), "...");
+  EXPECT_EQ(f.events[2].message, "short");
+}
+
 }  // namespace
 }  // namespace ranktune::io
