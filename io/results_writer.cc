@@ -95,6 +95,8 @@ StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& comman
   meta.config_text = cfg.text;
   for (const auto& o : cfg.overrides) meta.overrides += o + "\n";
   meta.command_line = command_line;
+  std::error_code ec;
+  if (!cfg.path.empty()) meta.config_path = fs::absolute(cfg.path, ec).lexically_normal().string();
   return meta;
 }
 
@@ -131,6 +133,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   write_text(root, "config", meta.config_text);
   write_text(root, "overrides", meta.overrides);
   write_text(root, "command_line", meta.command_line);
+  if (!meta.config_path.empty()) write_text(root, "config_path", meta.config_path);
   write_string_attr(root, "created", meta.created.empty() ? iso8601_utc_now() : meta.created);
   {
     // The same instant as a number (Unix epoch seconds): times in the file count from it,

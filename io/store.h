@@ -64,6 +64,9 @@ struct StoreMeta {
   std::string config_text;
   std::string overrides;     ///< the --set strings, one per line
   std::string command_line;
+  /// The absolute path of the config file the run started from (attribute config_path; ""
+  /// in files written before it): where the stored config's relative paths resolve.
+  std::string config_path;
   std::string created;       ///< ISO-8601 UTC; filled by create() when empty
   /// The same instant in Unix epoch seconds (attribute created_unix); create() fills it
   /// when 0, and files written before it read as 0.
@@ -329,8 +332,9 @@ struct ResultsFile {
 std::optional<ResultsFile> read_for_resume(const std::string& path);
 
 /// The experiment config stored in `file` (its text and --set overrides), parsed as if it
-/// lay at `config_path` (relative paths in it resolve there; "" = next to the results
-/// file). Throws ConfigError.
+/// lay at `config_path` (relative paths in it resolve there). "": at the config file the run
+/// started from (StoreMeta::config_path) while that file exists, else next to the results
+/// file. Throws ConfigError.
 ExperimentConfig stored_config(const ResultsFile& file, const std::string& config_path = "");
 
 /// Whether the superblock of `path` says a writer has it open (a run writing it now, or

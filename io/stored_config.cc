@@ -21,6 +21,11 @@ ExperimentConfig stored_config(const ResultsFile& file, const std::string& confi
     at = nl + 1;
   }
   std::string path = config_path;
+  // The config the run started from, if it is still there: the script and the workdir it
+  // names relative to itself are found as the run found them.
+  std::error_code ec;
+  if (path.empty() && !file.meta.config_path.empty() && fs::is_regular_file(file.meta.config_path, ec))
+    path = file.meta.config_path;
   if (path.empty()) {
     // The stored text has no file of its own: relative paths in it resolve next to the
     // results file, and messages name the results file. (Not "<file>:/config": its parent

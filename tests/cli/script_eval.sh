@@ -161,13 +161,16 @@ config "$WORK/plain.toml" "$SRC/tests/data/eval_logreg.py"
 expect_error 2 "the 'command' trainable has no held-out evaluation: .*has no checkpoint = true" "$R" eval "$WORK/p.h5"
 ! grep -q "passed over\|checkpoint at iteration\|no trial with a finite" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "leaders were chosen first"; }
 # A script named relative to its config, which lies elsewhere than the results file: found
-# with --config, and without it the failure says what to do.
+# next to the config the run started from (the file's config_path), and once that has moved,
+# with --config, while without it the failure says what to do.
 mkdir "$WORK/project" "$WORK/out"
 cp "$SRC/tests/data/eval_logreg.py" "$WORK/project/"
 config "$WORK/project/rel.toml" "eval_logreg.py" "checkpoint = true"
 "$R" run "$WORK/project/rel.toml" --np 2 --results "$WORK/out/r.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
   > "$WORK/rel.txt" 2>&1 || { cat "$WORK/rel.txt"; fail "run of the relative script failed"; }
+expect_error 0 "test_accuracy" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0
+mv "$WORK/project" "$WORK/moved"
 expect_error 1 "pass --config with the experiment's config file" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0
 grep -q "exited with code 2: .*can't open file '$WORK/out/eval_logreg.py'" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "no exit named"; }
-expect_error 0 "test_accuracy" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0 --config "$WORK/project/rel.toml"
+expect_error 0 "test_accuracy" "$R" eval "$WORK/out/r.h5" --no-record --batch-sizes 0 --config "$WORK/moved/rel.toml"
 echo "ok: ranktune eval of a command trainable"

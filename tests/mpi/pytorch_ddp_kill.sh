@@ -7,10 +7,11 @@
 source "$(dirname "$0")/torch_lib.sh"
 log0=$WORK/k.h5.logs/trial_1_attempt_0_rank_0.log
 log1=$WORK/k.h5.logs/trial_1_attempt_0_rank_1.log
-# 6,000 images per epoch (3,000 per rank), so that an epoch lasts long enough to be cut.
+# 16,000 images per epoch (8,000 per rank), so that an epoch lasts long enough to be cut even
+# on a fast, idle machine (6,000 took under 0.4 s on CI's, and the kill came after epoch 3).
 timeout 200 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/pytorch_ddp.toml" --results "$WORK/k.h5" \
   --set "$(torch_command pytorch_ddp.py)" --set experiment.num_samples=1 --set experiment.max_failures=1 \
-  --set checkpoint.every=1 --set 'search.space.train_samples={choice=[6000]}' --set stop.max_t=4 \
+  --set checkpoint.every=1 --set 'search.space.train_samples={choice=[16000]}' --set stop.max_t=4 \
   --set 'search.space.epochs={choice=[4]}' > "$WORK/out.txt" 2>&1 &
 launcher=$!
 
@@ -27,13 +28,13 @@ member() {
     fi
   done
 }
-for _ in $(seq 600); do
+for _ in $(seq 3000); do
   grep -q "^epoch 2:" "$log1" 2>/dev/null && break
   kill -0 "$launcher" 2>/dev/null || { cat "$WORK/out.txt"; fail "the run ended before epoch 2"; }
-  sleep 0.1
+  sleep 0.02
 done
 grep -q "^epoch 2:" "$log1" || { kill "$launcher"; cat "$WORK/out.txt"; fail "no epoch 2 in $log1"; }
-sleep 0.3  # into epoch 3
+sleep 0.1  # past report 2 and its checkpoint's hand-shake, into epoch 3
 victim=$(member 0 1) other=$(member 0 0)
 [[ -n $victim && -n $other ]] || { kill "$launcher"; fail "gang members not found (rank 1: '$victim', rank 0: '$other')"; }
 grep -q "^epoch 3:" "$log1" && { kill "$launcher"; fail "epoch 3 ended before the kill: not mid-epoch"; }
