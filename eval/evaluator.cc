@@ -10,6 +10,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "io/crc32c.h"
 #include "io/json.h"
 #include "ranktune/config.h"
 #include "train/checkpoint.h"
@@ -23,12 +24,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-std::string hex32(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", v);
-  return buf;
-}
 
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
@@ -187,7 +182,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
 
   nlohmann::json data = nlohmann::json::array();
   for (const train::DataFile& f : held_out.data)
-    data.push_back({{"path", f.path}, {"bytes", f.bytes}, {"crc32c", hex32(f.crc32c)}});
+    data.push_back({{"path", f.path}, {"bytes", f.bytes}, {"crc32c", io::crc32c_hex(f.crc32c)}});
   const io::CheckpointRow& c = *leader.checkpoint;
   out.manifest = {
       {"results", fs::absolute(file.path).string()},
@@ -200,7 +195,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
       {"best_iteration", leader.trial->best_iteration},
       {"config", io::to_json(leader.trial->config)},
       {"checkpoint",
-       {{"iteration", c.iteration}, {"attempt", c.attempt}, {"bytes", c.size}, {"crc32c", hex32(c.crc32c)},
+       {{"iteration", c.iteration}, {"attempt", c.attempt}, {"bytes", c.size}, {"crc32c", io::crc32c_hex(c.crc32c)},
         {"score", finite_or_null(c.score)}}},
       {"trainable", [&] {
          nlohmann::json t = kind.describe ? kind.describe(spec) : nlohmann::json::object();

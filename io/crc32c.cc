@@ -3,6 +3,7 @@
 #include "io/crc32c.h"
 
 #include <array>
+#include <cstdio>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -82,6 +83,12 @@ std::uint32_t crc32c(std::span<const std::byte> bytes, std::uint32_t crc) noexce
 
 std::uint32_t crc32c_software(std::span<const std::byte> bytes, std::uint32_t crc) noexcept {
   return ~slice8(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), ~crc);
+}
+
+std::string crc32c_hex(std::uint32_t crc) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", crc);
+  return buf;
 }
 
 }  // namespace ranktune::io

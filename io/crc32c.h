@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace ranktune::io {
 
@@ -17,5 +18,8 @@ std::uint32_t crc32c(std::span<const std::byte> bytes, std::uint32_t crc = 0) no
 /// The same value from the table-driven loop alone (what crc32c() runs without SSE4.2);
 /// exposed so tests check both paths on any CPU.
 std::uint32_t crc32c_software(std::span<const std::byte> bytes, std::uint32_t crc = 0) noexcept;
+
+/// `crc` as the 8 lowercase hex digits that manifests and messages show ("e3069283").
+std::string crc32c_hex(std::uint32_t crc);
 
 }  // namespace ranktune::io

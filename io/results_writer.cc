@@ -21,26 +21,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string join_ranks(const std::vector<int>& ranks, std::size_t width) {
+// `items` comma-separated, as many whole ones as fit `width` bytes (cut between items).
+std::string join_fitting(const std::vector<std::string>& items, std::size_t width) {
   std::string s;
-  for (int r : ranks) {
-    std::string item = std::to_string(r);
-    if (s.size() + !s.empty() + item.size() > width) break;  // cut between numbers
+  for (const std::string& item : items) {
+    if (s.size() + !s.empty() + item.size() > width) break;
     if (!s.empty()) s.push_back(',');
     s.append(item);
   }
   return s;
 }
 
-// The hosts of a trial's ranks, comma-separated, cut between names to fit.
-std::string join_hosts(const std::vector<std::string>& hosts, std::size_t width) {
-  std::string s;
-  for (const std::string& h : hosts) {
-    if (s.size() + !s.empty() + h.size() > width) break;
-    if (!s.empty()) s.push_back(',');
-    s.append(h);
-  }
-  return s;
+std::string join_ranks(const std::vector<int>& ranks, std::size_t width) {
+  std::vector<std::string> items;
+  items.reserve(ranks.size());
+  for (const int r : ranks) items.push_back(std::to_string(r));
+  return join_fitting(items, width);
 }
 
 void put_value(std::byte* row, const Column& c, const search::Value* v) {
@@ -257,7 +253,7 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   put_str(row, L[kError], t.error);
   put_str(row, L[kLogTail], t.log_tail);
   // Files from before the column have none: their rows keep only the ranks.
-  if (const auto h = column_index(L, "hosts")) put_str(row, L[*h], join_hosts(t.hosts, L[*h].size));
+  if (const auto h = column_index(L, "hosts")) put_str(row, L[*h], join_fitting(t.hosts, L[*h].size));
   for (std::size_t c = L.first_free(); c < L.size(); ++c) {
     auto it = t.config.find(L[c].name);
     put_value(row, L[c], it == t.config.end() ? nullptr : &it->second);

@@ -38,7 +38,12 @@ class Worker {
  public:
   Worker(const boost::mpi::communicator& world, const boost::mpi::communicator& gangs, io::ExperimentConfig cfg,
          Setup setup, Placement placement)
-      : world_(world), gangs_(gangs), cfg_(std::move(cfg)), setup_(std::move(setup)), placement_(std::move(placement)) {}
+      : world_(world),
+        gangs_(gangs),
+        cfg_(std::move(cfg)),
+        traits_(train::traits(cfg_.trainable)),
+        setup_(std::move(setup)),
+        placement_(std::move(placement)) {}
 
   int loop() {
     for (;;) {
@@ -133,15 +138,14 @@ class Worker {
     std::unique_ptr<Gang> gang;
     if (start.gang.size() > 1) {
       // Only a kind that computes on the GPU gets it (the mlp, unless told to stay on the CPU).
-      const bool gpu = train::traits(cfg_.trainable).uses_gpu;
       gang = std::make_unique<Gang>(static_cast<MPI_Comm>(gangs_), start.gang, gang_tag(start),
-                                    gpu ? placement_.device : std::string("cpu"));
+                                    traits_.uses_gpu ? placement_.device : std::string("cpu"));
       ctx.collective = &gang->collective();
     }
     const bool leader = !gang || gang->leader();
     // A program that trains distributed by itself (a DDP script) learns where its gang
     // meets before any member starts it.
-    if (train::traits(cfg_.trainable).distributed_env) ctx.distributed = rendezvous(gang.get(), placement_.host);
+    if (traits_.distributed_env) ctx.distributed = rendezvous(gang.get(), placement_.host);
     if (gang) ctx.peer_failed = [&gang] { return gang->alarmed(); };
     // Every phase ends with the gang agreeing on its outcome, so all members stop together.
     // A member whose phase failed by itself first tells the others, which may be waiting
@@ -302,6 +306,7 @@ class Worker {
   const boost::mpi::communicator& world_;
   const boost::mpi::communicator& gangs_;  ///< parent of the gangs' communicators
   io::ExperimentConfig cfg_;
+  train::TrainableTraits traits_;  ///< of cfg_'s trainable, read once
   Setup setup_;
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver

@@ -531,10 +531,9 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   }
   Point point(space.params.size());
   for (std::size_t i = 0; i < space.params.size(); ++i) {
-    const bool numeric = !space.params[i].domain.is_listed();
-    point[i] = merge && numeric ? propose_param(space.params[i].domain, i, good, bad, options, rng, &sorted->order(i),
-                                                &good_pos, &bad_pos, bad.size() - running.size())
-                                : propose_param(space.params[i].domain, i, good, bad, options, rng);
+    const Domain& d = space.params[i].domain;
+    const auto* along = merge && !d.is_listed() ? &sorted->order(i) : nullptr;
+    point[i] = propose_param(d, i, good, bad, options, rng, along, &good_pos, &bad_pos, bad.size() - running.size());
   }
   return point;
 }

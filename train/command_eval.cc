@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "io/crc32c.h"
 #include "io/json.h"
 
 namespace ranktune::train {
@@ -32,12 +33,6 @@ std::string join(const std::vector<std::int64_t>& v) {
 std::string exact(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string hex32(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", v);
   return buf;
 }
 
@@ -225,7 +220,7 @@ nlohmann::json command_describe(const io::TrainableSpec& spec) {
     if (path.empty()) continue;
     try {
       const DataFile f = fingerprint_file(path);
-      program.push_back({{"argv", i}, {"path", f.path}, {"bytes", f.bytes}, {"crc32c", hex32(f.crc32c)}});
+      program.push_back({{"argv", i}, {"path", f.path}, {"bytes", f.bytes}, {"crc32c", io::crc32c_hex(f.crc32c)}});
     } catch (const TrialFailure&) {  // unreadable: it ran all the same, and the argv says what
     }
   }

@@ -51,6 +51,7 @@ on ``RANKTUNE_CONTROL_FD`` and calls the function when ranktune asks for a check
 import json
 import math
 import os
+import select
 import sys
 
 # The client's version, its one place: pyproject.toml reads it, and it matches the ranktune
@@ -155,7 +156,6 @@ def should_stop():
     _hello()
     # ranktune answers only after reports, which report() reads; a line waiting now can
     # only be a stop that came another way.
-    import select
     fd = int(os.environ["RANKTUNE_CONTROL_FD"])
     try:
         ready, _, _ = select.select([fd], [], [], 0)

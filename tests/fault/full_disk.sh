@@ -23,20 +23,11 @@ head -c $((17 * 1024 * 1024)) /dev/zero > "$disk/filler"
 # check_file: the file reads (as a live reader would, SWMR) and holds only whole rows.
 check_file() {
   "$PY" - "$exp" "$1" <<'PY'
-import sys, h5py, numpy as np
+import os, sys, h5py, numpy as np
 path, when = sys.argv[1], sys.argv[2]
 
-def crc32c(data, table=[]):
-    if not table:
-        for i in range(256):
-            c = i
-            for _ in range(8):
-                c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-            table.append(c)
-    c = 0xFFFFFFFF
-    for b in data:
-        c = table[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests"))
+from crc32c import crc32c
 
 with h5py.File(path, "r", swmr=True) as f:
     t, r, ck = f["trials"][:], f["results"][:], f["checkpoints"][:]

@@ -14,6 +14,7 @@
 namespace ranktune::search {
 namespace {
 
+using fixtures::Events;
 using fixtures::opts;
 using fixtures::request;
 using fixtures::space;
@@ -42,18 +43,6 @@ TEST(ControlConfig, TypesDomainsAndCompleteness) {
   EXPECT_EQ(check_control_config(space(), c, true, false), "");
 }
 
-struct Events : ControllerObserver {
-  std::vector<std::string> lines;
-  void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
-    lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
-  }
-  /// The newest line that starts with `prefix` ("kind:trial:"), or "".
-  std::string last(const std::string& prefix) const {
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-      if (it->rfind(prefix, 0) == 0) return *it;
-    return "";
-  }
-};
 
 Controller make(ControllerOptions o, std::int64_t n, Events* rec, const std::string& scheduler = "fifo") {
   return Controller(std::move(o), make_searcher("random", fixtures::one_param(), {1, n}), make_scheduler(scheduler, {}),

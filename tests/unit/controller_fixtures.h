@@ -4,12 +4,27 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "search/controller.h"
 #include "search/simulator.h"
 #include "train/synthetic.h"
 
 namespace ranktune::search::fixtures {
+
+/// Records the controller's events as "kind:trial:message" lines.
+struct Events : ControllerObserver {
+  std::vector<std::string> lines;
+  void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
+    lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
+  }
+  /// The newest line that starts with `prefix` ("kind:trial:"), or "".
+  std::string last(const std::string& prefix) const {
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+      if (it->rfind(prefix, 0) == 0) return *it;
+    return "";
+  }
+};
 
 /// One parameter, x uniform in [0, 1].
 inline Space one_param() {

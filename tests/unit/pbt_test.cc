@@ -18,14 +18,21 @@ namespace {
 
 using Kind = Command::Kind;
 
+// Four random trials of `space` (seed 7) under PBT: a decision every 2 iterations, the worst
+// quarter exploits the best, perturbing (never resampling) its values. `space` must outlive it.
+Controller four_under_pbt(const Space& space, ControllerObserver* observer = nullptr) {
+  return Controller(opts(100), make_searcher("random", space, {7, 4}),
+                    make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
+                                   {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
+                                    {"resample_probability", 0.0}}),
+                    observer);
+}
+
 }  // namespace
 
 TEST(Pbt, BottomQuantileExploitsATopTrialWithAPerturbedConfig) {
   const Space space = one_param();
-  Controller c(opts(100), make_searcher("random", space, {7, 4}),
-               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
-                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
-                               {"resample_probability", 0.0}}));
+  Controller c = four_under_pbt(space);
   for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
   // Iteration 1: no decision point. Iteration 2: trials 1..3 checkpoint; trial 4 is worst.
   for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
@@ -60,18 +67,9 @@ TEST(Pbt, BottomQuantileExploitsATopTrialWithAPerturbedConfig) {
 // shape-changing parameter) fails the attempt before its first result. The trial goes back to
 // its own checkpoint with its old values, and the event and error name the exploit's change.
 TEST(Pbt, ARestoreThatFailsAfterAnExploitGoesBackToTheTrialsOwnCheckpointOnce) {
-  struct Events : ControllerObserver {
-    std::vector<std::string> lines;
-    void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
-      lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
-    }
-  } ev;
+  Events ev;
   const Space space = one_param();
-  Controller c(opts(100), make_searcher("random", space, {7, 4}),
-               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
-                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
-                               {"resample_probability", 0.0}}),
-               &ev);
+  Controller c = four_under_pbt(space, &ev);
   for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
   for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
   c.on_checkpoint(4, 0, 1, 1);  // trial 4's own state at iteration 1
@@ -114,18 +112,9 @@ TEST(Pbt, ARestoreThatFailsAfterAnExploitGoesBackToTheTrialsOwnCheckpointOnce) {
 // is nothing of its own to go back to, so it starts again from scratch with its old values,
 // as a new attempt (its iterations 1-2 are recorded), and the revert event says so.
 TEST(Pbt, ARevertedExploitOfATrialWithoutACheckpointRestartsItFromScratch) {
-  struct Events : ControllerObserver {
-    std::vector<std::string> lines;
-    void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
-      lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
-    }
-  } ev;
+  Events ev;
   const Space space = one_param();
-  Controller c(opts(100), make_searcher("random", space, {7, 4}),
-               make_scheduler("pbt", {"loss", Mode::Min, 100, &space, 7},
-                              {{"perturbation_interval", std::int64_t{2}}, {"quantile_fraction", 0.25},
-                               {"resample_probability", 0.0}}),
-               &ev);
+  Controller c = four_under_pbt(space, &ev);
   for (int w = 1; w <= 4; ++w) c.on_worker_free(w, 0);
   for (int k = 1; k <= 4; ++k) c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
   for (int k = 1; k <= 3; ++k) {
