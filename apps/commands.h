@@ -60,6 +60,7 @@ struct ReportOptions {
   std::string plots;                 ///< folder for the SVG charts ("" = none)
   std::string html;                  ///< write a self-contained HTML report here ("" = none)
   std::int64_t schedule_trial = 0;   ///< print (and plot) this trial's PBT schedule
+  std::string importance;            ///< "ped-anova" or "fanova": add the importance section
 };
 int run_report(const ReportOptions& o);
 

@@ -5,15 +5,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
 #include "io/store.h"
 #include "io/evaluations.h"
 #include "report/evaluations.h"
 #include "report/html.h"
+#include "report/importance.h"
 #include "report/leaderboard.h"
 #include "report/plots.h"
 #include "report/schedule.h"
@@ -34,12 +37,31 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 int run_report(const ReportOptions& o) {
   const auto format = report::parse_format(o.format);
   if (!format) throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, csv, json, markdown");
+  std::optional<search::importance::Method> method;
+  if (!o.importance.empty()) {
+    method = report::parse_importance_method(o.importance);
+    if (!method) throw std::invalid_argument("unknown --importance '" + o.importance + "'; valid: ped-anova, fanova");
+    if (*format == report::Format::Csv)
+      throw std::invalid_argument("--importance does not fit the one table of --format csv: use table, markdown or json");
+  }
   const io::ResultsFile file = io::ResultsFile::read(o.results);
   if (o.schedule_trial > 0) {
     const auto schedule = report::trial_schedule(file, o.schedule_trial);
     std::fputs(report::render_schedule(schedule, file.trial(o.schedule_trial)->iterations).c_str(), stdout);
   } else {
-    std::fputs(report::render_leaderboard(file, {o.top, *format}).c_str(), stdout);
+    std::string board = report::render_leaderboard(file, {o.top, *format});
+    if (method) {
+      const report::ImportanceReport importance = report::importance_of(file, {.method = *method});
+      if (*format == report::Format::Json) {
+        // One document still: the leaderboard's, with the importance under its own key.
+        auto doc = nlohmann::json::parse(board);
+        doc["importance"] = nlohmann::json::parse(report::importance_json(importance));
+        board = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      } else {
+        board += "\n" + report::render_importance(importance, *format);
+      }
+    }
+    std::fputs(board.c_str(), stdout);
     // The newest held-out evaluation under the leaderboard, for people (CSV and JSON stay
     // one document each: `ranktune eval --format json`, or h5py, give the evaluations).
     if (*format == report::Format::Table || *format == report::Format::Markdown) {
@@ -84,6 +106,9 @@ void setup_report(CLI::App& app) {
   report_cmd->add_option("--html", report->html,
                          "Write a self-contained HTML report (leaderboard, curves, evaluations, control, stack) to "
                          "this file");
+  report_cmd->add_option("--importance", report->importance,
+                         "Add which hyperparameters mattered: ped-anova (what set the top 10% apart; fast) or fanova "
+                         "(variance shares of a random forest, as Optuna's default)");
   report_cmd->add_option("--schedule", report->schedule_trial,
                          "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
       ->check(CLI::PositiveNumber);

@@ -1,0 +1,198 @@
+// Hyperparameter importance: the encoding of configs, PED-ANOVA and fANOVA
+// (search/importance.h, search/ped_anova.h, search/fanova.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "search/fanova.h"
+#include "search/importance.h"
+#include "search/ped_anova.h"
+
+namespace ri = ranktune::search::importance;
+using ranktune::search::Config;
+using ranktune::search::Domain;
+using ranktune::search::DomainKind;
+using ranktune::search::Mode;
+using ranktune::search::Space;
+using ranktune::search::Value;
+
+namespace {
+
+Space three_floats() {
+  Space s;
+  for (const char* name : {"a", "b", "c"}) s.params.push_back({name, Domain{DomainKind::Uniform, 0.0, 1.0, 0.0, {}}});
+  return s;
+}
+
+/// n random configs over three floats in [0, 1] and loss(a, b, c).
+template <class F>
+ri::Observations sample(std::size_t n, F loss, std::uint64_t seed = 7) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<Config> configs;
+  std::vector<double> values;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = u(rng), b = u(rng), c = u(rng);
+    configs.push_back({{"a", a}, {"b", b}, {"c", c}});
+    values.push_back(loss(a, b, c));
+  }
+  return ri::encode(three_floats(), configs, values, Mode::Min);
+}
+
+double score_of(const std::vector<ri::Score>& scores, const std::string& name) {
+  for (const auto& s : scores)
+    if (s.name == name) return s.value;
+  ADD_FAILURE() << "no score for " << name;
+  return NAN;
+}
+
+double total(const std::vector<ri::Score>& scores) {
+  return std::accumulate(scores.begin(), scores.end(), 0.0, [](double t, const ri::Score& s) { return t + s.value; });
+}
+
+}  // namespace
+
+TEST(ImportanceEncode, LogIntListedDomainsNanAndModes) {
+  Space s;
+  s.params.push_back({"lr", Domain{DomainKind::LogUniform, 1e-4, 1e-1, 0, {}}});
+  s.params.push_back({"layers", Domain{DomainKind::RandInt, 1, 5, 0, {}}});
+  s.params.push_back({"act", Domain{DomainKind::Choice, 0, 0, 0, {Value{"relu"}, Value{"tanh"}}}});
+  s.params.push_back({"bs", Domain{DomainKind::Choice, 0, 0, 0, {Value{std::int64_t{32}}, Value{std::int64_t{64}}}}});
+  const std::vector<Config> configs = {
+      {{"lr", 1e-3}, {"layers", std::int64_t{2}}, {"act", "tanh"}, {"bs", std::int64_t{64}}},
+      {{"lr", 1.0}, {"layers", std::int64_t{9}}, {"act", "relu"}, {"bs", 32.0}},  // clamped; 32.0 is the value 32
+      {{"lr", 1e-2}, {"layers", std::int64_t{1}}, {"act", "gelu"}, {"bs", std::int64_t{32}}},  // not a value: left out
+      {{"lr", 1e-2}, {"layers", std::int64_t{1}}, {"act", "relu"}},                           // lacks bs: left out
+      {{"lr", 1e-2}, {"layers", std::int64_t{1}}, {"act", "relu"}, {"bs", std::int64_t{32}}},  // NaN metric: left out
+  };
+  const ri::Observations obs = ri::encode(s, configs, {0.5, 0.25, 0.1, 0.1, NAN}, Mode::Max);
+  ASSERT_EQ(obs.features.size(), 4u);
+  EXPECT_NEAR(obs.features[0].low, std::log(1e-4), 1e-12);
+  EXPECT_EQ(obs.features[1].steps, 4u);
+  EXPECT_EQ(obs.features[1].high, 4);
+  EXPECT_EQ(obs.features[2].categories, 2u);
+  ASSERT_EQ(obs.rows.size(), 2u);
+  EXPECT_NEAR(obs.rows[0][0], std::log(1e-3), 1e-12);
+  EXPECT_EQ(obs.rows[0][1], 2);
+  EXPECT_EQ(obs.rows[0][2], 1.5);
+  EXPECT_EQ(obs.rows[0][3], 1.5);
+  EXPECT_NEAR(obs.rows[1][0], std::log(1e-1), 1e-12);
+  EXPECT_EQ(obs.rows[1][1], 4);
+  EXPECT_EQ(obs.rows[1][2], 0.5);
+  EXPECT_EQ(obs.rows[1][3], 0.5);
+  // A max metric: lower loss is better, so the loss is the negated value.
+  EXPECT_EQ(obs.loss, (std::vector<double>{-0.5, -0.25}));
+}
+
+TEST(PedAnova, DensitiesAreDistributionsOnTheGrid) {
+  const ri::Observations obs = sample(40, [](double a, double, double) { return a; });
+  std::vector<std::size_t> all(40), none;
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  for (const auto& members : {all, none}) {
+    const std::vector<double> p = ri::ped_anova_density(obs, 0, members);
+    EXPECT_EQ(p.size(), 50u);
+    EXPECT_NEAR(std::accumulate(p.begin(), p.end(), 0.0), 1.0, 1e-9);
+    for (const double v : p) EXPECT_GT(v, 0);
+  }
+  // With no members only the prior is left: symmetric about the middle.
+  const std::vector<double> prior = ri::ped_anova_density(obs, 0, none);
+  EXPECT_NEAR(prior.front(), prior.back(), 1e-12);
+  EXPECT_GT(prior[25], prior[0]);
+}
+
+TEST(PedAnova, RanksTheDominantParameterFirst) {
+  const auto scores = ri::evaluate(
+      sample(400, [](double a, double b, double) { return 10 * (a - 0.3) * (a - 0.3) + 0.5 * b; }), {});
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_EQ(scores[0].name, "a");
+  EXPECT_EQ(scores[1].name, "b");
+  EXPECT_GT(scores[0].value, 0.6);
+  EXPECT_LT(score_of(scores, "c"), 0.1);
+  EXPECT_NEAR(total(scores), 1.0, 1e-9);
+}
+
+TEST(PedAnova, ListedDomainsAndConstants) {
+  Space s;
+  s.params.push_back({"opt", Domain{DomainKind::Choice, 0, 0, 0, {Value{"sgd"}, Value{"adam"}, Value{"rms"}}}});
+  s.params.push_back({"x", Domain{DomainKind::Uniform, 0, 1, 0, {}}});
+  s.params.push_back({"fixed", Domain{DomainKind::Choice, 0, 0, 0, {Value{"only"}}}});
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  const char* names[] = {"sgd", "adam", "rms"};
+  std::vector<Config> configs;
+  std::vector<double> values;
+  for (int i = 0; i < 300; ++i) {
+    const int k = i % 3;
+    const double x = u(rng);
+    configs.push_back({{"opt", names[k]}, {"x", x}, {"fixed", "only"}});
+    values.push_back((k == 1 ? 0.0 : 1.0) + 0.05 * x);  // adam wins; x barely matters
+  }
+  const ri::Observations obs = ri::encode(s, configs, values, Mode::Min);
+  // The top third are the adam trials, with x spread evenly: only opt sets them apart.
+  for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
+    const auto scores = ri::evaluate(obs, {m, 0.33, 16, 1});
+    EXPECT_EQ(scores[0].name, "opt") << ri::to_string(m);
+    EXPECT_GT(scores[0].value, 0.8) << ri::to_string(m);
+    EXPECT_EQ(score_of(scores, "fixed"), 0.0) << ri::to_string(m);
+    EXPECT_NEAR(total(scores), 1.0, 1e-9) << ri::to_string(m);
+  }
+  // PED-ANOVA is local: the top 10% are the adam trials of the lowest x, so within that
+  // region x matters as much as opt (Pearson divergences 2.3 and 2 in closed form).
+  const auto local = ri::evaluate(obs, {ri::Method::PedAnova, 0.1});
+  EXPECT_GT(score_of(local, "x"), 0.4);
+  EXPECT_GT(score_of(local, "opt"), 0.4);
+}
+
+TEST(Importance, TooFewTrialsGiveEqualShares) {
+  for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
+    const auto scores = ri::evaluate(sample(2, [](double a, double, double) { return a; }), {m});
+    for (const auto& s : scores) EXPECT_NEAR(s.value, 1.0 / 3, 1e-12) << ri::to_string(m);
+    EXPECT_TRUE(ri::evaluate(sample(0, [](double, double, double) { return 0.0; }), {m}).size() == 3);
+  }
+}
+
+TEST(Fanova, PureTreesReproduceTheirSample) {
+  const ri::Observations obs = sample(200, [](double a, double b, double c) { return std::sin(6 * a) + b * c; });
+  std::vector<std::size_t> rows(obs.loss.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  const ri::RegressionTree tree = ri::fit_tree(obs, rows, 1);
+  for (const std::size_t i : rows) EXPECT_DOUBLE_EQ(tree.predict(obs.rows[i]), obs.loss[i]);
+}
+
+TEST(Fanova, VarianceSharesOfAnAdditiveStepFunctionAreExact) {
+  // loss = 2 [a > 0.5] + [b > 0.5] on a 10 x 10 x 2 grid of cell centres: the tree splits
+  // at 0.5 exactly, V_a = 4 / 4 = 1, V_b = 1 / 4, V = 1.25, and c explains nothing.
+  ri::Observations obs;
+  for (const char* name : {"a", "b", "c"}) obs.features.push_back({name, 0, 1});
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 10; ++j)
+      for (int k = 0; k < 2; ++k) {
+        const double a = 0.05 + 0.1 * i, b = 0.05 + 0.1 * j, c = 0.25 + 0.5 * k;
+        obs.rows.push_back({a, b, c});
+        obs.loss.push_back(2.0 * (a > 0.5) + 1.0 * (b > 0.5));
+      }
+  std::vector<std::size_t> rows(obs.loss.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  const std::vector<double> shares = ri::tree_variance_shares(ri::fit_tree(obs, rows, 5), obs.features);
+  EXPECT_NEAR(shares[0], 0.8, 1e-12);
+  EXPECT_NEAR(shares[1], 0.2, 1e-12);
+  EXPECT_NEAR(shares[2], 0.0, 1e-12);
+  // A constant tree has no variance to share.
+  ri::RegressionTree flat;
+  flat.nodes.push_back({});
+  EXPECT_EQ(ri::tree_variance_shares(flat, obs.features), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(Fanova, RanksLikeTheFunctionAndIsReproducible) {
+  const auto loss = [](double a, double b, double c) { return 4 * std::sin(3 * a) + (b - 0.5) * (b - 0.5) + 0.01 * c; };
+  const ri::Options opt{ri::Method::Fanova, 0.1, 32, 11};
+  const auto scores = ri::evaluate(sample(300, loss), opt);
+  EXPECT_EQ(scores[0].name, "a");
+  EXPECT_EQ(scores[1].name, "b");
+  EXPECT_GT(scores[0].value, 0.8);
+  EXPECT_NEAR(total(scores), 1.0, 1e-9);
+  const auto again = ri::evaluate(sample(300, loss), opt);
+  for (std::size_t i = 0; i < scores.size(); ++i) EXPECT_EQ(scores[i].value, again[i].value);
+}
