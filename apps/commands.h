@@ -61,6 +61,8 @@ struct ReportOptions {
   std::string html;                  ///< write a self-contained HTML report here ("" = none)
   std::int64_t schedule_trial = 0;   ///< print (and plot) this trial's PBT schedule
   std::string importance;            ///< "ped-anova" or "fanova": add the importance section
+  bool log_y = false;                ///< curves on a log y axis (default: when values span > 2 decades)
+  bool linear_y = false;             ///< ... on a linear one
 };
 int run_report(const ReportOptions& o);
 

@@ -17,6 +17,7 @@
 #include "report/evaluations.h"
 #include "report/html.h"
 #include "report/importance.h"
+#include "report/run_config.h"
 #include "report/leaderboard.h"
 #include "report/plots.h"
 #include "report/schedule.h"
@@ -45,13 +46,14 @@ int run_report(const ReportOptions& o) {
       throw std::invalid_argument("--importance does not fit the one table of --format csv: use table, markdown or json");
   }
   const io::ResultsFile file = io::ResultsFile::read(o.results);
+  const report::RunConfig config = report::run_config(file);
   if (o.schedule_trial > 0) {
     const auto schedule = report::trial_schedule(file, o.schedule_trial);
     std::fputs(report::render_schedule(schedule, file.trial(o.schedule_trial)->iterations).c_str(), stdout);
   } else {
     std::string board = report::render_leaderboard(file, {o.top, *format});
     if (method) {
-      const report::ImportanceReport importance = report::importance_of(file, {.method = *method});
+      const report::ImportanceReport importance = report::importance_of(file, {.method = *method}, &config);
       if (*format == report::Format::Json) {
         // One document still: the leaderboard's, with the importance under its own key.
         auto doc = nlohmann::json::parse(board);
@@ -74,7 +76,12 @@ int run_report(const ReportOptions& o) {
     }
   }
   if (!o.html.empty()) {
-    write_file(o.html, report::render_html(file, io::read_evaluations(o.results), o.top));
+    report::HtmlOptions html;
+    html.top = o.top;
+    html.log_y = o.log_y ? report::LogChoice::Always : o.linear_y ? report::LogChoice::Never : report::LogChoice::Auto;
+    if (method) html.importance = *method;
+    html.config = &config;
+    write_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
   }
   if (!o.plots.empty()) {
     const std::filesystem::path dir(o.plots);
@@ -104,11 +111,15 @@ void setup_report(CLI::App& app) {
                          "Write SVG charts into this folder: curves.svg (the best --top trials' learning curves) and, "
                          "for PBT, schedule_trial_T.svg (the best trial's hyperparameter schedule)");
   report_cmd->add_option("--html", report->html,
-                         "Write a self-contained HTML report (leaderboard, curves, evaluations, control, stack) to "
-                         "this file");
+                         "Write a self-contained HTML report to this file: leaderboard, learning curves, best so far, "
+                         "importance (--importance picks the method), parallel coordinates, scatter plots, the workers' "
+                         "timeline, PBT lineage, evaluations, control, errors, stack");
   report_cmd->add_option("--importance", report->importance,
                          "Add which hyperparameters mattered: ped-anova (what set the top 10% apart; fast) or fanova "
                          "(variance shares of a random forest, as Optuna's default)");
+  auto* log_y = report_cmd->add_flag("--log-y", report->log_y,
+                                     "HTML charts of the metric on a log axis (default: when its values span over two decades)");
+  report_cmd->add_flag("--linear-y", report->linear_y, "HTML charts of the metric on a linear axis")->excludes(log_y);
   report_cmd->add_option("--schedule", report->schedule_trial,
                          "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
       ->check(CLI::PositiveNumber);

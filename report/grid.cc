@@ -43,18 +43,18 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-std::string render_html_table(const Grid& g) {
-  std::string out = "<table>\n<tr>";
+std::string render_html_table(const Grid& g, const std::string& css_class) {
+  std::string out = (css_class.empty() ? "<table>" : "<table class=\"" + html_escape(css_class) + "\">") + "\n<thead><tr>";
   for (std::size_t c = 0; c < g.head.size(); ++c)
     out += std::string(g.numeric[c] ? "<th class=\"n\">" : "<th>") + html_escape(g.head[c]) + "</th>";
-  out += "</tr>\n";
+  out += "</tr></thead>\n<tbody>\n";
   for (const auto& row : g.body) {
     out += "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c)
       out += std::string(g.numeric[c] ? "<td class=\"n\">" : "<td>") + html_escape(one_line(row[c])) + "</td>";
     out += "</tr>\n";
   }
-  return out + "</table>\n";
+  return out + "</tbody>\n</table>\n";
 }
 
 // Parameter strings come from the file: keep one row on one line.

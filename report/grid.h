@@ -24,8 +24,9 @@ std::string render_csv(const Grid& g);
 
 /// `s` with &, <, > and " escaped for HTML and SVG text and attributes.
 std::string html_escape(const std::string& s);
-/// The grid as an HTML <table> (header row, numeric columns right-aligned), cells escaped.
-std::string render_html_table(const Grid& g);
+/// The grid as an HTML <table> (a header row in <thead>, the rows in <tbody>, numeric
+/// columns right-aligned), cells escaped, with `css_class` on the table when not empty.
+std::string render_html_table(const Grid& g, const std::string& css_class = "");
 
 /// `s` with newlines and tabs made spaces: strings from a file stay on one row.
 std::string one_line(std::string s);

@@ -3,9 +3,14 @@
 #include "report/html.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <set>
 #include <stdexcept>
 
+#include "report/charts.h"
 #include "report/evaluations.h"
 #include "report/grid.h"
 #include "report/leaderboard.h"
@@ -52,41 +57,137 @@ Grid event_grid(const io::ResultsFile& file, const std::vector<std::string>& kin
 }
 
 constexpr const char* kStyle =
-    "body{font-family:sans-serif;margin:2em;color:#222}"
+    "body{font-family:sans-serif;margin:2em;color:#222;max-width:1200px}"
     "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
     "th,td{border:1px solid #ccc;padding:2px 8px;font-size:13px}"
     "th{background:#f2f2f2}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
     "h2{margin-top:1.5em;border-bottom:1px solid #ddd}dt{font-weight:bold;float:left;width:10em}"
-    "dd{margin-left:11em}";
+    "dd{margin-left:11em}svg{display:block;margin:0.5em 0;max-width:100%;height:auto}"
+    "pre{background:#f7f7f7;padding:0.8em;overflow:auto;font-size:12px}"
+    "table.sortable th{cursor:pointer}p.note{color:#555;font-size:13px}";
+
+// The one script: a click on a leaderboard heading sorts by that column (numbers as
+// numbers, blanks last), a second click reverses; a link ending in #sort=COLUMN opens the
+// page sorted by it. Without script the table is in rank order.
+constexpr const char* kSortScript =
+    "document.querySelectorAll('table.sortable').forEach(function(t){"
+    "var ths=t.querySelectorAll('thead th');ths.forEach(function(th,i){th.title='sort by '+th.textContent;"
+    "th.addEventListener('click',function(){var b=t.tBodies[0],up=th.dataset.up!=='1';th.dataset.up=up?'1':'0';"
+    "var rows=Array.prototype.slice.call(b.rows);rows.sort(function(x,y){"
+    "var a=x.cells[i].textContent.trim(),c=y.cells[i].textContent.trim();"
+    "if(a===''||c==='')return (a==='')-(c==='');var na=Number(a),nc=Number(c);"
+    "var v=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return up?v:-v;});"
+    "rows.forEach(function(r){b.appendChild(r);});});});"
+    "var m=location.hash.match(/sort=([^&]+)/);if(m)ths.forEach(function(th){"
+    "if(th.textContent===decodeURIComponent(m[1]))th.click();});});";
+
+std::string options_text(const std::string& kind, const search::Options& options) {
+  std::string out = kind;
+  if (!options.empty())
+    out += " (" + join(options, ", ", [](const auto& kv) { return kv.first + "=" + search::to_string(kv.second); }) + ")";
+  return out;
+}
+
+std::string seconds_text(double s) {
+  char buf[48];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%.2f h (%.0f s)", s / 3600, s);
+  else std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
 
 }  // namespace
 
 std::string render_html(const io::ResultsFile& file, const std::vector<io::Evaluation>& evaluations, std::size_t top) {
+  HtmlOptions o;
+  o.top = top;
+  return render_html(file, evaluations, o);
+}
+
+std::string render_html(const io::ResultsFile& file, const std::vector<io::Evaluation>& evaluations,
+                        const HtmlOptions& o) {
   const auto& m = file.meta;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-                    html_escape(m.experiment) + ": ranktune report</title>\n<style>" + kStyle +
-                    "</style>\n</head>\n<body>\n<h1>" + html_escape(m.experiment) + "</h1>\n<dl>\n";
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  if (o.refresh_s > 0) out += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(static_cast<long>(std::ceil(o.refresh_s))) + "\">\n";
+  out += "<title>" + html_escape(m.experiment) + ": ranktune report</title>\n<style>" + kStyle +
+         "</style>\n</head>\n<body>\n<h1>" + html_escape(m.experiment) + "</h1>\n";
+  if (o.refresh_s > 0) out += "<p class=\"note\">The run is going: this page is rewritten as it goes and reloads itself.</p>\n";
+
+  // What the charts need, once; a file without the metric's column still gets its tables.
+  std::optional<ChartData> data;
+  std::string no_data;
+  try {
+    data = chart_data(file, o.log_y, o.config);
+  } catch (const std::invalid_argument& e) {
+    no_data = e.what();
+  }
+  const auto with_data = [&](auto draw) {
+    if (!data) return "<p>This chart cannot be drawn: " + html_escape(no_data) + "</p>\n";
+    return chart([&] { return draw(*data); });
+  };
+  const RunConfig* cfg = o.config && o.config->parsed ? o.config : nullptr;
+
+  out += "<dl>\n";
   const auto item = [&](const std::string& k, const std::string& v) {
     out += "<dt>" + html_escape(k) + "</dt><dd>" + html_escape(one_line(v)) + "</dd>\n";
   };
   item("metric", m.metric + " (" + search::to_string(m.mode) + ")");
   item("trials", std::to_string(file.trials.size()) + " (" + counts_line(file) + ")");
+  if (data) {
+    const Utilization u = utilization(*data);
+    char busy[160];
+    std::snprintf(busy, sizeof busy, "%.0f%% of %zu workers busy over %s (busy time / (workers x span))",
+                  100 * u.share(), u.workers, seconds_text(u.span).c_str());
+    item("wall time", seconds_text(u.span) + " from the first start to the last result");
+    item("utilization", busy);
+  }
+  if (cfg) {
+    item("search", options_text(cfg->algorithm, cfg->search_options));
+    item("scheduler", options_text(cfg->scheduler, cfg->scheduler_options));
+  }
   item("created", m.created);
   item("command", m.command_line);
   item("stack", stack_summary(file));
   item("results file", file.path);
-  out += "</dl>\n";
+  out += "</dl>\n<details><summary>The config of the run" + std::string(m.overrides.empty() ? "" : ", with its --set overrides") +
+         "</summary>\n<pre>" + html_escape(m.config_text) + (m.overrides.empty() ? "" : "\n# --set\n" + html_escape(m.overrides)) +
+         "</pre>\n" + (o.config && !o.config->parsed ? "<p class=\"note\">It no longer parses: " + html_escape(o.config->error) + "</p>\n" : "") +
+         "</details>\n";
 
-  out += section("Leaderboard", render_html_table(leaderboard_grid(file, top, 6)));
-  const std::size_t curves = std::min<std::size_t>(top == 0 ? 10 : top, 10);
-  out += section("Learning curves of the best " + std::to_string(curves),
-                 chart([&] { return learning_curves_svg(file, curves); }));
-  const bool pbt =
-      std::any_of(file.events.begin(), file.events.end(), [](const io::EventRow& e) { return e.kind == "exploit"; });
+  // The leaderboard, with the trials the scheduler stopped marked.
+  Grid board = leaderboard_grid(file, o.top, 6);
+  std::set<search::TrialId> stopped;
+  for (const io::EventRow& e : file.events)
+    if (e.kind == "early_stop") stopped.insert(e.trial);
+  const auto col = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(board.head.begin(), board.head.end(), name) - board.head.begin());
+  };
+  const std::size_t id_col = col("trial_id"), status_col = col("status");
+  if (id_col < board.head.size() && status_col < board.head.size())
+    for (auto& row : board.body)
+      if (stopped.count(std::atoll(row[id_col].c_str()))) row[status_col] += " (stopped)";
+  out += section("Leaderboard", "<p class=\"note\">Click a heading to sort. \"(stopped)\": stopped by the scheduler.</p>\n" +
+                                    render_html_table(board, "sortable"));
+
+  out += section("Learning curves", with_data([](const ChartData& d) { return curves_chart(d); }));
+  out += section("Best value so far", with_data([](const ChartData& d) { return best_so_far_chart(d); }));
+  const ImportanceReport importance = importance_of(file, {.method = o.importance}, o.config);
+  out += section("Hyperparameter importance",
+                 inline_svg(importance_chart(importance)) +
+                     (importance.note.empty() ? "" : "<p class=\"note\">" + html_escape(importance.note) + "</p>\n"));
+  out += section("Parallel coordinates", with_data([](const ChartData& d) { return parallel_coordinates_chart(d); }));
+  out += section("Each hyperparameter against the metric", with_data([](const ChartData& d) { return scatter_chart(d); }));
+  out += section("Timeline of the workers", with_data([](const ChartData& d) { return timeline_chart(d, utilization(d)); }));
+
   const auto order = best_first(file);
-  if (pbt && !order.empty())
-    out += section("PBT schedule of trial " + std::to_string(order.front()->id),
-                   chart([&] { return schedule_svg(file, order.front()->id); }));
+  const auto exploited = [&](search::TrialId id) {
+    return std::any_of(file.events.begin(), file.events.end(), [&](const io::EventRow& e) { return e.kind == "exploit" && e.trial == id; });
+  };
+  const auto pbt_best = std::find_if(order.begin(), order.end(), [&](const search::Trial* t) { return exploited(t->id); });
+  if (pbt_best != order.end()) {
+    out += section("PBT lineage", with_data([](const ChartData& d) { return lineage_chart(d); }));
+    out += section("PBT schedule of trial " + std::to_string((*pbt_best)->id) + ", the best that exploited",
+                   chart([&] { return schedule_svg(file, (*pbt_best)->id); }));
+  }
   if (!evaluations.empty()) {
     std::string body;
     for (auto it = evaluations.rbegin(); it != evaluations.rend(); ++it) {
@@ -108,6 +209,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   Grid stack{{"key", "value"}, {}, {false, false}};
   for (const auto& [k, v] : m.stack) stack.body.push_back({k, v});
   out += section("Hardware and software stack", render_html_table(stack));
+  out += "<script>" + std::string(kSortScript) + "</script>\n";
   out += "<p>ranktune " + html_escape(m.ranktune_version) + ", schema " + std::to_string(m.schema_version) +
          "</p>\n</body>\n</html>\n";
   return out;

@@ -1,11 +1,15 @@
 #pragma once
 /// `ranktune report --html`: one self-contained HTML page of a results file (NSML's
-/// leaderboard and visualization, without a server): the experiment, the leaderboard, the
-/// learning curves and a PBT schedule as inline SVG, the held-out evaluations, the live
-/// control requests and errors from the event log, the workers and the stack. No script,
-/// no external file: it opens from a cluster's file system in any browser, and mails well.
-/// A chart the file cannot give (a file another tool wrote) is replaced by a line saying
-/// why. Pure: results file in, text out.
+/// leaderboard and visualization, without a server). The header (counts, wall time, worker
+/// utilization, the algorithm and scheduler with their options, the whole config), a
+/// sortable leaderboard, every trial's learning curve, the best value so far, importance,
+/// parallel coordinates and each hyperparameter against the metric, the workers' timeline,
+/// PBT's lineage and schedule, the held-out evaluations, the live-control answers, errors,
+/// the workers and the stack. Charts are inline SVG whose marks show their values on hover
+/// (SVG <title>); the only script sorts the leaderboard, and the page reads the same with
+/// script off. No external file: it opens from a cluster's file system in any browser and
+/// mails well. A chart the file cannot give (a file another tool wrote) is replaced by a
+/// line saying why. Pure: results file in, text out.
 
 #include <cstddef>
 #include <string>
@@ -13,10 +17,27 @@
 
 #include "io/evaluations.h"
 #include "io/store.h"
+#include "report/run_config.h"
+#include "report/scale.h"
+#include "search/importance.h"
 
 namespace ranktune::report {
 
-/// The page; `top` rows of the leaderboard (0: all) and curves of the best min(top, 10).
+struct HtmlOptions {
+  std::size_t top = 0;  ///< rows of the leaderboard (0: all)
+  LogChoice log_y = LogChoice::Auto;
+  search::importance::Method importance = search::importance::Method::PedAnova;
+  /// > 0: the page of a run still going, which the browser reloads every `refresh_s`.
+  double refresh_s = 0;
+  /// The run's stored config (report::run_config): the space's scales, the algorithm and
+  /// scheduler in the header. nullptr: the space is guessed from the values.
+  const RunConfig* config = nullptr;
+};
+
+std::string render_html(const io::ResultsFile& file, const std::vector<io::Evaluation>& evaluations,
+                        const HtmlOptions& options);
+/// The page with `top` rows of the leaderboard and the other options at their defaults
+/// (no config).
 std::string render_html(const io::ResultsFile& file, const std::vector<io::Evaluation>& evaluations, std::size_t top);
 
 }  // namespace ranktune::report

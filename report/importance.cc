@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/config.h"
 
 namespace ranktune::report {
 namespace si = search::importance;
@@ -47,22 +46,24 @@ std::string percent(double share) {
 
 }  // namespace
 
+search::Space space_of(const io::ResultsFile& file, const RunConfig* config, std::string* note) {
+  if (config && config->parsed) return config->space;
+  if (note)
+    *note = config ? "domains taken from the values (the stored config did not parse: " + config->error + ")"
+                   : "domains taken from the values";
+  return space_from_values(file);
+}
+
 std::optional<si::Method> parse_importance_method(const std::string& name) {
   if (name == "ped-anova" || name == "pedanova") return si::Method::PedAnova;
   if (name == "fanova") return si::Method::Fanova;
   return std::nullopt;
 }
 
-ImportanceReport importance_of(const io::ResultsFile& file, const si::Options& options) {
+ImportanceReport importance_of(const io::ResultsFile& file, const si::Options& options, const RunConfig* config) {
   ImportanceReport r;
   r.options = options;
-  search::Space space;
-  try {
-    space = io::stored_config(file).space;
-  } catch (const std::exception& e) {
-    space = space_from_values(file);
-    r.note = "domains taken from the values (the stored config did not parse: " + std::string(e.what()) + ")";
-  }
+  const search::Space space = space_of(file, config, &r.note);
   std::vector<search::Config> configs;
   std::vector<double> values;
   for (const search::Trial& t : file.trials) {

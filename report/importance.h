@@ -8,6 +8,7 @@
 
 #include "io/store.h"
 #include "report/leaderboard.h"
+#include "report/run_config.h"
 #include "search/importance.h"
 
 namespace ranktune::report {
@@ -21,13 +22,17 @@ struct ImportanceReport {
   std::string note;
 };
 
+/// The search space of `config`; without one, or when it did not parse (a data file moved,
+/// say), one guessed from the values (numbers linear over their range, strings listed),
+/// and `note` says so.
+search::Space space_of(const io::ResultsFile& file, const RunConfig* config, std::string* note);
+
 /// "ped-anova" or "fanova"; nullopt for anything else.
 std::optional<search::importance::Method> parse_importance_method(const std::string& name);
 
-/// Each trial's best value (the leaderboard's) against its config, over the search space
-/// of the stored config. When that config no longer parses (a data file moved, say), the
-/// domains are taken from the values: numbers linear over their range, strings listed.
-ImportanceReport importance_of(const io::ResultsFile& file, const search::importance::Options& options);
+/// Each trial's best value (the leaderboard's) against its config, over space_of(file, config).
+ImportanceReport importance_of(const io::ResultsFile& file, const search::importance::Options& options,
+                               const RunConfig* config);
 
 /// The section for people: a bar per hyperparameter (Table, Markdown), most important first.
 std::string render_importance(const ImportanceReport& r, Format format);

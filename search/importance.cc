@@ -78,7 +78,7 @@ Observations encode(const Space& space, const std::vector<Config>& configs, cons
     for (std::size_t j = 0; j < space.params.size(); ++j) {
       const auto it = configs[i].find(space.params[j].name);
       const double x = it == configs[i].end() ? std::nan("") : coordinate(space.params[j], obs.features[j], it->second);
-      if (std::isnan(x)) break;
+      if (!std::isfinite(x)) break;
       row.push_back(x);
     }
     if (row.size() != space.params.size()) continue;

@@ -21,6 +21,7 @@ std::size_t cells_of(const Feature& f) {
 std::size_t cell_of(const Feature& f, double x, std::size_t cells) {
   if (f.categories) return std::min(static_cast<std::size_t>(std::max(x, 0.0)), cells - 1);
   const double at = std::round((x - f.low) / (f.high - f.low) * static_cast<double>(cells - 1));
+  if (!std::isfinite(at)) return 0;  // a range a hostile file made infinite
   return static_cast<std::size_t>(std::clamp(at, 0.0, static_cast<double>(cells - 1)));
 }
 

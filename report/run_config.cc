@@ -1,0 +1,24 @@
+// The report's view of a run's stored config (report/run_config.h).
+#include "report/run_config.h"
+
+#include "io/config.h"
+
+namespace ranktune::report {
+
+RunConfig run_config(const io::ResultsFile& file) {
+  RunConfig r;
+  try {
+    io::ExperimentConfig cfg = io::stored_config(file);
+    r.parsed = true;
+    r.space = std::move(cfg.space);
+    r.algorithm = cfg.algorithm;
+    r.scheduler = cfg.scheduler;
+    r.search_options = cfg.search_options;
+    r.scheduler_options = cfg.scheduler_options;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+}  // namespace ranktune::report

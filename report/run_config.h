@@ -1,0 +1,27 @@
+#pragma once
+/// What the report needs of a run's stored config: the search space (for each
+/// hyperparameter's scale: log, listed) and the algorithm and scheduler with their options.
+/// Kept apart from the config parser (run_config.cc is the only report file that links
+/// it), so the rest of report/ reads a results file alone, as the fuzz target needs.
+
+#include <string>
+
+#include "io/store.h"
+#include "search/options.h"
+#include "search/space.h"
+
+namespace ranktune::report {
+
+struct RunConfig {
+  bool parsed = false;
+  std::string error;  ///< why the stored config did not parse, when it did not
+  search::Space space;
+  std::string algorithm, scheduler;
+  search::Options search_options, scheduler_options;
+};
+
+/// The stored config of `file`, parsed as io::stored_config does; never throws (an error is
+/// kept in RunConfig::error, and the report guesses the space from the values).
+RunConfig run_config(const io::ResultsFile& file);
+
+}  // namespace ranktune::report
