@@ -16,7 +16,7 @@ packages=(
   slurm-wlm munge libpmix-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-pandas
-  chromium  # the HTML report's tests render it headless
+  chromium python3-pil  # the HTML report's browser test renders it headless and reads the screenshot
   python3-optuna python3-sklearn  # baselines of benchmarks/ and the report's importance check
   python3-torch  # the PyTorch examples and their tests (optional: the tests skip without it)
   dataset-fashion-mnist
