@@ -29,6 +29,7 @@ int exit_code();
 void setup_run(CLI::App& app, int argc, char** argv);
 void setup_check(CLI::App& app);
 void setup_report(CLI::App& app);
+void setup_leaderboard(CLI::App& app);
 void setup_simulate(CLI::App& app, int argc, char** argv);
 void setup_compact(CLI::App& app);
 void setup_export_checkpoint(CLI::App& app);
@@ -55,7 +56,7 @@ int run_check(const CheckOptions& o);
 
 struct ReportOptions {
   std::string results;
-  std::size_t top = 10;
+  std::optional<std::size_t> top;    ///< unset: 10 for people's formats, all for CSV and JSON
   std::string format = "table";
   std::string plots;                 ///< folder for the SVG charts ("" = none)
   std::string html;                  ///< write a self-contained HTML report here ("" = none)
@@ -63,8 +64,18 @@ struct ReportOptions {
   std::string importance;            ///< "ped-anova" or "fanova": add the importance section
   bool log_y = false;                ///< curves on a log y axis (default: when values span > 2 decades)
   bool linear_y = false;             ///< ... on a linear one
+  std::int64_t trial = 0;            ///< print this trial whole
+  double watch_s = 0;                ///< > 0: rewrite --html every this many seconds while the run goes
 };
 int run_report(const ReportOptions& o);
+
+struct LeaderboardCommandOptions {
+  std::vector<std::string> results;
+  std::string metric;
+  std::optional<std::size_t> top;
+  std::string format = "table";
+};
+int run_leaderboard(const LeaderboardCommandOptions& o);
 
 struct SimulateOptions {
   std::string config;

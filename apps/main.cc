@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   apps::setup_run(app, argc, argv);
   apps::setup_check(app);
   apps::setup_report(app);
+  apps::setup_leaderboard(app);
   apps::setup_simulate(app, argc, argv);
   apps::setup_compact(app);
   apps::setup_export_checkpoint(app);

@@ -1,85 +1,148 @@
-// `ranktune report`: the leaderboard of a results file, with its plots, schedules and
-// HTML report.
+// `ranktune report`: the leaderboard of a results file, one trial whole, the plots, schedules
+// and HTML report (also rewritten while a run goes: --watch); and `ranktune leaderboard`,
+// the trials of several experiments ranked together.
+
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
-#include "io/store.h"
 #include "io/evaluations.h"
+#include "io/store.h"
+#include "report/cross_leaderboard.h"
 #include "report/evaluations.h"
 #include "report/html.h"
 #include "report/importance.h"
-#include "report/run_config.h"
 #include "report/leaderboard.h"
 #include "report/plots.h"
+#include "report/run_config.h"
 #include "report/schedule.h"
+#include "report/trial_view.h"
 
 namespace ranktune::apps {
 namespace {
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
+void write_file(const std::filesystem::path& path, const std::string& text, bool quiet = false) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
   if (!out) throw std::runtime_error("cannot write " + path.string() + ": check the folder exists and is writable");
-  std::printf("wrote %s\n", path.c_str());
+  if (!quiet) std::printf("wrote %s\n", path.c_str());
 }
+
+/// Writes `text` to a temporary file beside `path` and renames it over `path`, so a browser
+/// that reloads the page mid-write reads the old page or the new one, never half of one.
+void replace_file(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(getpid());
+  write_file(tmp, text, true);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot replace " + path.string() + ": " + ec.message());
+  }
+}
+
+/// --top when given; else every row for the formats people export (CSV, JSON) and 10 for
+/// the ones they read.
+std::size_t rows_for(const std::optional<std::size_t>& top, report::Format format) {
+  if (top) return *top;
+  return format == report::Format::Csv || format == report::Format::Json ? 0 : 10;
+}
+
+report::Format format_of(const std::string& name) {
+  const auto format = report::parse_format(name);
+  if (!format) throw std::invalid_argument("unknown --format '" + name + "'; valid: table, csv, json, markdown");
+  return *format;
+}
+
+volatile std::sig_atomic_t g_stop_watching = 0;
+extern "C" void on_watch_signal(int) { g_stop_watching = 1; }
 
 }  // namespace
 
 int run_report(const ReportOptions& o) {
-  const auto format = report::parse_format(o.format);
-  if (!format) throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, csv, json, markdown");
+  const report::Format format = format_of(o.format);
   std::optional<search::importance::Method> method;
   if (!o.importance.empty()) {
     method = report::parse_importance_method(o.importance);
     if (!method) throw std::invalid_argument("unknown --importance '" + o.importance + "'; valid: ped-anova, fanova");
-    if (*format == report::Format::Csv)
+    if (format == report::Format::Csv && o.trial == 0)
       throw std::invalid_argument("--importance does not fit the one table of --format csv: use table, markdown or json");
   }
+  if (o.watch_s > 0 && o.html.empty()) throw std::invalid_argument("--watch rewrites the page of --html: give --html OUT.html");
+  report::HtmlOptions html;
+  html.top = o.top ? *o.top : 100;
+  html.log_y = o.log_y ? report::LogChoice::Always : o.linear_y ? report::LogChoice::Never : report::LogChoice::Auto;
+  if (method) html.importance = *method;
+
+  if (o.watch_s > 0) {
+    // A login node's view of a run: the live file read as SWMR does, the page rewritten
+    // every S seconds with a refresh tag while a writer holds the file, and once more
+    // without it when the run has ended (or on Ctrl-C).
+    std::signal(SIGINT, on_watch_signal);
+    std::signal(SIGTERM, on_watch_signal);
+    std::printf("watching %s: %s every %g s (Ctrl-C stops)\n", o.results.c_str(), o.html.c_str(), o.watch_s);
+    std::fflush(stdout);
+    while (true) {
+      const bool live = io::marked_open_for_writing(o.results) && !g_stop_watching;
+      const io::ResultsFile file = io::ResultsFile::read(o.results);
+      const report::RunConfig config = report::run_config(file);
+      html.config = &config;
+      html.refresh_s = live ? o.watch_s : 0;
+      replace_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
+      if (!live) break;
+      for (double waited = 0; waited < o.watch_s && !g_stop_watching; waited += 0.1)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::printf("wrote %s (final)\n", o.html.c_str());
+    return 0;
+  }
+
   const io::ResultsFile file = io::ResultsFile::read(o.results);
   const report::RunConfig config = report::run_config(file);
-  if (o.schedule_trial > 0) {
+  if (o.trial > 0) {
+    std::fputs(report::render_trial(file, o.trial, format, isatty(STDOUT_FILENO) == 1).c_str(), stdout);
+  } else if (o.schedule_trial > 0) {
     const auto schedule = report::trial_schedule(file, o.schedule_trial);
     std::fputs(report::render_schedule(schedule, file.trial(o.schedule_trial)->iterations).c_str(), stdout);
   } else {
-    std::string board = report::render_leaderboard(file, {o.top, *format});
+    std::string board = report::render_leaderboard(file, {rows_for(o.top, format), format});
     if (method) {
       const report::ImportanceReport importance = report::importance_of(file, {.method = *method}, &config);
-      if (*format == report::Format::Json) {
+      if (format == report::Format::Json) {
         // One document still: the leaderboard's, with the importance under its own key.
         auto doc = nlohmann::json::parse(board);
         doc["importance"] = nlohmann::json::parse(report::importance_json(importance));
         board = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       } else {
-        board += "\n" + report::render_importance(importance, *format);
+        board += "\n" + report::render_importance(importance, format);
       }
     }
     std::fputs(board.c_str(), stdout);
     // The newest held-out evaluation under the leaderboard, for people (CSV and JSON stay
     // one document each: `ranktune eval --format json`, or h5py, give the evaluations).
-    if (*format == report::Format::Table || *format == report::Format::Markdown) {
+    if (format == report::Format::Table || format == report::Format::Markdown) {
       const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
       if (!evaluations.empty()) {
-        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), *format).c_str());
+        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), format).c_str());
         if (evaluations.size() > 1)
           std::printf("(%zu evaluations recorded; every one is in /evaluations)\n", evaluations.size());
       }
     }
   }
   if (!o.html.empty()) {
-    report::HtmlOptions html;
-    html.top = o.top;
-    html.log_y = o.log_y ? report::LogChoice::Always : o.linear_y ? report::LogChoice::Never : report::LogChoice::Auto;
-    if (method) html.importance = *method;
     html.config = &config;
     write_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
   }
@@ -88,7 +151,7 @@ int run_report(const ReportOptions& o) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw std::runtime_error("cannot create --plots folder " + o.plots + ": " + ec.message());
-    write_file(dir / "curves.svg", report::learning_curves_svg(file, o.top == 0 ? 10 : o.top));
+    write_file(dir / "curves.svg", report::learning_curves_svg(file, o.top && *o.top ? *o.top : 10));
     // The schedule of the asked trial, else of the best trial when the run exploited.
     search::TrialId trial = o.schedule_trial;
     if (trial == 0) {
@@ -105,8 +168,13 @@ void setup_report(CLI::App& app) {
   const auto report = std::make_shared<ReportOptions>();
   auto* report_cmd = app.add_subcommand("report", "Print the leaderboard of a results file");
   report_cmd->add_option("results", report->results, "Results file (.h5)")->required();
-  report_cmd->add_option("--top", report->top, "Rows to show (0 = all)")->capture_default_str();
+  report_cmd->add_option("--top", report->top,
+                         "Rows to show (0 = all; default 10 for table and markdown, all for csv and json, 100 on the "
+                         "HTML page)");
   report_cmd->add_option("--format", report->format, "table, csv, json or markdown")->capture_default_str();
+  report_cmd->add_option("--trial", report->trial,
+                         "Print trial T whole: config, metric history, events, checkpoints, failure, log tail")
+      ->check(CLI::PositiveNumber);
   report_cmd->add_option("--plots", report->plots,
                          "Write SVG charts into this folder: curves.svg (the best --top trials' learning curves) and, "
                          "for PBT, schedule_trial_T.svg (the best trial's hyperparameter schedule)");
@@ -114,6 +182,10 @@ void setup_report(CLI::App& app) {
                          "Write a self-contained HTML report to this file: leaderboard, learning curves, best so far, "
                          "importance (--importance picks the method), parallel coordinates, scatter plots, the workers' "
                          "timeline, PBT lineage, evaluations, control, errors, stack");
+  report_cmd->add_option("--watch", report->watch_s,
+                         "With --html: rewrite the page every S seconds from the live file (SWMR) while the run goes, "
+                         "then once more at its end")
+      ->check(CLI::PositiveNumber);
   report_cmd->add_option("--importance", report->importance,
                          "Add which hyperparameters mattered: ped-anova (what set the top 10% apart; fast) or fanova "
                          "(variance shares of a random forest, as Optuna's default)");
@@ -124,6 +196,25 @@ void setup_report(CLI::App& app) {
                          "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
       ->check(CLI::PositiveNumber);
   on_run(report_cmd, [report] { return run_report(*report); });
+}
+
+int run_leaderboard(const LeaderboardCommandOptions& o) {
+  const report::Format format = format_of(o.format);
+  std::vector<io::ResultsFile> files;
+  for (const std::string& path : o.results) files.push_back(io::ResultsFile::read(path));
+  std::fputs(report::render_cross_leaderboard(files, o.metric, rows_for(o.top, format), format).c_str(), stdout);
+  return 0;
+}
+
+void setup_leaderboard(CLI::App& app) {
+  const auto opt = std::make_shared<LeaderboardCommandOptions>();
+  auto* cmd = app.add_subcommand("leaderboard", "Rank the trials of several experiments together (one metric and mode)");
+  cmd->add_option("results", opt->results, "Results files (.h5)")->required();
+  cmd->add_option("--metric", opt->metric,
+                  "Rank by this metric (default: the experiments' own, which must be the same in every file)");
+  cmd->add_option("--top", opt->top, "Rows to show (0 = all; default 10 for table and markdown, all for csv and json)");
+  cmd->add_option("--format", opt->format, "table, csv, json or markdown")->capture_default_str();
+  on_run(cmd, [opt] { return run_leaderboard(*opt); });
 }
 
 }  // namespace ranktune::apps

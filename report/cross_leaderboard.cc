@@ -1,0 +1,117 @@
+// The leaderboard across experiments (report/cross_leaderboard.h).
+#include "report/cross_leaderboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "io/json.h"
+#include "report/grid.h"
+
+namespace ranktune::report {
+namespace {
+
+struct Entry {
+  const io::ResultsFile* file = nullptr;
+  const search::Trial* trial = nullptr;
+  double best = NAN;
+  std::int64_t best_iteration = 0;
+};
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string describe(const io::ResultsFile& f) {
+  return f.path + " (" + f.meta.experiment + ": " + f.meta.metric + ", " + search::to_string(f.meta.mode) + ")";
+}
+
+}  // namespace
+
+std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, const std::string& metric,
+                                     std::size_t top, Format format) {
+  if (files.empty()) throw std::invalid_argument("leaderboard: give at least one results file");
+  const search::Mode mode = files.front().meta.mode;
+  const std::string name = metric.empty() ? files.front().meta.metric : metric;
+  for (const io::ResultsFile& f : files) {
+    if (f.meta.mode != mode)
+      throw std::invalid_argument("leaderboard: " + describe(files.front()) + " and " + describe(f) +
+                                  " rank in opposite directions: compare experiments of one mode");
+    if (metric.empty() && f.meta.metric != name)
+      throw std::invalid_argument("leaderboard: " + describe(files.front()) + " and " + describe(f) +
+                                  " rank different metrics: give --metric NAME to rank both by one they share");
+    if (!metric.empty() && std::find(f.schema.metrics.begin(), f.schema.metrics.end(), metric) == f.schema.metrics.end())
+      throw std::invalid_argument("leaderboard: " + f.path + " has no metric '" + metric + "' (it has " +
+                                  join(f.schema.metrics, ", ", as_is) + ")");
+  }
+  std::vector<Entry> entries;
+  for (const io::ResultsFile& f : files) {
+    std::map<search::TrialId, Entry> by_id;
+    for (const search::Trial& t : f.trials) by_id[t.id] = {&f, &t, NAN, 0};
+    if (name == f.meta.metric) {
+      for (auto& [id, e] : by_id) e.best = e.trial->best, e.best_iteration = e.trial->best_iteration;
+    } else {
+      const auto at = static_cast<std::size_t>(std::find(f.schema.metrics.begin(), f.schema.metrics.end(), name) -
+                                               f.schema.metrics.begin());
+      for (const io::ResultRow& r : f.results) {
+        const auto it = by_id.find(r.trial);
+        if (it == by_id.end() || at >= r.values.size() || !std::isfinite(r.values[at])) continue;
+        if (search::better(r.values[at], it->second.best, mode)) it->second.best = r.values[at], it->second.best_iteration = r.iteration;
+      }
+    }
+    for (auto& [id, e] : by_id) entries.push_back(e);
+  }
+  // Best first; no value last; ties by file order, then trial id (stable over the files).
+  std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    const bool fa = std::isfinite(a.best), fb = std::isfinite(b.best);
+    if (fa != fb) return fa;
+    return fa && search::better(a.best, b.best, mode);
+  });
+  if (top != 0 && entries.size() > top) entries.resize(top);
+
+  if (format == Format::Json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      rows.push_back({{"rank", i + 1},
+                      {"experiment", e.file->meta.experiment},
+                      {"file", e.file->path},
+                      {"trial_id", e.trial->id},
+                      {"status", search::to_string(e.trial->status)},
+                      {"best", std::isfinite(e.best) ? nlohmann::json(e.best) : nlohmann::json(nullptr)},
+                      {"best_iteration", std::isfinite(e.best) ? nlohmann::json(e.best_iteration) : nlohmann::json(nullptr)},
+                      {"iterations", e.trial->iterations},
+                      {"config", io::to_json(e.trial->config)}});
+    }
+    nlohmann::json paths = nlohmann::json::array();
+    for (const io::ResultsFile& f : files) paths.push_back(f.path);
+    const nlohmann::json doc = {{"metric", name}, {"mode", search::to_string(mode)}, {"files", paths}, {"trials", rows}};
+    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
+  Grid g{{"rank", "experiment", "file", "trial_id", "status", "best", "best_iteration", "iterations", "config"},
+         {},
+         {true, false, false, true, false, true, true, true, false}};
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    g.body.push_back({std::to_string(i + 1), e.file->meta.experiment, e.file->path, std::to_string(e.trial->id),
+                      search::to_string(e.trial->status), num(e.best),
+                      std::isfinite(e.best) ? std::to_string(e.best_iteration) : "", std::to_string(e.trial->iterations),
+                      join(e.trial->config, ", ", [](const auto& kv) { return kv.first + "=" + search::to_string(kv.second); })});
+  }
+  if (format == Format::Csv) return render_csv(g);
+  std::size_t total = 0;
+  for (const io::ResultsFile& f : files) total += f.trials.size();
+  const std::string head = std::to_string(files.size()) + " experiments, " + std::to_string(total) + " trials, ranked by " +
+                           name + " (" + search::to_string(mode) + ")" +
+                           (entries.size() < total ? ", showing the top " + std::to_string(entries.size()) : "") + "\n\n";
+  return format == Format::Markdown ? head + render_markdown_table(g) : head + render_table(g);
+}
+
+}  // namespace ranktune::report
