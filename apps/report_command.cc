@@ -29,6 +29,7 @@
 #include "report/run_config.h"
 #include "report/schedule.h"
 #include "report/trial_view.h"
+#include "sys/safe_fs.h"
 
 namespace ranktune::apps {
 namespace {
@@ -39,19 +40,6 @@ void write_file(const std::filesystem::path& path, const std::string& text, bool
   out.close();
   if (!out) throw std::runtime_error("cannot write " + path.string() + ": check the folder exists and is writable");
   if (!quiet) std::printf("wrote %s\n", path.c_str());
-}
-
-/// Writes `text` to a temporary file beside `path` and renames it over `path`, so a browser
-/// that reloads the page mid-write reads the old page or the new one, never half of one.
-void replace_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(getpid());
-  write_file(tmp, text, true);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot replace " + path.string() + ": " + ec.message());
-  }
 }
 
 /// --top when given; else every row for the formats people export (CSV, JSON) and 10 for
@@ -101,7 +89,7 @@ int run_report(const ReportOptions& o) {
       const report::RunConfig config = report::run_config(file);
       html.config = &config;
       html.refresh_s = live ? o.watch_s : 0;
-      replace_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
+      sys::replace_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
       if (!live) break;
       for (double waited = 0; waited < o.watch_s && !g_stop_watching; waited += 0.1)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

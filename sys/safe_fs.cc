@@ -122,3 +122,36 @@ UniqueFd make_private_directory(const std::string& path, mode_t mode) {
 }
 
 }  // namespace ranktune::sys
+
+namespace ranktune::sys {
+
+void replace_file(const std::string& path, const std::string& bytes) {
+  const auto [dir, name] = split_path(path);
+  UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!d) fail("cannot open the folder " + dir, errno);
+  // A fresh name of ours (O_EXCL, no link followed), filled, then renamed over the page:
+  // a reader sees the old page or the new one, and a name another user planted is refused.
+  const std::string tmp = "." + name + ".tmp." + std::to_string(::getpid());
+  ::unlinkat(d.get(), tmp.c_str(), 0);  // ours, from a run of this process id that died
+  {
+    UniqueFd fd = open_file_at(d.get(), tmp, {O_WRONLY, false, false, Create::Exclusive}, dir + "/" + tmp);
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = errno;
+        ::unlinkat(d.get(), tmp.c_str(), 0);
+        fail("cannot write " + dir + "/" + tmp + " (disk full?)", e);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  if (::renameat(d.get(), tmp.c_str(), d.get(), name.c_str()) != 0) {
+    const int e = errno;
+    ::unlinkat(d.get(), tmp.c_str(), 0);
+    fail("cannot replace " + path, e);
+  }
+}
+
+}  // namespace ranktune::sys

@@ -67,6 +67,12 @@ UniqueFd open_directory(const std::string& path);
 /// its descriptor. Throws FsError otherwise, saying what to do.
 UniqueFd make_private_directory(const std::string& path, mode_t mode = 0755);
 
+/// Replaces the file `path` with `bytes` atomically: written to a hidden temporary file of
+/// ours beside it (created with O_EXCL, no link followed), then renamed over it, so a
+/// reader (a browser reloading a page) sees the old contents or the new, never half. The
+/// temporary file is removed on failure. Throws FsError.
+void replace_file(const std::string& path, const std::string& bytes);
+
 /// The last component of `path` and its folder ("." when none).
 std::pair<std::string, std::string> split_path(const std::string& path);
 

@@ -96,5 +96,5 @@ kill -0 $watch 2>/dev/null && { kill $watch; fail "--watch did not end with the 
 wait $watch || { cat watch.txt; fail "--watch exited non-zero"; }
 grep -q 'http-equiv="refresh"' live.html && fail "the final page still refreshes"
 grep -q "40 (TERMINATED 40)" live.html || fail "the final page does not have the finished run"
-ls live.html.tmp.* 2>/dev/null && fail "a temporary page was left"
+ls .live.html.tmp.* 2>/dev/null && fail "a temporary page was left"
 echo "ok: report views"

@@ -117,3 +117,23 @@ TEST(SplitPath, FolderAndName) {
   EXPECT_EQ(split_path("/x/y/a.log"), std::make_pair(std::string("/x/y"), std::string("a.log")));
   EXPECT_EQ(split_path("/a"), std::make_pair(std::string("/"), std::string("a")));
 }
+
+TEST_F(SafeFs, ReplaceFileIsAtomicAndFollowsNoLink) {
+  replace_file(path("page.html"), "one");
+  EXPECT_EQ(contents(path("page.html")), "one");
+  replace_file(path("page.html"), "two");
+  EXPECT_EQ(contents(path("page.html")), "two");
+  // A link planted at the page's name is replaced, its target left alone.
+  std::ofstream(path("victim")) << "precious";
+  fs::remove(path("page.html"));
+  fs::create_symlink(path("victim"), path("page.html"));
+  replace_file(path("page.html"), "three");
+  EXPECT_FALSE(fs::is_symlink(path("page.html")));
+  EXPECT_EQ(contents(path("page.html")), "three");
+  EXPECT_EQ(contents(path("victim")), "precious");
+  // No temporary file is left.
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(path(""))) files += e.path().filename().string().rfind(".page.html.tmp", 0) == 0;
+  EXPECT_EQ(files, 0u);
+  EXPECT_CONTAINS(refusal([&] { replace_file(path("no/such/folder/page.html"), "x"); }), "cannot open the folder");
+}
