@@ -156,7 +156,8 @@ struct ResumeInfo {
 
 /// How a new results file is laid out.
 struct WriterOptions {
-  /// Deflate (after shuffle) the chunks of /trials, /results, /events and /trial_texts. HDF5
+  /// Deflate (after shuffle) the chunks of /trials, /trial_texts, /results, /events and
+  /// /workers. HDF5
   /// never frees the old copy of a compressed chunk that a flush rewrites while SWMR writing,
   /// so this pays only for a writer whose every flush fills many whole chunks (`ranktune
   /// simulate`, a flush per 65,536 results): a run flushing every 200 ms or at each trial
@@ -370,7 +371,8 @@ struct CompactSummary {
 };
 
 /// Rewrites the results file `in` without the bytes of dropped checkpoints: the root
-/// attributes (schema_version set to kSchemaVersion), /stack and every table are copied
+/// attributes (schema_version set to kSchemaVersion, or to 2 for a file whose trial texts
+/// are in /trials), /stack and every table are copied
 /// as they are, and /checkpoint_data holds the live checkpoints back to back. Writes to
 /// `out` when it is not empty (refusing an existing file), else to a temporary file next
 /// to `in` that then replaces it by rename(2), so `in` is never half rewritten. Refuses
