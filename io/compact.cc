@@ -58,9 +58,10 @@ CompactSummary write_compacted(const ResultsFile& src, const std::string& tmp) {
   const h5::File out{H5_CHECK(H5Fcreate(tmp.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
   copy_attributes(in.get(), out.get());
   {
-    // The copy has the dropped flags whatever the source's schema was.
+    // The copy has the dropped flags whatever the source's schema was (2), and its trial
+    // texts where the source has them: in /trial_texts (3), or in /trials (2).
     h5::Attribute version{H5_CHECK(H5Aopen(out.get(), "schema_version", H5P_DEFAULT))};
-    const int v = kSchemaVersion;
+    const int v = H5_CHECK(H5Lexists(in.get(), kTrialTexts.name, H5P_DEFAULT)) > 0 ? kSchemaVersion : 2;
     H5_CHECK(H5Awrite(version.get(), H5T_NATIVE_INT, &v));
   }
   for (const std::string& name : link_names(in.get())) {

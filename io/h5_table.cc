@@ -158,15 +158,17 @@ Layout layout_from_file(hid_t file_type, const TableSpec& spec) {
       throw StoreError(std::string("column '") + f.name + "' has the wrong type");
     layout.add(f.name, f.kind, kind->second);
   }
-  // The optional columns this file has, in the spec's order.
-  for (const FixedColumn& f : spec.optional) {
-    const int index = H5Tget_member_index(file_type, f.name);
-    if (index < 0) continue;  // a file from before the column
-    h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, static_cast<unsigned>(index)))};
-    auto kind = member_kind(member.get());
-    if (!kind || !same_class(kind->first, f.kind))
-      throw StoreError(std::string("column '") + f.name + "' has the wrong type");
-    layout.add(f.name, f.kind, kind->second);
+  // The optional and legacy columns this file has, in the spec's order.
+  for (const std::span<const FixedColumn> some : {spec.optional, spec.legacy}) {
+    for (const FixedColumn& f : some) {
+      const int index = H5Tget_member_index(file_type, f.name);
+      if (index < 0) continue;  // a file from before (optional) or after (legacy) the column
+      h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, static_cast<unsigned>(index)))};
+      auto kind = member_kind(member.get());
+      if (!kind || !same_class(kind->first, f.kind))
+        throw StoreError(std::string("column '") + f.name + "' has the wrong type");
+      layout.add(f.name, f.kind, kind->second);
+    }
   }
   layout.set_first_free(layout.size());
   int count = H5_CHECK(H5Tget_nmembers(file_type));
@@ -174,7 +176,8 @@ Layout layout_from_file(hid_t file_type, const TableSpec& spec) {
     std::string name = member_name(file_type, i);
     const auto named = [&](const FixedColumn& f) { return name == f.name; };
     if (std::any_of(spec.fixed.begin(), spec.fixed.end(), named) ||
-        std::any_of(spec.optional.begin(), spec.optional.end(), named))
+        std::any_of(spec.optional.begin(), spec.optional.end(), named) ||
+        std::any_of(spec.legacy.begin(), spec.legacy.end(), named))
       continue;
     h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, i))};
     auto kind = member_kind(member.get());
@@ -211,7 +214,7 @@ RawTable read_table(hid_t loc, const TableSpec& spec, std::uintmax_t file_size) 
 
 // ------------------------------------------------------------------------ writing tables
 
-void Table::create(hid_t loc, const TableSpec& spec, Layout row_layout) {
+void Table::create(hid_t loc, const TableSpec& spec, Layout row_layout, bool deflate) {
   layout = std::move(row_layout);
   type = layout.type();
   chunk_rows = spec.chunk_rows;
@@ -219,6 +222,13 @@ void Table::create(hid_t loc, const TableSpec& spec, Layout row_layout) {
   h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
   h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
   H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
+  if (deflate) {
+    // Shuffle first: it puts byte k of every row together, so the zero padding of strings
+    // and the high bytes of ids and counts become long runs. Level 1: the higher levels
+    // were hardly smaller and much slower (docs/architecture.md, "Results file size").
+    H5_CHECK(H5Pset_shuffle(dcpl.get()));
+    H5_CHECK(H5Pset_deflate(dcpl.get(), 1));
+  }
   ds = h5::Dataset{H5_CHECK(H5Dcreate2(loc, spec.name, type.get(), space.get(), H5P_DEFAULT,
                                        dcpl.get(), H5P_DEFAULT))};
 }

@@ -118,8 +118,11 @@ struct Table {
   hsize_t rows = 0;      ///< rows in the file
   hsize_t chunk_rows = 0;
 
-  /// Creates the empty, chunked, unlimited table `spec.name` below `loc`.
-  void create(hid_t loc, const TableSpec& spec, Layout row_layout);
+  /// Creates the empty, chunked, unlimited table `spec.name` below `loc`, its chunks
+  /// compressed (shuffle, then deflate) when `deflate` is set. HDF5 never frees the old copy
+  /// of a compressed chunk that is rewritten while SWMR writing, so that pays only where each
+  /// flush fills whole chunks (see WriterOptions in io/store.h).
+  void create(hid_t loc, const TableSpec& spec, Layout row_layout, bool deflate = false);
   /// Opens an existing table to append to it; the layout is the file's.
   void open(hid_t loc, const TableSpec& spec);
   /// Room for one more row at the end of the buffer, to be filled by the caller.

@@ -101,8 +101,9 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
     trial.start_time = get_f64(row, L[kStart]);
     trial.end_time = get_f64(row, L[kEnd]);
     trial.workers = with_context(where(), [&] { return parse_ranks(get_str(row, L[kWorkers])); });
-    trial.error = get_str(row, L[kError]);
-    trial.log_tail = get_str(row, L[kLogTail]);
+    // Schema 1 and 2 files only (read_trial_texts reads those of later files).
+    if (const auto e = column_index(L, "error")) trial.error = get_str(row, L[*e]);
+    if (const auto l = column_index(L, "log_tail")) trial.log_tail = get_str(row, L[*l]);
     if (const auto h = column_index(L, "hosts")) trial.hosts = split_hosts(get_str(row, L[*h]));
     for (std::size_t c = L.first_free(); c < L.size(); ++c) {
       const Column& col = L[c];
@@ -117,6 +118,28 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
     trials.push_back(std::move(trial));
   }
   return trials;
+}
+
+// Each trial's last row of /trial_texts gives its error and log_tail. A row about a trial
+// that /trials lacks is skipped: a flush cut short by kill -9 may have written it without
+// the trial's own row.
+void read_trial_texts(const RawTable& t, std::vector<search::Trial>& trials) {
+  const Layout& L = t.layout;
+  std::vector<std::size_t> index;  // id - 1 -> position in `trials` (rows never written are skipped)
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const auto id = static_cast<std::size_t>(trials[i].id);
+    if (index.size() < id) index.resize(id, trials.size());
+    index[id - 1] = i;
+  }
+  for (std::size_t r = 0; r < t.rows; ++r) {
+    const std::byte* row = t.row(r);
+    const std::int64_t id = get_int(row, L[kTxTrial]);
+    const auto at = static_cast<std::size_t>(id - 1);
+    if (id < 1 || at >= index.size() || index[at] == trials.size()) continue;
+    search::Trial& trial = trials[index[at]];
+    trial.error = get_str(row, L[kTxError]);
+    trial.log_tail = get_str(row, L[kTxLogTail]);
+  }
 }
 
 std::vector<ResultRow> read_results(const RawTable& t, StoreSchema& schema) {
@@ -242,6 +265,8 @@ ResultsFile read_file(const std::string& path, bool with_results) {
     out.trial_rows = trials.rows;
     out.trials = read_trials(trials, out.schema);
   }
+  if (H5_CHECK(H5Lexists(file.get(), kTrialTexts.name, H5P_DEFAULT)) > 0)
+    read_trial_texts(read_table(file.get(), kTrialTexts, file_size), out.trials);
   if (with_results) out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
   out.events = read_events(read_table(file.get(), kEvents, file_size));
   out.workers = read_workers(read_table(file.get(), kWorkersTable, file_size));

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <functional>
+#include <string_view>
 #include <variant>
 
 #include "io/results_writer_impl.h"
@@ -37,6 +39,12 @@ std::string join_ranks(const std::vector<int>& ranks, std::size_t width) {
   items.reserve(ranks.size());
   for (const int r : ranks) items.push_back(std::to_string(r));
   return join_fitting(items, width);
+}
+
+// What note_texts compares: a trial's texts get a row in /trial_texts only when they change.
+std::size_t texts_hash(int attempt, std::string_view error, std::string_view log_tail) {
+  const std::hash<std::string_view> h;
+  return h(error) ^ (h(log_tail) * 1099511628211u) ^ (static_cast<std::size_t>(attempt) * 0x9E3779B97F4A7C15u);
 }
 
 void put_value(std::byte* row, const Column& c, const search::Value* v) {
@@ -96,7 +104,7 @@ StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& comman
   return meta;
 }
 
-void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list,
+void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool compress,
                                  bool& created) {
   std::vector<std::string> param_names, metric_names = schema.metrics;
   for (ParamColumn& p : schema.params) {
@@ -150,11 +158,12 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
                         std::string_view(value).substr(0, utf8_prefix(value, kMaxTextAttribute)));
   }  // attributes and groups must be closed before SWMR writing starts
 
-  trials.create(root, kTrials, trial_layout(schema));
-  results.create(root, kResults, result_layout(schema));
+  trials.create(root, kTrials, trial_layout(schema), compress);
+  trial_texts.create(root, kTrialTexts, fixed_layout(kTrialTexts), compress);
+  results.create(root, kResults, result_layout(schema), compress);
   index_metrics();
-  events.create(root, kEvents, fixed_layout(kEvents));
-  workers.create(root, kWorkersTable, fixed_layout(kWorkersTable));
+  events.create(root, kEvents, fixed_layout(kEvents), compress);
+  workers.create(root, kWorkersTable, fixed_layout(kWorkersTable), compress);  // written once: no chunk rewritten
   create_checkpoint_tables(root);
   create_state_tables(root);
 
@@ -201,6 +210,20 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   }
   const hid_t root = file.get();
   trials.open(root, kTrials);
+  if (H5_CHECK(H5Lexists(root, kTrialTexts.name, H5P_DEFAULT)) > 0) {
+    // Which texts each trial has there already: only a change adds a row.
+    const RawTable texts = read_table(root, kTrialTexts, 0);
+    for (std::size_t i = 0; i < texts.rows; ++i) {
+      const std::byte* row = texts.row(i);
+      const Layout& L = texts.layout;
+      texts_written[get_int(row, L[kTxTrial])] =
+          texts_hash(static_cast<int>(get_int(row, L[kTxAttempt])), get_str(row, L[kTxError]), get_str(row, L[kTxLogTail]));
+    }
+    trial_texts.open(root, kTrialTexts);
+  } else if (!column_index(trials.layout, kTrialLegacyColumns[0].name)) {
+    throw StoreError("no /trial_texts table, and /trials has no error column: not a ranktune results file, or a "
+                     "damaged one");
+  }
   results.open(root, kResults);
   events.open(root, kEvents);
   workers.open(root, kWorkersTable);
@@ -250,8 +273,11 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   put_f64(row, L[kEnd], t.end_time);
   // The ranks running it, or once it stopped, those that ran its last attempt.
   put_str(row, L[kWorkers], join_ranks(t.workers.empty() ? t.ran_on : t.workers, L[kWorkers].size));
-  put_str(row, L[kError], t.error);
-  put_str(row, L[kLogTail], t.log_tail);
+  // Files from before schema 3 keep the texts in /trials (else note_texts puts them in /trial_texts).
+  if (!trial_texts.ds) {
+    if (const auto e = column_index(L, "error")) put_str(row, L[*e], t.error);
+    if (const auto l = column_index(L, "log_tail")) put_str(row, L[*l], t.log_tail);
+  }
   // Files from before the column have none: their rows keep only the ranks.
   if (const auto h = column_index(L, "hosts")) put_str(row, L[*h], join_fitting(t.hosts, L[*h].size));
   for (std::size_t c = L.first_free(); c < L.size(); ++c) {
@@ -260,15 +286,27 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   }
 }
 
+void ResultsWriter::Impl::note_texts(const search::Trial& t) {
+  if (!trial_texts.ds) return;
+  const auto known = texts_written.find(t.id);
+  if (known == texts_written.end() && t.error.empty() && t.log_tail.empty()) return;  // the usual case
+  const std::size_t hash = texts_hash(t.attempt, t.error, t.log_tail);
+  if (known != texts_written.end() && known->second == hash) return;
+  texts_written[t.id] = hash;
+  std::byte* row = trial_texts.add_row();
+  put_row(row, trial_texts.layout, {std::int64_t{t.id}, std::int64_t{t.attempt}, t.error, t.log_tail});
+}
+
 ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
-                             const StoreSchema& schema, const std::vector<WorkerInfo>& workers)
+                             const StoreSchema& schema, const std::vector<WorkerInfo>& workers,
+                             const WriterOptions& options)
     : impl_(std::make_unique<Impl>()) {
   const h5::Quiet quiet;
   impl_->path = path;
   impl_->schema = schema;
   bool created = false;
   try {
-    writing(path, [&] { impl_->create(meta, workers, created); });
+    writing(path, [&] { impl_->create(meta, workers, options.compress, created); });
   } catch (const std::exception& e) {
     impl_.reset();  // closes every handle before the half-made file is removed
     std::error_code ec;
@@ -312,6 +350,7 @@ void ResultsWriter::write_trial(const search::Trial& trial) {
   std::vector<std::byte>& row = impl_->dirty_trials[static_cast<hsize_t>(trial.id - 1)];
   row.assign(impl_->trials.layout.row_size(), std::byte{0});
   impl_->pack_trial(trial, row.data());
+  impl_->note_texts(trial);
 }
 
 std::size_t ResultsWriter::append_result(search::TrialId trial, int attempt, std::int64_t iteration,
@@ -386,6 +425,7 @@ void ResultsWriter::flush() {
     // next flush that gets through commits them.
     Impl& m = *impl_;
     m.reserve(m.results.bytes_for(m.results.pending()) + m.events.bytes_for(m.events.pending()) +
+              (m.trial_texts.ds ? m.trial_texts.bytes_for(m.trial_texts.pending()) : 0) +
               m.checkpoints.bytes_for(m.checkpoints.pending()) + m.trials.bytes_for(m.dirty_trials.size()) +
               (m.states.ds ? m.states.bytes_for(m.states.pending()) : 0));
     if (m.data_unflushed) {
@@ -398,6 +438,7 @@ void ResultsWriter::flush() {
     }
     m.results.append();
     m.events.append();
+    if (m.trial_texts.ds) m.trial_texts.append();
     m.checkpoints.append();
     if (m.states.ds) m.states.append();
     // Dropped flags go out only once the rows that supersede them are in the file: within
@@ -417,6 +458,7 @@ void ResultsWriter::flush() {
 
 std::size_t ResultsWriter::pending() const {
   return impl_->results.pending() + impl_->events.pending() + impl_->checkpoints.pending() +
+         (impl_->trial_texts.ds ? impl_->trial_texts.pending() : 0) +
          (impl_->states.ds ? impl_->states.pending() : 0) + impl_->dirty_trials.size() + impl_->dirty_checkpoints.size();
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct ResultsWriter::Impl {
   h5::File file;               // declared first: closed after every dataset
   detail::Table trials, results, events, workers;
   std::map<hsize_t, std::vector<std::byte>> dirty_trials;  // row (id - 1) -> packed row
+  /// /trial_texts (no dataset: a file from before schema 3, whose /trials holds the texts).
+  detail::Table trial_texts;
+  /// A hash of the (attempt, error, log_tail) that /trial_texts holds for each trial with a
+  /// row there: a trial's texts get a new row only when they change.
+  std::unordered_map<std::int64_t, std::size_t> texts_written;
   std::vector<std::size_t> metrics_by_name;  // metric columns of `results`, sorted by name
   detail::Table checkpoints;
   h5::Dataset checkpoint_data;
@@ -103,11 +109,13 @@ struct ResultsWriter::Impl {
   std::map<std::int64_t, Stored> legacy_states;
 
   // results_writer.cc
-  void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool& created);
+  void create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool compress, bool& created);
   void open_existing(ResumeInfo& info);
   void reserve(std::uint64_t more);
   void index_metrics();
   void pack_trial(const search::Trial& t, std::byte* row) const;
+  /// Buffers a /trial_texts row for `t` when its texts differ from those the table holds.
+  void note_texts(const search::Trial& t);
   // checkpoint_store.cc
   void create_checkpoint_tables(hid_t root);
   /// Opens /checkpoints and /checkpoint_data of a file being resumed and indexes its live

@@ -11,6 +11,7 @@ std::vector<std::string> trial_column_names() {
   std::vector<std::string> names;
   for (const detail::FixedColumn& c : detail::kTrialColumns) names.emplace_back(c.name);
   for (const detail::FixedColumn& c : detail::kTrialOptionalColumns) names.emplace_back(c.name);
+  for (const detail::FixedColumn& c : detail::kTrialLegacyColumns) names.emplace_back(c.name);
   return names;
 }
 
@@ -43,6 +44,8 @@ Kind kind_of(search::ValueType t) {
 void check_extra_names(const TableSpec& spec, const std::vector<std::string>& names, const char* what) {
   std::vector<std::string> seen;
   for (const FixedColumn& f : spec.fixed) seen.emplace_back(f.name);
+  for (const FixedColumn& f : spec.optional) seen.emplace_back(f.name);
+  for (const FixedColumn& f : spec.legacy) seen.emplace_back(f.name);
   for (const std::string& n : names) {
     if (n.empty() || std::find(seen.begin(), seen.end(), n) != seen.end())
       throw StoreError(std::string(what) + " name '" + n + "' is empty, repeated or clashes " +

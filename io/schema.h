@@ -14,7 +14,9 @@
 
 namespace ranktune::io {
 
-inline constexpr int kSchemaVersion = 2;
+/// 3: a trial's error and log_tail moved from /trials to /trial_texts (files of schema 1 and
+/// 2 keep them in /trials, and are read and resumed that way).
+inline constexpr int kSchemaVersion = 3;
 /// The oldest schema the reader and the resuming writer accept.
 inline constexpr int kMinSchemaVersion = 1;
 
@@ -53,14 +55,16 @@ struct FixedColumn {
 };
 
 /// A table of the file: its name (relative to its group), the columns every file has (a
-/// reader requires them; further columns follow them), its chunk size in rows, and the
-/// columns that files of today have after the fixed ones but older files may lack (a reader
-/// takes them when they are there; they are not hyperparameters or metrics).
+/// reader requires them; further columns follow them), its chunk size in rows, the columns
+/// that files of today have after the fixed ones but older files may lack, and the columns
+/// that older files have but files of today do not (a reader takes both kinds when they are
+/// there; they are not hyperparameters or metrics).
 struct TableSpec {
   const char* name;
   std::span<const FixedColumn> fixed;
   std::uint64_t chunk_rows;
   std::span<const FixedColumn> optional = {};
+  std::span<const FixedColumn> legacy = {};
 };
 
 // Column order of each table as documented in store.h; the enums below index into them.
@@ -69,13 +73,24 @@ inline constexpr FixedColumn kTrialColumns[] = {
     {"attempt", Kind::I32},    {"iterations", Kind::I64},
     {"best", Kind::F64},       {"best_iteration", Kind::I64},
     {"last", Kind::F64},       {"start_time", Kind::F64},
-    {"end_time", Kind::F64},   {"workers", Kind::Str, kWorkersLen},
-    {"error", Kind::Str, kErrorLen}, {"log_tail", Kind::Str, kLogTailLen}};
+    {"end_time", Kind::F64},   {"workers", Kind::Str, kWorkersLen}};
 enum TrialCol {
   kTrialId, kStatus, kAttempt, kIterations, kBest, kBestIteration, kLast, kStart, kEnd,
-  kWorkers, kError, kLogTail, kTrialFixed
+  kWorkers, kTrialFixed
 };
 static_assert(std::size(kTrialColumns) == kTrialFixed);
+
+// A trial's error and log tail: in /trial_texts since schema 3, one row each time they
+// change (the last row of a trial holds its texts; a trial without a row has none). Most
+// trials never fail, so fixed-width text columns in /trials were 2,304 bytes of zeros in
+// each 2.7 KB row. Schema 1 and 2 files have them in /trials (kTrialLegacyColumns).
+inline constexpr FixedColumn kTrialTextColumns[] = {
+    {"trial_id", Kind::I64}, {"attempt", Kind::I32},
+    {"error", Kind::Str, kErrorLen}, {"log_tail", Kind::Str, kLogTailLen}};
+enum TrialTextCol { kTxTrial, kTxAttempt, kTxError, kTxLogTail, kTrialTextFixed };
+static_assert(std::size(kTrialTextColumns) == kTrialTextFixed);
+inline constexpr FixedColumn kTrialLegacyColumns[] = {{"error", Kind::Str, kErrorLen},
+                                                      {"log_tail", Kind::Str, kLogTailLen}};
 
 inline constexpr FixedColumn kResultColumns[] = {
     {"trial_id", Kind::I64}, {"attempt", Kind::I32}, {"iteration", Kind::I64},
@@ -96,10 +111,11 @@ enum WorkerCol { kWkRank, kWkHost, kWkLocal, kWkDevice, kWkDeviceName, kWorkerFi
 static_assert(std::size(kWorkerColumns) == kWorkerFixed);
 
 // Chunks of roughly 32-64 KiB: a flush rewrites every partly filled chunk it touches, so
-// a 256-row chunk of 2.4 KiB trial rows (the log tail dominates) cost 600 KiB per flush.
-// /trials columns added since schema v2 was first written.
+// a 256-row chunk of 2.4 KiB trial rows (the log tail, before schema 3) cost 600 KiB per
+// flush. /trials columns added since schema v2 was first written.
 inline constexpr FixedColumn kTrialOptionalColumns[] = {{"hosts", Kind::Str, kHostsLen}};
-inline constexpr TableSpec kTrials{"trials", kTrialColumns, 16, kTrialOptionalColumns};
+inline constexpr TableSpec kTrials{"trials", kTrialColumns, 64, kTrialOptionalColumns, kTrialLegacyColumns};
+inline constexpr TableSpec kTrialTexts{"trial_texts", kTrialTextColumns, 16};
 inline constexpr TableSpec kResults{"results", kResultColumns, 1024};
 inline constexpr TableSpec kEvents{"events", kEventColumns, 128};
 inline constexpr TableSpec kWorkersTable{"workers", kWorkerColumns, 256};
@@ -136,8 +152,8 @@ inline constexpr std::int64_t kLegacyStateTrial = 0;
 
 /// Every top-level object a ranktune results file may hold (the reader checks each one's
 /// object header before it opens it).
-inline constexpr const char* kTopLevelObjects[] = {"stack",       "trials",          "results", "events",
-                                                   "workers",     "checkpoints",     "checkpoint_data",
+inline constexpr const char* kTopLevelObjects[] = {"stack",       "trials",      "trial_texts",     "results",
+                                                   "events",      "workers",     "checkpoints",     "checkpoint_data",
                                                    "state",       "state_data"};
 
 inline constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();

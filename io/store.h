@@ -9,6 +9,9 @@
 /// The fixed columns of each table, their order, kinds and widths are in io/schema.h (the one
 /// place that names them); what they hold:
 ///   /trials      one row per trial, updated in place, then one column per hyperparameter
+///   /trial_texts a trial's error and log_tail (schema 3; older files have them in /trials):
+///                one row each time they change, appended; a trial's last row holds them,
+///                and a trial without a row has none
 ///   /results     one row per reported iteration, then one float64 column per declared
 ///                metric (NaN when not reported)
 ///   /events      lifecycle log
@@ -151,6 +154,18 @@ struct ResumeInfo {
   std::int64_t state_sequence = 0;   ///< states stored so far
 };
 
+/// How a new results file is laid out.
+struct WriterOptions {
+  /// Deflate (after shuffle) the chunks of /trials, /trial_texts, /results, /events and
+  /// /workers. HDF5
+  /// never frees the old copy of a compressed chunk that a flush rewrites while SWMR writing,
+  /// so this pays only for a writer whose every flush fills many whole chunks (`ranktune
+  /// simulate`, a flush per 65,536 results): a run flushing every 200 ms or at each trial
+  /// start would grow its file faster than without (docs/architecture.md, "Results file
+  /// size"). A resumed file keeps the filters it was created with.
+  bool compress = false;
+};
+
 /// The single writer. Rows are buffered and written by flush() (group commit); flush()
 /// also calls H5Fflush so a reader or a recovery after kill -9 sees every flushed row.
 class ResultsWriter {
@@ -158,7 +173,7 @@ class ResultsWriter {
   /// Creates `path` (refuses to overwrite an existing file), writes all metadata and
   /// creates every dataset, then starts SWMR writing. Throws StoreError.
   ResultsWriter(const std::string& path, const StoreMeta& meta, const StoreSchema& schema,
-                const std::vector<WorkerInfo>& workers);
+                const std::vector<WorkerInfo>& workers, const WriterOptions& options = {});
   /// Opens an existing results file to go on writing it (resume). A file whose writer was
   /// killed while it held it is mended first (its SWMR status flags cleared), which `info`
   /// reports. Throws StoreError.
@@ -356,7 +371,8 @@ struct CompactSummary {
 };
 
 /// Rewrites the results file `in` without the bytes of dropped checkpoints: the root
-/// attributes (schema_version set to kSchemaVersion), /stack and every table are copied
+/// attributes (schema_version set to kSchemaVersion, or to 2 for a file whose trial texts
+/// are in /trials), /stack and every table are copied
 /// as they are, and /checkpoint_data holds the live checkpoints back to back. Writes to
 /// `out` when it is not empty (refusing an existing file), else to a temporary file next
 /// to `in` that then replaces it by rename(2), so `in` is never half rewritten. Refuses

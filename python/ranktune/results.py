@@ -12,7 +12,8 @@ Example::
 
 - ``trials``: one row per trial (``/trials``): ``trial_id``, ``status`` (``"TERMINATED"``...),
   ``attempt``, ``iterations``, ``best``, ``best_iteration``, ``last``, ``start_time``,
-  ``end_time``, ``workers``, ``error``, ``log_tail``, ``hosts`` (the hosts of ``workers``,
+  ``end_time``, ``workers``, ``error``, ``log_tail`` (from ``/trial_texts`` in files of
+  schema 3 and later, "" for a trial that has none), ``hosts`` (the hosts of ``workers``,
   comma-separated; absent in files written before ranktune recorded them), then one column
   per hyperparameter (their names are in ``params``).
 - ``results_wide``: ``/results`` as stored: one row per trial, attempt and iteration, columns
@@ -240,6 +241,21 @@ class Results:
         frame["message"] = [messages[i].decode("utf-8", errors="replace") for i in keep]
         return frame
 
+    def _with_texts(self, trials):
+        """``trials`` with its ``error`` and ``log_tail`` columns, where files of schema 1 and
+        2 have them. Later files keep them in ``/trial_texts``, one row each time a trial's
+        texts change: a trial's last row there holds them, and a trial without one has none."""
+        texts = self._rows("trial_texts")
+        if texts is None or "error" in trials.columns:
+            return trials
+        last = self._frame(texts).drop_duplicates("trial_id", keep="last").set_index("trial_id")
+        at = list(trials.columns).index("workers") + 1 if "workers" in trials.columns else len(trials.columns)
+        for offset, name in enumerate(("error", "log_tail")):
+            values = trials["trial_id"].map(last[name]) if name in last.columns else None
+            column = [v if isinstance(v, str) else "" for v in values] if values is not None else [""] * len(trials)
+            trials.insert(at + offset, name, column)
+        return trials
+
     def refresh(self):
         """Re-read every table and attribute (a running experiment adds rows as it flushes)."""
         if self._file is None:
@@ -257,7 +273,7 @@ class Results:
             raise ValueError("%s: not a ranktune results file: /trials has no trial_id column" % self.path)
         # A row whose trial_id is 0 was never written (a live file may show the extent of a
         # batch before its rows); it is no trial.
-        self.trials = trials[trials["trial_id"] > 0].reset_index(drop=True)
+        self.trials = self._with_texts(trials[trials["trial_id"] > 0].reset_index(drop=True))
         self.params = [c for c in self.trials.columns if c not in _TRIAL_COLUMNS]
 
         wide = self._frame(self._rows("results"))

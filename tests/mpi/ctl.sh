@@ -100,8 +100,10 @@ with h5py.File(sys.argv[1], "r") as f:
     ev = [(int(e["trial_id"]), e["kind"].decode(), e["message"].decode()) for e in f["events"][:]]
 t1 = trials[trials["trial_id"] == 1][0]
 assert t1["status"] == b"TERMINATED" and t1["channels"] == 8 and t1["iterations"] == 12, t1
-assert b"(after ctl set channels 8 -> 4)" in t1["error"], t1["error"]
-assert b"size mismatch" in t1["log_tail"], t1["log_tail"]
+texts = {int(x["trial_id"]): x for x in h5py.File(sys.argv[1], "r")["trial_texts"][:]}  # last row: error, log_tail
+x1 = texts[1]
+assert b"(after ctl set channels 8 -> 4)" in x1["error"], x1["error"]
+assert b"size mismatch" in x1["log_tail"], x1["log_tail"]
 reverts = [m for t, k, m in ev if k == "revert"]
 assert len(reverts) == 1 and "after ctl set channels 8 -> 4" in reverts[0] and "own checkpoint" in reverts[0], ev
 r1 = res[res["trial_id"] == 1]

@@ -11,16 +11,19 @@ check_results "$WORK/f.h5" 5 4 terminated=1 error=4
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     t = {row["fault"].decode(): row for row in f["trials"][:]}
+    texts = {int(x["trial_id"]): x for x in f["trial_texts"][:]}  # a trial's last row: its error, log_tail
     ev = [(e["trial_id"], e["kind"].decode()) for e in f["events"][:]]
 want = {"segv": "SIGSEGV", "exit": "code 3", "garbage": "malformed", "nan": "nan"}
 for fault, words in want.items():
     row = t[fault]
     assert row["status"] == b"ERROR", (fault, row["status"])
     assert row["attempt"] == 1, (fault, "expected one retry", row["attempt"])
-    assert words in row["error"].decode(), (fault, row["error"])
+    error = texts[int(row["trial_id"])]["error"].decode()
+    assert words in error, (fault, error)
     assert (row["trial_id"], "retry") in ev, (fault, "no retry event")
-assert b"about to crash" in t["segv"]["log_tail"], t["segv"]["log_tail"]
-assert b"exit code 3" in t["exit"]["log_tail"], t["exit"]["log_tail"]
+tail = {fault: texts[int(row["trial_id"])]["log_tail"] for fault, row in t.items() if int(row["trial_id"]) in texts}
+assert b"about to crash" in tail["segv"], tail["segv"]
+assert b"exit code 3" in tail["exit"], tail["exit"]
 assert t["ok"]["status"] == b"TERMINATED"
 PY
 # A command that never reports the metric fails, and with no trial left the run exits 3.

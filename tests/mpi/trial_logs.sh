@@ -54,8 +54,13 @@ mpirun -np 3 --bind-to none "$RANKTUNE" run "$WORK/trial_log_faults.toml" --resu
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     t = f["trials"][:]
+    texts = {int(x["trial_id"]): x for x in f["trial_texts"][:]}  # a trial's last row: its error, log_tail
 rows = {row["mode"].decode(): row for row in t}
-def field(mode, name): return rows[mode][name].decode()
+def field(mode, name):
+    row = rows[mode]
+    if name in ("error", "log_tail"):
+        return texts[int(row["trial_id"])][name].decode() if int(row["trial_id"]) in texts else ""
+    return row[name].decode()
 for mode in ("raise", "nan", "silent", "string"):
     assert field(mode, "status") == "ERROR", (mode, field(mode, "status"), field(mode, "error"))
 err = field("raise", "error")
@@ -96,7 +101,8 @@ mpirun -np 2 --bind-to none "$RANKTUNE" run "$WORK/trial_log_faults.toml" --resu
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     t = {int(r["trial_id"]): r for r in f["trials"][:]}
-err = t[1]["error"].decode()
+    texts = {int(x["trial_id"]): x for x in f["trial_texts"][:]}  # a trial's last row: its error, log_tail
+err = texts[1]["error"].decode()
 assert "symbolic link" in err, err
 PY
 echo "symlink: the planted link was refused, its target untouched"
@@ -125,8 +131,10 @@ mpirun -np 2 --bind-to none "$RANKTUNE" run "$WORK/trial_log_faults.toml" --resu
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     (t,) = f["trials"][:]
-assert t["status"] == b"ERROR" and b"is nan" in t["error"], (t["status"], t["error"])
-assert b"the loss diverged before this report" in t["log_tail"], t["log_tail"]
+    texts = {int(x["trial_id"]): x for x in f["trial_texts"][:]}  # a trial's last row: its error, log_tail
+x = texts[int(t["trial_id"])]
+assert t["status"] == b"ERROR" and b"is nan" in x["error"], (t["status"], x["error"])
+assert b"the loss diverged before this report" in x["log_tail"], x["log_tail"]
 PY
 echo "last NaN: the trial that ended the run keeps its log tail"
 }
