@@ -6,8 +6,9 @@
 # The root namespace gets no interface, only a blackhole route for the subnet (the guard): a
 # client run outside the namespaces by mistake fails at once ("connect: Invalid argument")
 # instead of sending packets off the machine. All hosts share the file system, as a cluster
-# shares its parallel file system. Open MPI starts its daemons on the other hosts through
-# scripts/netns-rsh.sh.
+# shares its parallel file system; host names resolve on every host (the cluster's own
+# /etc/hosts, for commands run with `exec`). Open MPI starts its daemons on the other hosts
+# through scripts/netns-rsh.sh.
 #
 #   scripts/netns-cluster.sh start [N]         # N hosts node1..N (default 3); clears a stale set first
 #   scripts/netns-cluster.sh exec HOST CMD...  # run CMD on HOST (node1, ...) with its host name
@@ -84,7 +85,10 @@ do_stop() {
   local h all
   mapfile -t all < <(hosts)
   ((${#all[@]} == 0)) || end_processes "${all[@]}"
-  for h in "${all[@]}"; do ip netns del "${prefix}$h" 2> /dev/null || true; done
+  for h in "${all[@]}"; do
+    ip netns del "${prefix}$h" 2> /dev/null || true
+    rm -rf -- "/etc/netns/${prefix}$h"
+  done
   ip netns del "${prefix}switch" 2> /dev/null || true
   guard drop
 }
@@ -118,6 +122,12 @@ do_start() {
     ip -n "$ns" link set lo up
     ip -n "$ns" addr add "$subnet.$i/24" dev eth0
     ip -n "$ns" link set eth0 up
+  done
+  # Host names resolve as on a real cluster (DNS or /etc/hosts): `ip netns exec` mounts
+  # /etc/netns/NS/hosts over /etc/hosts. gloo, for one, finds its own address from its name.
+  for i in $(seq 1 "$n"); do
+    mkdir -p "/etc/netns/${prefix}node$i"
+    { echo "127.0.0.1 localhost"; for j in $(seq 1 "$n"); do echo "$subnet.$j node$j"; done; } > "/etc/netns/${prefix}node$i/hosts"
   done
   say "started $n hosts $(hosts | paste -sd,) at $subnet.1-$n (namespaces ${prefix}*)"
 }
