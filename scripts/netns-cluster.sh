@@ -14,6 +14,7 @@
 #   scripts/netns-cluster.sh exec HOST CMD...  # run CMD on HOST (node1, ...) with its host name
 #   scripts/netns-cluster.sh mpirun-args [S1 S2 ...]  # mpirun's flags; Si slots on nodei (default 1 each)
 #   scripts/netns-cluster.sh address HOST      # HOST's address
+#   scripts/netns-cluster.sh hosts             # the hosts, one a line
 #   scripts/netns-cluster.sh kill-host HOST    # SIGKILL every process on HOST (a crashed host)
 #   scripts/netns-cluster.sh stop              # ends what runs on the hosts, deletes the namespaces
 #
@@ -145,6 +146,7 @@ case ${1:-} in
     # /workers) says nodeI. The variable tells scripts/netns-rsh.sh which cluster it serves.
     exec ip netns exec "${prefix}node$i" unshare --uts /bin/bash -c 'hostname "$0" && exec "$@"' "$host" "$@"
     ;;
+  hosts) hosts ;;
   address) i=$(index_of "${2:?address HOST}"); echo "$subnet.$i" ;;
   mpirun-args)
     shift

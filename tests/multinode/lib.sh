@@ -54,3 +54,20 @@ cluster_mpirun() {
   # shellcheck disable=SC2046
   on node1 timeout "$limit" mpirun $("$CLUSTER" mpirun-args ${slots//,/ }) --bind-to none "$@"
 }
+
+# start_slurm N: a Slurm cluster on N new hosts (scripts/netns-slurm.sh; its state directory
+# is RANKTUNE_NETNS_SLURM_DIR, which ctest sets per build tree), stopped when the test ends.
+SLURM=$SRC/scripts/netns-slurm.sh
+start_slurm() {
+  for tool in munged slurmctld slurmd sbatch srun; do
+    command -v "$tool" > /dev/null || PATH=$PATH:/usr/sbin command -v "$tool" > /dev/null \
+      || skip "$tool is missing (apt-get install slurm-wlm munge libpmix-dev; scripts/setup.sh does)"
+  done
+  start_cluster "$1"
+  CLEANUP+=('"$SLURM" stop')
+  "$SLURM" start "$1" || fail "the Slurm cluster on the namespaces did not start"
+}
+# slogin CMD...: CMD on node1 (the login node) with SLURM_CONF set, bounded.
+slogin() { "$SLURM" login timeout "${SLOGIN_TIMEOUT:-30}" "$@"; }
+# show_log FILE...: a job's log, for a failure message.
+show_log() { for f in "$@"; do [[ -f $f ]] && { echo "== $f"; cat "$f"; }; done >&2; return 0; }
