@@ -11,6 +11,9 @@ fi
 start_cluster 3
 export GANG_OUT=$WORK/out
 mkdir -p "$GANG_OUT"
+# A copy: mpi.command_gang (maybe running alongside) looks for leftover processes of
+# tests/data/command_gang.py by name.
+cp "$SRC/tests/data/command_gang.py" "$WORK/gang_member.py"
 cat > "$WORK/ddp.toml" <<TOML
 [experiment]
 name = "ddp_across_hosts"
@@ -26,7 +29,7 @@ mode = { choice = ["env"] }
 max_t = 3
 [trainable]
 kind = "command"
-command = ["$PY", "$SRC/tests/data/command_gang.py"]
+command = ["$PY", "$WORK/gang_member.py"]
 checkpoint = true
 [resources]
 ranks_per_trial = 2
