@@ -4,7 +4,8 @@
 # system) and stops it when it ends, also on failure. Sourced by each test script; ctest passes
 # RANKTUNE, SRC and RANKTUNE_NETNS_PREFIX (derived from the build directory, so two build trees
 # get two clusters). Every client of the cluster (mpirun, Slurm's commands, ranktune) runs
-# inside a namespace (`on nodeI CMD`); its addresses exist nowhere else.
+# inside a namespace (`on nodeI CMD`), also those that only read files; the cluster's
+# addresses exist nowhere else.
 source "$(dirname "${BASH_SOURCE[0]}")/../mpi/lib.sh"
 CLUSTER=$SRC/scripts/netns-cluster.sh
 export RANKTUNE_NETNS_PREFIX=${RANKTUNE_NETNS_PREFIX:-rtn-}

@@ -10,7 +10,7 @@ start_slurm 3
 cfg=$SRC/configs/quickstart.toml
 # 30 trials x 20 steps x 0.05 s on 5 workers: about 6 s of work.
 sets=(--set experiment.num_samples=30 --set trainable.seconds_per_step=0.05)
-"$RANKTUNE" simulate "$cfg" --workers 5 --results "$WORK/ref.h5" "${sets[@]}" > /dev/null || fail "simulate exited $?"
+on node1 "$RANKTUNE" simulate "$cfg" --workers 5 --results "$WORK/ref.h5" "${sets[@]}" > /dev/null || fail "simulate exited $?"
 job=$(slogin "$RANKTUNE" slurm submit "$cfg" --results "$WORK/t.h5" --nodes 3 --workers 5 --time 10 --signal-lead 60 \
   --requeue "${sets[@]}" 2> "$WORK/submit.err") || { cat "$WORK/submit.err"; fail "submit exited $?"; }
 log=$WORK/t-$job.out
