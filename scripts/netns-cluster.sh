@@ -91,6 +91,7 @@ do_stop() {
     rm -rf -- "/etc/netns/${prefix}$h"
   done
   ip netns del "${prefix}switch" 2> /dev/null || true
+  rmdir /etc/netns 2> /dev/null || true  # only when no other set has files there
   guard drop
 }
 
