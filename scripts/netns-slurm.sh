@@ -78,7 +78,7 @@ halt() {  # NAME FILE: SIGTERM, SIGKILL after 15 s
 }
 nodes_up() { client sinfo -h -N -r -t idle,mixed,allocated -o %N 2> /dev/null | sort -u | grep -c . || true; }
 
-do_stop() {
+stop_daemons() {
   local jobs deadline n
   if pid_in "$ours/slurmctld.pid" slurmctld > /dev/null; then
     jobs=$(client squeue -h -o %A 2> /dev/null || true)
@@ -93,6 +93,10 @@ do_stop() {
   for n in $(nodes); do halt slurmd "slurmd-$n.pid"; done
   halt slurmctld slurmctld.pid
   halt munged munged.pid
+}
+
+do_stop() {
+  stop_daemons
   # The hosts go too when this script made them (netns-cluster.sh ends what is left on them).
   if [[ -f $dir/made-hosts ]]; then "$netns" stop; rm -f "$dir/made-hosts"; fi
 }
@@ -117,7 +121,7 @@ do_start() {
   for tool in munged munge unmunge slurmctld slurmd sinfo squeue scancel srun sbatch timeout nsenter unshare; do
     command -v "$tool" > /dev/null || die "$tool is missing; install slurm-wlm, munge, libpmix-dev, util-linux (scripts/setup.sh does)"
   done
-  do_stop 2> /dev/null || true
+  stop_daemons 2> /dev/null || true  # a half-started or stale cluster of this directory
   have=$("$netns" hosts 2> /dev/null | grep -c . || true)
   mkdir -p "$dir"
   chmod 755 "$dir"

@@ -18,7 +18,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 cleanup() {
   local rc=$? c
   for c in "${CLEANUP[@]}"; do eval "$c" || true; done
-  ((NETNS_STARTED == 0)) || "$CLUSTER" stop || true
+  ((NETNS_STARTED == 0)) || "$CLUSTER" stop 8>&- || true
   rm -rf "$WORK"
   exit "$rc"
 }
@@ -38,14 +38,20 @@ start_cluster() {
   ip netns del "$probe" 2> /dev/null || true
   if ! err=$(ip netns add "$probe" 2>&1); then skip "cannot create a network namespace here: $err"; fi
   ip netns del "$probe"
+  # One test at a time per prefix, also across ctest runs of one build tree: the lock (fd 8,
+  # closed for everything the test starts, so no leftover daemon can hold it) goes with this
+  # shell, and a cluster left by a killed test is cleared by the next start.
+  mkdir -p /run/ranktune-netns
+  exec 8> "/run/ranktune-netns/${RANKTUNE_NETNS_PREFIX}test.lock"
+  flock -w 400 8 || fail "another test held the cluster ${RANKTUNE_NETNS_PREFIX}* for 400 s"
   NETNS_STARTED=1
-  "$CLUSTER" start "$1" || fail "the namespace cluster did not start"
+  "$CLUSTER" start "$1" 8>&- || fail "the namespace cluster did not start"
   # The guard: the subnet is blackholed in the root namespace while the cluster runs.
   ip route show 10.213.0.0/24 | grep -q '^blackhole' || fail "no blackhole route for 10.213.0.0/24 in the root namespace"
 }
 
 # on HOST CMD...: CMD on HOST (node1, ...), with its host name.
-on() { "$CLUSTER" exec "$@"; }
+on() { "$CLUSTER" exec "$@" 8>&-; }
 
 # cluster_mpirun SLOTS SECONDS MPIRUN_ARGS...: mpirun on node1 over the cluster, bounded;
 # SLOTS is a comma-separated list of slots per host ("3,2,2": 3 on node1, ...).
@@ -65,10 +71,10 @@ start_slurm() {
       || skip "$tool is missing (apt-get install slurm-wlm munge libpmix-dev; scripts/setup.sh does)"
   done
   start_cluster "$1"
-  CLEANUP+=('"$SLURM" stop')
-  "$SLURM" start "$1" || fail "the Slurm cluster on the namespaces did not start"
+  CLEANUP+=('"$SLURM" stop 8>&-')
+  "$SLURM" start "$1" 8>&- || fail "the Slurm cluster on the namespaces did not start"
 }
 # slogin CMD...: CMD on node1 (the login node) with SLURM_CONF set, bounded.
-slogin() { "$SLURM" login timeout "${SLOGIN_TIMEOUT:-30}" "$@"; }
+slogin() { "$SLURM" login timeout "${SLOGIN_TIMEOUT:-30}" "$@" 8>&-; }
 # show_log FILE...: a job's log, for a failure message.
 show_log() { for f in "$@"; do [[ -f $f ]] && { echo "== $f"; cat "$f"; }; done >&2; return 0; }
