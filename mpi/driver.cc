@@ -114,7 +114,9 @@ class Driver {
 
   int run() {
     log_allocation();
-    for (int w = 1; w < world_.size(); ++w) carry_out(controller_.on_worker_free(w, now()));
+    std::vector<int> workers;
+    for (int w = 1; w < world_.size(); ++w) workers.push_back(w);
+    carry_out(controller_.on_workers_free(workers, now()));
     // The driver answers every result: its nap bounds each trial's round trip, so it
     // naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
     Backoff backoff(5us, 200us);

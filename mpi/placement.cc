@@ -2,6 +2,7 @@
 // (mpi/placement.h: the layouts and why).
 #include "mpi/placement.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
@@ -64,11 +65,24 @@ Placement place(const boost::mpi::communicator& world) {
   for (const char* v : {"CUDA_VISIBLE_DEVICES", "SLURM_GPUS_PER_TASK"}) {
     if (const char* value = std::getenv(v)) env[v] = value;
   }
-  const GpuChoice gpu = choose_gpu(env, p.local_index, local_workers, cuda_device_count());
-  if (gpu.device >= 0 && cuda_bind(gpu.device)) {
+  // Test hook (tests/multinode/gpu_binding.sh): with RANKTUNE_FAKE_CUDA=1 the worker acts as
+  // if the CUDA runtime saw the devices that CUDA_VISIBLE_DEVICES lists, and binds none, so
+  // the choice of device can be checked on machines without GPUs.
+  const char* fake_env = std::getenv("RANKTUNE_FAKE_CUDA");
+  const bool fake = fake_env != nullptr && std::string(fake_env) == "1";
+  int devices = 0;
+  if (fake) {
+    const auto visible = env.find("CUDA_VISIBLE_DEVICES");
+    if (visible != env.end() && !visible->second.empty())
+      devices = 1 + static_cast<int>(std::count(visible->second.begin(), visible->second.end(), ','));
+  } else {
+    devices = cuda_device_count();
+  }
+  const GpuChoice gpu = choose_gpu(env, p.local_index, local_workers, devices);
+  if (gpu.device >= 0 && (fake || cuda_bind(gpu.device))) {
     p.device = "cuda:" + std::to_string(gpu.device);
     // Under --gpus-per-task every worker is cuda:0; the node's id tells them apart.
-    p.device_name = cuda_device_name(gpu.device) + " (id " + gpu.visible_id + ", " + gpu.layout +
+    p.device_name = (fake ? std::string("fake GPU") : cuda_device_name(gpu.device)) + " (id " + gpu.visible_id + ", " + gpu.layout +
                     (gpu.shared ? ", shared" : "") + ")";
   } else {
     p.device_name = sys::cpu_model();

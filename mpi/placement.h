@@ -37,7 +37,9 @@ GpuChoice choose_gpu(const std::map<std::string, std::string>& env, int local_in
                      int runtime_devices);
 
 /// Collective over `world`: every rank must call it. Rank 0 (the driver) gets its host
-/// only; workers also bind a GPU when one is visible.
+/// only; workers also bind a GPU when one is visible. Test hook: RANKTUNE_FAKE_CUDA=1 counts
+/// the devices in CUDA_VISIBLE_DEVICES instead of asking the runtime, and binds none
+/// (device_name "fake GPU ..."), so GPU binding is testable without GPUs.
 Placement place(const boost::mpi::communicator& world);
 
 }  // namespace ranktune::mpi

@@ -14,6 +14,7 @@ packages=(
   libopenblas-dev zlib1g-dev
   libarchive-dev
   slurm-wlm munge libpmix-dev
+  iproute2 util-linux  # the multi-node tests: hosts as network namespaces (scripts/netns-cluster.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-pandas
   chromium python3-pil  # the HTML report's browser test renders it headless and reads the screenshot

@@ -106,6 +106,13 @@ std::vector<Command> Controller::on_worker_free(int worker, double now) {
   return out;
 }
 
+std::vector<Command> Controller::on_workers_free(const std::vector<int>& workers, double now) {
+  idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
+  std::vector<Command> out;
+  dispatch(now, out);
+  return out;
+}
+
 void Controller::dispatch(double now, std::vector<Command>& out) {
   const auto gang_size = static_cast<std::size_t>(std::max(1, options_.ranks_per_trial));
   while (accepting() && idle_workers_.size() >= gang_size) {

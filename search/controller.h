@@ -129,6 +129,11 @@ class Controller {
 
   /// Worker `worker` is idle. Returns a Start if there is work for it.
   std::vector<Command> on_worker_free(int worker, double now);
+  /// Every worker in `workers` is idle (the start of a run): they join the idle list
+  /// together before any trial starts, so the first gangs are placed knowing every worker's
+  /// node. Freed one at a time, the first two workers would form a gang even when ranks are
+  /// spread round-robin over the nodes (mpirun --map-by node, srun --distribution=cyclic).
+  std::vector<Command> on_workers_free(const std::vector<int>& workers, double now);
   /// Attempt `attempt` of `trial` reported a result. Returns Continue or Stop for it, and
   /// when a Stop frees the worker, possibly a Start for its next trial. A worker is free
   /// as soon as a Stop is sent to it: it carries out its messages in order.

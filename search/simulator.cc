@@ -66,7 +66,9 @@ class Simulation {
   }
 
   SimulationSummary run() {
-    for (int w = 1; w <= o_.workers; ++w) carry_out(c_.on_worker_free(w, 0.0));
+    std::vector<int> workers;
+    for (int w = 1; w <= o_.workers; ++w) workers.push_back(w);
+    carry_out(c_.on_workers_free(workers, 0.0));  // all at once, as the driver does
     const double budget = c_.options().time_budget_s;
     bool budget_ticked = false;
     while (busy_ > 0) {

@@ -1,8 +1,9 @@
-// A real-MPI check of data-parallel gang training (run by gang_mlp.sh under mpirun -np 3):
-// ranks 1 and 2 form a gang with MPI_Comm_create_group (rank 0 is not involved), train the
-// mlp trainable for k steps, and must end with identical weights; rank 0 trains the same
-// trial alone with the same global batch size, and the gang must match it within a
-// tolerance (the gradient is summed in another order, nothing else differs).
+// A real-MPI check of data-parallel gang training (run by gang_mlp.sh under mpirun -np 3,
+// and across hosts by tests/multinode/gangs.sh with -np 5): ranks 1..N-1 form a gang with
+// MPI_Comm_create_group (rank 0 is not involved), train the mlp trainable for k steps, and
+// must end with identical weights; rank 0 trains the same trial alone with the same global
+// batch size, and the gang must match it within a tolerance (the gradient is summed in
+// another order, nothing else differs).
 //   gang_mlp [steps]    prints "ok: ..." on rank 0 and exits 0, else exits 1
 
 #include <mpi.h>
@@ -29,7 +30,8 @@ int run(int steps) {
   int world_rank = 0, world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (world_size != 3) return fail("run with mpirun -np 3");
+  if (world_size < 3) return fail("run with mpirun -np 3 or more (a gang of 2 or more, and rank 0 alone)");
+  const int members_n = world_size - 1;
 
   train::MlpOptions spec;
   spec.train_samples = 512;
@@ -45,9 +47,10 @@ int run(int steps) {
 
   std::unique_ptr<train::MpiCollective> gang;
   if (world_rank > 0) {
-    const int members[] = {1, 2};
+    std::vector<int> members;
+    for (int r = 1; r < world_size; ++r) members.push_back(r);
     gang = train::MpiCollective::create_group(MPI_COMM_WORLD, members, /*tag=*/77);
-    if (gang->size() != 2 || gang->rank() != world_rank - 1) return fail("gang rank/size");
+    if (gang->size() != members_n || gang->rank() != world_rank - 1) return fail("gang rank/size");
     ctx.collective = gang.get();
     ctx.rank = world_rank;
   }
@@ -59,19 +62,25 @@ int run(int steps) {
   const int n = static_cast<int>(w.size());
 
   // Everyone's weights and val_loss to rank 0.
-  std::vector<float> all(world_rank == 0 ? 3 * w.size() : 0);
+  const auto size = static_cast<std::size_t>(world_size);
+  std::vector<float> all(world_rank == 0 ? size * w.size() : 0);
   MPI_Gather(w.data(), n, MPI_FLOAT, all.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD);
-  double val[3], mine = last.at("val_loss");
-  MPI_Gather(&mine, 1, MPI_DOUBLE, val, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  double allreduce_s = t.last_allreduce_s(), ar[3];
-  MPI_Gather(&allreduce_s, 1, MPI_DOUBLE, ar, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::vector<double> val(size), ar(size);
+  double mine = last.at("val_loss");
+  MPI_Gather(&mine, 1, MPI_DOUBLE, val.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double allreduce_s = t.last_allreduce_s();
+  MPI_Gather(&allreduce_s, 1, MPI_DOUBLE, ar.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (world_rank != 0) return 0;
 
   const float* alone = all.data();
   const float* g1 = all.data() + w.size();
-  const float* g2 = all.data() + 2 * w.size();
-  if (std::memcmp(g1, g2, w.size() * sizeof(float)) != 0) return fail("gang members' weights differ after " + std::to_string(steps) + " steps");
-  if (val[1] != val[2]) return fail("gang members report different val_loss");
+  for (int m = 2; m <= members_n; ++m) {
+    const float* gm = all.data() + static_cast<std::size_t>(m) * w.size();
+    if (std::memcmp(g1, gm, w.size() * sizeof(float)) != 0)
+      return fail("gang members 1 and " + std::to_string(m) + " have different weights after " + std::to_string(steps) + " steps");
+    if (val[1] != val[static_cast<std::size_t>(m)]) return fail("gang members report different val_loss");
+    if (!(ar[static_cast<std::size_t>(m)] > 0)) return fail("allreduce time not measured on gang member " + std::to_string(m));
+  }
   if (!(ar[1] > 0 && ar[0] == 0)) return fail("allreduce time not measured in the gang (or measured alone)");
   double max_diff = 0, max_w = 0;
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -82,11 +91,11 @@ int run(int steps) {
   // Tolerance: after a few Adam steps rounding differences stay far below 1e-3 of the
   // largest weight; a wrong shard, mask or scaling moves weights by ~lr = 3e-3 per step.
   const double tol = 1e-4;
-  std::printf("gang of 2 vs 1 rank after %d steps: max |dw| = %.3g (max |w| = %.3g, tol %.1g)%s; val_loss %.6f vs %.6f\n",
-              steps, max_diff, max_w, tol, same ? " (bit-identical)" : "", val[1], val[0]);
+  std::printf("gang of %d vs 1 rank after %d steps: max |dw| = %.3g (max |w| = %.3g, tol %.1g)%s; val_loss %.6f vs %.6f\n",
+              members_n, steps, max_diff, max_w, tol, same ? " (bit-identical)" : "", val[1], val[0]);
   if (max_diff > tol) return fail("the gang does not match one rank with the same batch");
   if (std::abs(val[1] - val[0]) > 1e-4 * std::abs(val[0])) return fail("val_loss of gang and single rank differ");
-  std::printf("ok: weights identical on both gang ranks; gang matches a single rank\n");
+  std::printf("ok: weights identical on all %d gang ranks; gang matches a single rank\n", members_n);
   return 0;
 }
 

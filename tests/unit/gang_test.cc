@@ -98,6 +98,25 @@ TEST(GangController, StartsAGangPerTrialAndTalksToTheLeader) {
   EXPECT_EQ(c.find(starts[0].trial)->status, TrialStatus::Terminated);
 }
 
+TEST(GangController, WorkersFreedTogetherAtTheStartMakeOneNodeGangs) {
+  // Ranks spread round-robin (mpirun --map-by node): workers 1, 3 on node 0, 2, 4 on node 1.
+  ControllerOptions o = opts(2);
+  o.ranks_per_trial = 2;
+  o.worker_nodes = {0, 0, 1, 0, 1};
+  Controller c(std::move(o), make_searcher("random", one_param(), {1, 2}), make_scheduler("fifo", {}));
+  const auto cmds = c.on_workers_free({1, 2, 3, 4}, 0);
+  ASSERT_EQ(cmds.size(), 4u);
+  EXPECT_EQ(cmds[0].gang, (std::vector<int>{1, 3}));
+  EXPECT_EQ(cmds[2].gang, (std::vector<int>{2, 4}));
+  // Freed one at a time, the first gang would be {1, 2}, across the nodes.
+  ControllerOptions one = opts(2);
+  one.ranks_per_trial = 2;
+  one.worker_nodes = {0, 0, 1, 0, 1};
+  Controller d(std::move(one), make_searcher("random", one_param(), {1, 2}), make_scheduler("fifo", {}));
+  EXPECT_TRUE(d.on_worker_free(1, 0).empty());
+  EXPECT_EQ(d.on_worker_free(2, 0).at(0).gang, (std::vector<int>{1, 2}));
+}
+
 TEST(GangController, AFailedGangIsRetriedAsAUnit) {
   ControllerOptions o = opts(3);
   o.ranks_per_trial = 2;
