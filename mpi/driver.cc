@@ -419,7 +419,8 @@ class Driver {
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 
   MpiChunkTransport transport_{world_};
-  CheckpointStreams streams_{writer_, transport_, cfg_.checkpoint_fsync};  ///< hold the writer's byte ranges: destroyed first
+  /// Hold the writer's byte ranges (and join their writer thread): destroyed first.
+  CheckpointStreams streams_{writer_, transport_, cfg_.checkpoint_fsync};
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }
