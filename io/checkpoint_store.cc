@@ -1,7 +1,11 @@
 // Checkpoints in the results file: /checkpoints rows over the bytes of /checkpoint_data,
 // stored and read piece by piece (CheckpointSink, CheckpointSource), the free space of
 // dropped checkpoints and its reuse, and retention (see io/store.h, io/retention.h).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <span>
@@ -29,9 +33,35 @@ void pack_checkpoint_row(const Layout& L, const CheckpointRow& r, std::byte* row
 
 }  // namespace detail
 
+namespace {
+
+// The writer's handle on /checkpoint_data bypasses HDF5's chunk cache: checkpoints arrive in
+// pieces of megabytes that nothing reads back soon, and the cache (1 MiB by default, one
+// chunk) would copy every byte once more on the way, and zero-fill each new chunk first.
+// With no cache and, in files made since, no fill value written (H5D_FILL_TIME_NEVER),
+// HDF5 writes the caller's buffer straight to the file. No reader sees a byte that no
+// checkpoint wrote: bytes are read only through a row, which exists only once they are in.
+h5::PropList uncached_access() {
+  h5::PropList dapl{H5_CHECK(H5Pcreate(H5P_DATASET_ACCESS))};
+  H5_CHECK(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0));
+  return dapl;
+}
+
+h5::Dataset create_checkpoint_data(hid_t root) {
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = kCheckpointChunk;
+  h5::Dataspace space{H5_CHECK(H5Screate_simple(1, &zero, &unlimited))};
+  h5::PropList dcpl{H5_CHECK(H5Pcreate(H5P_DATASET_CREATE))};
+  H5_CHECK(H5Pset_chunk(dcpl.get(), 1, &chunk));
+  H5_CHECK(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER));
+  return h5::Dataset{H5_CHECK(H5Dcreate2(root, kCheckpointData, H5T_NATIVE_UINT8, space.get(), H5P_DEFAULT,
+                                         dcpl.get(), uncached_access().get()))};
+}
+
+}  // namespace
+
 void ResultsWriter::Impl::create_checkpoint_tables(hid_t root) {
   checkpoints.create(root, kCheckpoints, checkpoint_layout());
-  checkpoint_data = create_byte_dataset(root, kCheckpointData, kCheckpointChunk);
+  checkpoint_data = create_checkpoint_data(root);
 }
 
 void ResultsWriter::Impl::open_checkpoints(hid_t root) {
@@ -41,7 +71,7 @@ void ResultsWriter::Impl::open_checkpoints(hid_t root) {
   }
   checkpoints.open(root, kCheckpoints);
   can_drop = column_index(checkpoints.layout, kCkDroppedName).has_value();
-  checkpoint_data = h5::Dataset{H5_CHECK(H5Dopen2(root, kCheckpointData, H5P_DEFAULT))};
+  checkpoint_data = h5::Dataset{H5_CHECK(H5Dopen2(root, kCheckpointData, uncached_access().get()))};
   h5::Dataspace space{H5_CHECK(H5Dget_space(checkpoint_data.get()))};
   H5_CHECK(H5Sget_simple_extent_dims(space.get(), &checkpoint_bytes, nullptr));
   std::error_code ec;
@@ -192,17 +222,35 @@ void ResultsWriter::CheckpointSink::write(std::uint64_t at, std::string_view byt
                      " does not follow the " + std::to_string(written_) + " of " + std::to_string(size_) +
                      " bytes stored so far (pieces must come in order and fit the announced size)");
   const h5::Quiet quiet;
-  impl_->data_unflushed = true;
+  // begin_checkpoint grew /checkpoint_data over the whole range, so this never extends it
+  // (the extent is the end of the range, not impl_->checkpoint_bytes, which the writer's
+  // thread may change meanwhile: this may run on another thread, see store.h).
   writing(impl_->path, [&] { with_context(what + ": ", [&] {
-    write_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + at, bytes, impl_->checkpoint_bytes);
+    write_bytes(impl_->checkpoint_data.get(), static_cast<hsize_t>(row_.offset) + at, bytes,
+                static_cast<hsize_t>(row_.offset) + size_);
   }); });
   crc_ = io::crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())), crc_);
   written_ += bytes.size();
 }
 
+void ResultsWriter::CheckpointSink::sync() {
+  if (impl_ == nullptr) throw StoreError("checkpoint sink used after finish()");
+  const h5::Quiet quiet;
+  writing(impl_->path, [&] { with_context(impl_->path + ": " + checkpoint_name(row_.trial, row_.iteration) + ": ", [&] {
+    // HDF5's chunk cache first (its chunk index goes too), then the kernel's page cache.
+    H5_CHECK(H5Dflush(impl_->checkpoint_data.get()));
+    void* handle = nullptr;
+    H5_CHECK(H5Fget_vfd_handle(impl_->file.get(), H5P_DEFAULT, &handle));
+    if (::fdatasync(*static_cast<int*>(handle)) != 0)
+      throw h5::CallError(std::string("fdatasync failed: ") + std::strerror(errno), errno);
+  }); });
+}
+
 void ResultsWriter::CheckpointSink::finish(double time) {
   if (impl_ == nullptr) throw StoreError("checkpoint sink used after finish()");
   Impl& m = *impl_;
+  // The row below points at the bytes: the next flush writes them (H5Dflush) before it.
+  m.data_unflushed = true;
   if (written_ != size_)
     throw StoreError(m.path + ": " + checkpoint_name(row_.trial, row_.iteration) + " ended after " +
                      std::to_string(written_) + " of its " + std::to_string(size_) + " bytes");

@@ -284,11 +284,12 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   if (double target = 0; read(st, "target", target)) cfg.target = target;
 
   const Table ck = sub(top, "checkpoint", false);
-  check_keys(ck, {"every", "at_end", "keep_last", "keep_best"});
+  check_keys(ck, {"every", "at_end", "keep_last", "keep_best", "fsync"});
   read_range(ck, "every", cfg.checkpoint_every, std::int64_t{0}, search::kMaxIterations);
   read(ck, "at_end", cfg.checkpoint_at_end);
   read_range(ck, "keep_last", cfg.checkpoint_keep_last, std::int64_t{0}, search::kMaxIterations);
   read_range(ck, "keep_best", cfg.checkpoint_keep_best, std::int64_t{0}, search::kMaxIterations);
+  read(ck, "fsync", cfg.checkpoint_fsync);
 
   const Table r = sub(top, "resources", false);
   check_keys(r, {"ranks_per_trial"});

@@ -161,6 +161,7 @@ struct ExperimentConfig {
   bool checkpoint_at_end = false;     ///< store one when a trial ends (max_t or early stop)
   std::int64_t checkpoint_keep_last = 0;  ///< keep this many newest per trial (0: all)
   std::int64_t checkpoint_keep_best = 0;  ///< keep this many best per trial (0: none for merit)
+  bool checkpoint_fsync = false;  ///< fdatasync the results file after each checkpoint's bytes
 
   // [resources]
   int ranks_per_trial = 1;

@@ -106,6 +106,7 @@ std::string render_config(const ExperimentConfig& c) {
   o.boolean("at_end", c.checkpoint_at_end);
   o.integer("keep_last", c.checkpoint_keep_last);
   o.integer("keep_best", c.checkpoint_keep_best);
+  o.boolean("fsync", c.checkpoint_fsync);
 
   o.line("\n[resources]");
   o.integer("ranks_per_trial", c.ranks_per_trial);

@@ -262,7 +262,15 @@ class ResultsWriter::CheckpointSink {
 
   /// Writes `bytes` at byte `at` of the checkpoint. Pieces come in order: `at` must be
   /// written(), and the checkpoint must have room. Throws StoreError otherwise.
+  /// write() and sync() touch only this sink and the file through HDF5 (built thread-safe),
+  /// so they may run on another thread than the writer's other calls (rank 0's writer
+  /// thread, mpi/write_thread.h), one call at a time per sink, and never at the same time
+  /// as finish(), a move or the destruction of this sink.
   void write(std::uint64_t at, std::string_view bytes);
+  /// Makes the bytes written so far durable: H5Dflush of /checkpoint_data, then
+  /// fdatasync(2) of the file ([checkpoint] fsync = true). Throws StoreError
+  /// (DiskFullError when the disk is full).
+  void sync();
   /// Adds the checkpoint's row (buffered until the next flush(), like every row). It then
   /// replaces an earlier checkpoint of the same (trial, iteration). Throws StoreError when
   /// fewer than size() bytes were written.

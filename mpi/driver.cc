@@ -137,6 +137,12 @@ class Driver {
         // there, so the clock, ticks and flushes stay current while checkpoints stream.
         if (in->tag == kTagCheckpoint || in->tag == kTagRestoreAck) break;
       }
+      // Chunks that the writer thread has written since: acknowledged, and the checkpoints
+      // they complete stored.
+      for (const StoredCheckpoint& stored : streams_.poll(t)) {
+        checkpoint_stored(stored, t);
+        ++handled;
+      }
       if (g_signal.load() != 0 && !interrupted) {
         interrupted = true;
         std::fprintf(stderr, "ranktune: signal %d received: stopping trials, flushing %s\n",
@@ -231,6 +237,10 @@ class Driver {
     // Restores still queued or half sent end with an aborted chunk: their workers wait for
     // chunks before anything else, and then fail those attempts (stale by now).
     streams_.abort_restores();
+    // Chunks still being written are written and acknowledged (their workers wait for the
+    // acks before their Bye); a checkpoint they complete gets its row, which the controller,
+    // done by now, does not hear of (a resume finds it).
+    streams_.drain(now());
     for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
@@ -269,6 +279,10 @@ class Driver {
   double now() const { return offset_ + std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   void handle(const Incoming& in, double t) {
+    // What a worker sends after a checkpoint (its next Result, its Ended) is about a state
+    // that follows it: the checkpoint is stored first, in the order the worker sent them.
+    if (in.tag != kTagCheckpoint)
+      for (const StoredCheckpoint& stored : streams_.written_from(in.source, t)) checkpoint_stored(stored, t);
     switch (in.tag) {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
@@ -277,20 +291,9 @@ class Driver {
         carry_out(commands_);
         break;
       }
-      case kTagCheckpoint: {
-        const auto c = unpack<CheckpointChunk>(world_, in);
-        const std::optional<double> began = streams_.store_chunk(in.source, c, t);
-        if (!began) break;
-        char took[32];
-        std::snprintf(took, sizeof took, " in %.3f s", t - *began);
-        recorder_.on_event(t, c.trial, in.source, "checkpoint",
-                           "iteration " + std::to_string(c.iteration) + ", " + std::to_string(c.total) + " bytes" + took);
-        carry_out(controller_.on_checkpoint(c.trial, c.attempt, c.iteration, t));
-        // After the controller has moved its restore points to the new checkpoint.
-        if (cfg_.checkpoint_keep_last > 0 || cfg_.checkpoint_keep_best > 0)
-          writer_.apply_retention(io::pinned_checkpoints(controller_.trials()));
+      case kTagCheckpoint:  // its bytes follow; the writer thread writes them (poll() in run())
+        streams_.receive_chunk(in.source, unpack<CheckpointChunk>(world_, in), t);
         break;
-      }
       case kTagRestoreAck:
         restores_failed(streams_.acknowledged(in.source, unpack<ChunkAck>(world_, in)));
         break;
@@ -326,6 +329,18 @@ class Driver {
         throw MpiError("driver: unexpected message tag " + std::to_string(in.tag) + " from rank " +
                        std::to_string(in.source));
     }
+  }
+
+  /// A checkpoint streamed in and stored: its event, and the controller learns of it.
+  void checkpoint_stored(const StoredCheckpoint& c, double t) {
+    char took[32];
+    std::snprintf(took, sizeof took, " in %.3f s", t - c.began);
+    recorder_.on_event(t, c.trial, c.source, "checkpoint",
+                       "iteration " + std::to_string(c.iteration) + ", " + std::to_string(c.total) + " bytes" + took);
+    carry_out(controller_.on_checkpoint(c.trial, c.attempt, c.iteration, t));
+    // After the controller has moved its restore points to the new checkpoint.
+    if (cfg_.checkpoint_keep_last > 0 || cfg_.checkpoint_keep_best > 0)
+      writer_.apply_retention(io::pinned_checkpoints(controller_.trials()));
   }
 
   /// A worker's Notice becomes an event of the trial (stale or not: it happened).
@@ -406,7 +421,8 @@ class Driver {
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
 
   MpiChunkTransport transport_{world_};
-  CheckpointStreams streams_{writer_, transport_};  ///< hold the writer's byte ranges: destroyed first
+  /// Hold the writer's byte ranges (and join their writer thread): destroyed first.
+  CheckpointStreams streams_{writer_, transport_, cfg_.checkpoint_fsync};
 };
 
 std::string log_dir_for(const std::string& results) { return results + ".logs"; }

@@ -56,9 +56,37 @@ T unpack(const boost::mpi::communicator& comm, const Incoming& in) {
   return msg;
 }
 
+void receive_chunk_bytes(const boost::mpi::communicator& comm, int source, Tag header, const CheckpointChunk& chunk,
+                         char* into) {
+  if (chunk.aborted) return;
+  if (chunk.size < 0 || chunk.size > static_cast<std::int64_t>(kCheckpointChunkBytes))
+    throw MpiError("rank " + std::to_string(comm.rank()) + ": rank " + std::to_string(source) +
+                   " announced a checkpoint chunk of " + std::to_string(chunk.size) + " bytes, more than the " +
+                   std::to_string(kCheckpointChunkBytes) + " a chunk may hold (protocol error: mixed ranktune builds?)");
+  // The sender posted the bytes right after the header, so their envelope is here or about
+  // to be: a short sleeping poll, never a spin (a blocking probe spins in Open MPI).
+  MPI_Message handle = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  Backoff backoff(std::chrono::microseconds(1), std::chrono::microseconds(50));
+  for (int flag = 0;;) {
+    MPI_CHECK(MPI_Improbe(source, data_tag(header), static_cast<MPI_Comm>(comm), &flag, &handle, &status));
+    if (flag) break;
+    backoff.wait();
+  }
+  int count = 0;
+  MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
+  if (count != chunk.size) {
+    std::vector<char> away(static_cast<std::size_t>(count));  // received all the same: the message must go
+    MPI_CHECK(MPI_Mrecv(away.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE));
+    throw MpiError("rank " + std::to_string(comm.rank()) + ": rank " + std::to_string(source) + " sent " +
+                   std::to_string(count) + " bytes after a checkpoint chunk header of " + std::to_string(chunk.size) +
+                   " (protocol error: mixed ranktune builds?)");
+  }
+  MPI_CHECK(MPI_Mrecv(into, count, MPI_BYTE, &handle, MPI_STATUS_IGNORE));
+}
+
 void AckWindow::sent(const CheckpointChunk& chunk) {
-  if (!chunk.aborted)
-    unacked_.push_back(ChunkAck{chunk.trial, chunk.attempt, chunk.offset + static_cast<std::int64_t>(chunk.bytes.size())});
+  if (!chunk.aborted) unacked_.push_back(ChunkAck{chunk.trial, chunk.attempt, chunk.end()});
 }
 
 void AckWindow::acknowledged(const ChunkAck& ack) {
@@ -76,8 +104,9 @@ void AckWindow::acknowledged(const ChunkAck& ack) {
 
 struct ChunkSends::InFlight {
   explicit InFlight(const boost::mpi::communicator& comm) : archive(comm) {}
-  boost::mpi::packed_oarchive archive;  // MPI reads it until the send completes
-  MPI_Request request = MPI_REQUEST_NULL;
+  boost::mpi::packed_oarchive archive;  // the header: MPI reads it until the send completes
+  std::string owned;                    // the bytes, when the send keeps them
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // header, bytes
 };
 
 ChunkSends::ChunkSends(const boost::mpi::communicator& comm, int peer, Tag tag)
@@ -86,27 +115,42 @@ ChunkSends::ChunkSends(const boost::mpi::communicator& comm, int peer, Tag tag)
 ChunkSends::~ChunkSends() {
   for (auto& s : sends_) {
     int done = 0;
-    if (MPI_Test(&s->request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) continue;
-    // MPI may still read the buffer: hand the request back and leak the buffer, since
-    // freeing it could corrupt memory, and a rank that gets here is about to abort.
-    MPI_Request_free(&s->request);
+    if (MPI_Testall(2, s->requests, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && done) continue;
+    // MPI may still read the buffers: hand the requests back and leak the buffers, since
+    // freeing them could corrupt memory, and a rank that gets here is about to abort.
+    for (MPI_Request& r : s->requests)
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
     (void)s.release();
   }
 }
 
-void ChunkSends::send(const CheckpointChunk& chunk) {
-  reap();
+void ChunkSends::send(const CheckpointChunk& chunk, const char* bytes) {
+  post(std::make_unique<InFlight>(comm_), chunk, bytes);
+}
+
+void ChunkSends::send(const CheckpointChunk& chunk, std::string bytes) {
   auto s = std::make_unique<InFlight>(comm_);
+  s->owned = std::move(bytes);  // before the send: a short string's bytes move with it
+  const char* const at = s->owned.data();
+  post(std::move(s), chunk, at);
+}
+
+void ChunkSends::post(std::unique_ptr<InFlight> s, const CheckpointChunk& chunk, const char* bytes) {
+  reap();
   s->archive << chunk;
   MPI_CHECK(MPI_Isend(const_cast<void*>(s->archive.address()), static_cast<int>(s->archive.size()), MPI_PACKED,
-                      peer_, tag_, static_cast<MPI_Comm>(comm_), &s->request));
+                      peer_, tag_, static_cast<MPI_Comm>(comm_), &s->requests[0]));
+  // The bytes go as they lie, no archive: MPI reads them from the sender's buffer.
+  if (!chunk.aborted)
+    MPI_CHECK(MPI_Isend(const_cast<char*>(bytes), static_cast<int>(chunk.size), MPI_BYTE, peer_, data_tag(tag_),
+                        static_cast<MPI_Comm>(comm_), &s->requests[1]));
   sends_.push_back(std::move(s));
 }
 
 void ChunkSends::reap() {
   while (!sends_.empty()) {
     int done = 0;
-    MPI_CHECK(MPI_Test(&sends_.front()->request, &done, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Testall(2, sends_.front()->requests, &done, MPI_STATUSES_IGNORE));
     if (!done) return;
     sends_.pop_front();
   }
@@ -120,8 +164,8 @@ void ChunkSends::wait_delivered() {
 ChunkWindow::ChunkWindow(const boost::mpi::communicator& comm, int peer, Tag tag)
     : sends_(comm, peer, tag), acks_(comm.rank(), peer) {}
 
-void ChunkWindow::send(const CheckpointChunk& chunk) {
-  sends_.send(chunk);
+void ChunkWindow::send(const CheckpointChunk& chunk, const char* bytes) {
+  sends_.send(chunk, bytes);
   acks_.sent(chunk);
 }
 

@@ -2,7 +2,10 @@
 /// Every message that crosses MPI between the driver (rank 0) and the workers, in one
 /// place. Messages are Boost.Serialization types packed with Boost.MPI's packed archives
 /// and sent as one MPI_PACKED message, so the receiver can use a matched probe
-/// (MPI_Improbe + MPI_Mrecv) on any source without a second size message.
+/// (MPI_Improbe + MPI_Mrecv) on any source without a second size message. The one
+/// exception is a checkpoint chunk's bytes: they follow their packed header raw (MPI_BYTE,
+/// on the data tag of the header's tag, see data_tag), sent from and received into the
+/// buffers that hold them, so that megabytes are not copied into and out of archives.
 ///
 /// Protocol (wire version kWireVersion; the handshake refuses a mismatch):
 ///   driver -> all : Setup (broadcast)           worker -> driver : Hello
@@ -12,15 +15,18 @@
 ///                                                w -> driver      : Placed
 ///                                                w -> driver      : LogTail (after a failed Stop)
 ///                                                w -> driver      : Notice (any time before Bye)
-///   driver -> w   : ChunkAck (kTagCheckpointAck) w -> driver      : CheckpointChunk (kTagCheckpoint)
-///   driver -> w   : CheckpointChunk (kTagRestoreChunk)  w -> driver : ChunkAck (kTagRestoreAck)
+///   driver -> w   : ChunkAck (kTagCheckpointAck) w -> driver      : CheckpointChunk (kTagCheckpoint),
+///                                                                    its bytes (kTagCheckpointData)
+///   driver -> w   : CheckpointChunk (kTagRestoreChunk), its bytes (kTagRestoreData)
+///                                                w -> driver      : ChunkAck (kTagRestoreAck)
 /// Checkpoints stream in chunks of at most kCheckpointChunkBytes, so that rank 0 never
 /// holds a whole checkpoint (they may be hundreds of MiB) and stays responsive to the
 /// other workers between two chunks:
 ///   - Save (worker -> driver): a checkpoint is a sequence of CheckpointChunks, in order,
-///     the last one flagged `last` (one chunk for a small checkpoint). The driver writes
-///     each chunk straight to its place in the results file and acknowledges it with a
-///     ChunkAck once written; the row exists only after the last chunk. A sender has at
+///     the last one flagged `last` (one chunk for a small checkpoint), each followed by its
+///     raw bytes. The driver receives the bytes into a buffer that its writer thread writes
+///     to their place in the results file (mpi/checkpoint_stream.h), and acknowledges the
+///     chunk with a ChunkAck once written; the row exists only after the last chunk. A sender has at
 ///     most kCheckpointWindow chunks unacknowledged (ChunkWindow), which bounds what rank 0
 ///     may be sent but not yet have written, whatever the MPI transport buffers. The worker
 ///     does not wait for the acks of its last chunks: it collects them later, so a small
@@ -64,7 +70,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 8;
+inline constexpr int kWireVersion = 9;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -91,7 +97,12 @@ enum Tag : int {
   kTagRestoreAck = 12,
   kTagLogTail = 13,
   kTagNotice = 14,
+  kTagCheckpointData = 15,  ///< the raw bytes of the kTagCheckpoint header before them
+  kTagRestoreData = 16,     ///< the raw bytes of the kTagRestoreChunk header before them
 };
+
+/// The tag on which the raw bytes of a chunk header sent on `header` follow.
+constexpr Tag data_tag(Tag header) { return header == kTagRestoreChunk ? kTagRestoreData : kTagCheckpointData; }
 
 /// Broadcast once by the driver: the experiment as the driver read it.
 struct Setup {
@@ -183,21 +194,25 @@ struct LogTail {
   template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & log_tail; }
 };
 
-/// One piece of a checkpoint. Worker -> driver: the trial's saved state after `iteration`
-/// (on a Continue with save, and on Pause). Driver -> worker: the checkpoint that the
-/// Start of (trial, attempt) restores (`iteration` is the one it was taken at).
+/// The header of one piece of a checkpoint; its `size` bytes follow in a message of their
+/// own (data_tag), raw. Worker -> driver: the trial's saved state after `iteration` (on a
+/// Continue with save, and on Pause). Driver -> worker: the checkpoint that the Start of
+/// (trial, attempt) restores (`iteration` is the one it was taken at).
 struct CheckpointChunk {
   std::int64_t trial = 0;
   int attempt = 0;
   std::int64_t iteration = 0;
   std::int64_t total = 0;   ///< bytes of the whole checkpoint
-  std::int64_t offset = 0;  ///< where `bytes` start in it; chunks come in order from 0
-  std::string bytes;        ///< at most kCheckpointChunkBytes
-  bool last = false;        ///< the final chunk: offset + bytes.size() == total
-  bool aborted = false;     ///< driver -> worker only: the stream ends here, incomplete
+  std::int64_t offset = 0;  ///< where its bytes start in it; chunks come in order from 0
+  std::int64_t size = 0;    ///< its bytes, at most kCheckpointChunkBytes
+  bool last = false;        ///< the final chunk: offset + size == total
+  bool aborted = false;     ///< driver -> worker only: the stream ends here, incomplete; no bytes follow
+
+  /// Where its bytes end in the checkpoint: what its ChunkAck says.
+  std::int64_t end() const { return offset + size; }
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & iteration & total & offset & bytes & last & aborted;
+    ar & trial & attempt & iteration & total & offset & size & last & aborted;
   }
 };
 
@@ -276,6 +291,13 @@ Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in);
 
+/// Receives the raw bytes that follow the chunk header `chunk` just received from `source`
+/// on `header` (kTagCheckpoint or kTagRestoreChunk) straight into `into` (chunk.size
+/// bytes; nothing for an aborted chunk). The bytes were sent right after the header, so
+/// this waits only for them to arrive. Throws MpiError when their size is not the header's.
+void receive_chunk_bytes(const boost::mpi::communicator& comm, int source, Tag header, const CheckpointChunk& chunk,
+                         char* into);
+
 /// The acknowledgements one sender of checkpoint chunks waits for from one receiver, in
 /// order, at most kCheckpointWindow (full()). A sender waits for acks (or, on rank 0, goes
 /// on with other work) while the window is full, so a receiver is never sent more than the
@@ -300,8 +322,8 @@ class AckWindow {
   std::deque<ChunkAck> unacked_;  ///< the ack each unacknowledged chunk is due
 };
 
-/// Non-blocking sends of checkpoint chunks to one receiver on one tag: each packed buffer
-/// is kept until MPI is done with it.
+/// Non-blocking sends of checkpoint chunks to one receiver on one tag: each packed header,
+/// and each chunk's bytes that it owns, are kept until MPI is done with them.
 class ChunkSends {
  public:
   ChunkSends(const boost::mpi::communicator& comm, int peer, Tag tag);
@@ -311,8 +333,11 @@ class ChunkSends {
   ChunkSends(const ChunkSends&) = delete;
   ChunkSends& operator=(const ChunkSends&) = delete;
 
-  /// Sends `chunk` without blocking.
-  void send(const CheckpointChunk& chunk);
+  /// Sends `chunk` and its chunk.size bytes at `bytes` without blocking; `bytes` must stay
+  /// as they are until the send is reaped (wait_delivered).
+  void send(const CheckpointChunk& chunk, const char* bytes);
+  /// The same with bytes that the send keeps until MPI is done with them.
+  void send(const CheckpointChunk& chunk, std::string bytes);
   /// Completes the sends that MPI is done with, oldest first.
   void reap();
   /// Waits, with a sleeping backoff, until MPI no longer needs any buffer (every send has
@@ -322,6 +347,7 @@ class ChunkSends {
 
  private:
   struct InFlight;
+  void post(std::unique_ptr<InFlight> s, const CheckpointChunk& chunk, const char* bytes);
 
   const boost::mpi::communicator& comm_;
   int peer_;
@@ -338,9 +364,9 @@ class ChunkWindow {
   bool full() const { return acks_.full(); }
   /// Nothing unacknowledged.
   bool idle() const { return acks_.idle(); }
-  /// Sends `chunk` without blocking; it counts against the window until acknowledged.
-  /// An `aborted` chunk is never acknowledged, so it does not count.
-  void send(const CheckpointChunk& chunk);
+  /// Sends `chunk` and its bytes without blocking (ChunkSends::send: `bytes` stay valid
+  /// until wait_delivered); it counts against the window until acknowledged.
+  void send(const CheckpointChunk& chunk, const char* bytes);
   /// The oldest unacknowledged chunk arrived. Throws MpiError when `ack` names another.
   void acknowledged(const ChunkAck& ack);
   /// See ChunkSends::wait_delivered.

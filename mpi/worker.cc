@@ -91,30 +91,36 @@ class Worker {
   /// the trial is doomed), so that the stream always ends and the driver's window drains.
   /// Returns the bytes, or sets `problem` to why they cannot be restored.
   std::string receive_checkpoint(const Start& start, std::string& problem) {
-    std::string bytes;
-    bytes.reserve(static_cast<std::size_t>(start.checkpoint_size));  // held whole once, here only
+    // Held whole once, here only; each chunk's bytes are received straight into their place.
+    std::string bytes(static_cast<std::size_t>(std::max<std::int64_t>(start.checkpoint_size, 0)), '\0');
+    std::int64_t received = 0;
     std::uint32_t crc = 0;
     for (;;) {
       const Incoming in = receive(world_, kDriver, 200us, kTagRestoreChunk);
-      CheckpointChunk c = unpack<CheckpointChunk>(world_, in);
-      if (c.trial != start.trial || c.attempt != start.attempt || c.offset != static_cast<std::int64_t>(bytes.size()))
+      const CheckpointChunk c = unpack<CheckpointChunk>(world_, in);
+      if (c.trial != start.trial || c.attempt != start.attempt || c.offset != received ||
+          (!c.aborted && (c.size < 0 || c.size > start.checkpoint_size - received)))
         throw MpiError("worker " + std::to_string(world_.rank()) + ": checkpoint chunk of trial " +
-                       std::to_string(c.trial) + " at byte " + std::to_string(c.offset) + " while restoring trial " +
-                       std::to_string(start.trial) + " at byte " + std::to_string(bytes.size()));
+                       std::to_string(c.trial) + " at byte " + std::to_string(c.offset) + " (" +
+                       std::to_string(c.size) + " bytes) while restoring trial " + std::to_string(start.trial) +
+                       " at byte " + std::to_string(received) + " of " + std::to_string(start.checkpoint_size));
       if (c.aborted) {
-        problem = "the driver stopped sending its checkpoint after " + std::to_string(bytes.size()) + " of " +
+        problem = "the driver stopped sending its checkpoint after " + std::to_string(received) + " of " +
                   std::to_string(start.checkpoint_size) + " bytes (the run is ending)";
         return {};
       }
-      crc = io::crc32c(std::as_bytes(std::span(c.bytes.data(), c.bytes.size())), crc);
-      bytes += c.bytes;
-      send(world_, kDriver, kTagRestoreAck, ChunkAck{c.trial, c.attempt, static_cast<std::int64_t>(bytes.size())});
+      char* const at = bytes.data() + received;
+      receive_chunk_bytes(world_, kDriver, kTagRestoreChunk, c, at);
+      crc = io::crc32c(std::as_bytes(std::span(at, static_cast<std::size_t>(c.size))), crc);
+      received += c.size;
+      send(world_, kDriver, kTagRestoreAck, ChunkAck{c.trial, c.attempt, received});
       if (c.last) break;
     }
-    if (static_cast<std::int64_t>(bytes.size()) != start.checkpoint_size || crc != start.checkpoint_crc32c) {
+    if (received != start.checkpoint_size || crc != start.checkpoint_crc32c) {
       char why[160];
-      std::snprintf(why, sizeof why, "%zu bytes with CRC-32C %08x arrived, the file recorded %lld bytes with %08x",
-                    bytes.size(), crc, static_cast<long long>(start.checkpoint_size), start.checkpoint_crc32c);
+      std::snprintf(why, sizeof why, "%lld bytes with CRC-32C %08x arrived, the file recorded %lld bytes with %08x",
+                    static_cast<long long>(received), crc, static_cast<long long>(start.checkpoint_size),
+                    start.checkpoint_crc32c);
       problem = std::string("its bytes were damaged on the way (") + why + ")";
     }
     return bytes;
@@ -281,10 +287,11 @@ class Worker {
       while (checkpoints_.full()) take_ack(receive(world_, kDriver, 200us, kTagCheckpointAck));
       const std::size_t n = std::min(kCheckpointChunkBytes, bytes.size() - offset);
       chunk.offset = static_cast<std::int64_t>(offset);
-      chunk.bytes.assign(reinterpret_cast<const char*>(bytes.data()) + offset, n);
+      chunk.size = static_cast<std::int64_t>(n);
+      chunk.last = offset + n == bytes.size();
+      // Sent from `bytes` as they lie (no copy): they stay put until wait_delivered below.
+      checkpoints_.send(chunk, reinterpret_cast<const char*>(bytes.data()) + offset);
       offset += n;
-      chunk.last = offset == bytes.size();
-      checkpoints_.send(chunk);
     } while (!chunk.last);
     checkpoints_.wait_delivered();
   }

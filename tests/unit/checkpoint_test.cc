@@ -144,6 +144,22 @@ TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
                io::ConfigError);
 }
 
+TEST(CheckpointConfig, FsyncIsOffByDefaultReadAsABooleanAndABadValueNamesTheKey) {
+  EXPECT_FALSE(io::parse_config(kConfig, "/tmp/c.toml").checkpoint_fsync);
+  const io::ExperimentConfig cfg = io::parse_config(std::string(kConfig) + "[checkpoint]\nfsync = true\n", "/tmp/c.toml");
+  EXPECT_TRUE(cfg.checkpoint_fsync);
+  EXPECT_NE(io::render_config(cfg).find("fsync = true"), std::string::npos);
+  for (const char* bad : {"fsync = \"yes\"\n", "fsync = 1\n"}) {
+    try {
+      io::parse_config(std::string(kConfig) + "[checkpoint]\n" + bad, "/tmp/c.toml");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const io::ConfigError& e) {
+      EXPECT_EQ(e.key(), "checkpoint.fsync") << e.what();
+      EXPECT_NE(std::string(e.what()).find("true or false"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // ------------------------------------------------------------------ the store
 
 // Overwrites byte `offset` of /checkpoint_data behind the store's back, the way a disk error
