@@ -26,10 +26,12 @@
 #include "io/store.h"
 #include "mpi/backoff.h"
 #include "mpi/checkpoint_stream.h"
+#include "mpi/doorbell.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
+#include "mpi/trace.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "sys/safe_fs.h"
@@ -115,6 +117,7 @@ class Driver {
   int run() {
     log_allocation();
     for (int w = 1; w < world_.size(); ++w) carry_out(controller_.on_worker_free(w, now()));
+    trace("driver: first Starts sent");
     // The driver answers every result: its nap bounds each trial's round trip, so it
     // naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
     Backoff backoff(5us, 200us);
@@ -152,8 +155,10 @@ class Driver {
       if (done || recorder_.take_lifecycle() || (t - last_flush) * 1e3 >= cfg_.flush_interval_ms) {
         // The searcher's and scheduler's state goes with every commit, so a resume after a
         // crash finds state and rows that match.
+        trace_trial("driver: flush begins", -1);
         writer_.append_state(t, controller_.save_state());
         recorder_.flush(controller_.trials());
+        trace_trial("driver: flush ends", -1);
         last_flush = t;
       }
       if (done) break;
@@ -164,7 +169,9 @@ class Driver {
         backoff.reset();
       }
     }
+    trace("driver: experiment finished");
     shutdown_workers();
+    trace("driver: every Bye in");
     // Rank 0's peak memory, so that a run shows (and tests/mpi/large_checkpoints.sh checks)
     // that checkpoints streamed through it chunk by chunk instead of sitting in it whole.
     rusage usage{};
@@ -173,6 +180,7 @@ class Driver {
     writer_.append_state(now(), controller_.save_state());
     recorder_.flush(controller_.trials());
     board_.final(controller_, now());
+    trace("driver: final flush done");
 
     const auto counts = controller_.counts();
     if (controller_.end_reason() == search::EndReason::Interrupted) return experiment::kExitInterrupted;
@@ -229,7 +237,10 @@ class Driver {
     // Restores still queued or half sent end with an aborted chunk: their workers wait for
     // chunks before anything else, and then fail those attempts (stale by now).
     streams_.abort_restores();
-    for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
+    for (int w = 1; w < world_.size(); ++w) {
+      send(world_, w, kTagShutdown, Empty{});
+      ring(w);
+    }
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
     // in are acknowledged (the worker waits for that) and thrown away: the controller no
@@ -270,6 +281,7 @@ class Driver {
     switch (in.tag) {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
+        trace_trial("driver: Result in", r.trial);
         commands_.clear();
         controller_.on_result(r.trial, r.attempt, r.metrics, t, commands_);
         carry_out(commands_);
@@ -348,9 +360,15 @@ class Driver {
     carry_out(controller_.on_trial_failed(c.trial, c.attempt, "cannot restore its checkpoint: " + reason, "", now()));
   }
 
-  /// Sends the commands.
+  /// Sends the commands, and rings each worker they went to (mpi/doorbell.h): every
+  /// command is for a worker that waits for it, or that will look for it at its next step.
   void carry_out(const std::vector<search::Command>& commands) {
+    int rung = -1;  // a Stop and the next Start go to the same worker: one ring wakes it for both
     for (const auto& c : commands) {
+      if (rung != c.worker) {
+        if (rung > 0) ring(rung);
+        rung = c.worker;
+      }
       switch (c.kind) {
         case search::Command::Kind::Start: {
           Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
@@ -358,6 +376,7 @@ class Driver {
           start.cause = c.cause;
           if (c.restore_trial == 0) {
             send(world_, c.worker, kTagStart, start);
+            trace_trial("driver: Start out", c.trial);
             break;
           }
           // The checkpoint follows the Start in chunks; each gang member gets its own stream.
@@ -388,6 +407,7 @@ class Driver {
           break;
       }
     }
+    if (rung > 0) ring(rung);
   }
 
   const boost::mpi::communicator& world_;
@@ -429,10 +449,13 @@ struct RunStopped {
 int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg, const DriverOptions& options) {
   place(world);
   const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it
+  trace("driver: placed");
   const auto workers = gather_hellos(world);
+  trace("driver: every Hello in");
 
   io::StoreMeta meta = io::experiment_meta(cfg, options.command_line);
   meta.stack = experiment::collect_stack(workers, world.size());
+  trace("driver: stack collected");
 
   std::printf("ranktune: experiment '%s' on %d workers (%s mode); results: %s\n", cfg.name.c_str(),
               world.size() - 1, meta.stack["device_mode"].c_str(), cfg.results.c_str());
@@ -457,6 +480,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
     writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
                                                  io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
   }
+  trace("driver: results file open");
   writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
   int code = experiment::kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
@@ -484,6 +508,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
     }
   }
   writer.reset();
+  trace_doorbell("driver: results file closed");
   std::printf("ranktune: results: %s\n", cfg.results.c_str());
   return code;
 }
@@ -492,6 +517,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
 
 int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
                const DriverOptions& options) {
+  trace("driver: MPI_Init done, config loaded");
   if (const int workers = world.size() - 1; workers < cfg.ranks_per_trial) {
     abort_setup(world);
     cfg.fail("resources.ranks_per_trial",
@@ -503,6 +529,8 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
   setup.driver_namespace = process_namespace_id();
+  // Before the Setup: a worker may ring it from its Hello on.
+  open_doorbell(doorbell_job(setup.driver_namespace, setup.driver_pid), 0);
   if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect
@@ -515,6 +543,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
     }
   }
   boost::mpi::broadcast(world, setup, 0);
+  trace("driver: Setup sent");
   // From here the workers wait on rank 0, in collectives and for messages: an error here
   // must end the job (after the results file is closed, which unwinding drive() does), or
   // rank 0 would wait in MPI_Finalize for workers that wait for it.
