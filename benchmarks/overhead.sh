@@ -61,7 +61,7 @@ run_ranktune() {
   printf '%s\t%s\t%s\t%s\t%s\n' "$method" "$run" "$(elapsed "$t0" "$t1")" \
     "$("$PY" "$here/analyze_trials.py" "$out" --span-only)" "$(per_trial_us "$out")" >>"$rows"
   "$PY" "$here/analyze_trials.py" "$out" --step $step | sed "s/^/    $method: /" >>"$tmp/analysis_$run.txt"
-  rm -rf "$out" "$out.logs"
+  rm -rf "$out" "$out.logs" "$out.control"
 }
 for run in $(seq 1 "$runs"); do
   # 1. The floor: 8 bare processes, each 250 sequential sleeps of 0.05 s. Each one prints

@@ -65,8 +65,8 @@ def main():
             flush_began = t
         elif head == "driver: flush ends" and flush_began is not None:
             flushes.append(t - flush_began)
-        else:
-            stamps[(int(parts[1]), phase)] = t
+        else:  # "PHASE; more" (the doorbell counts) counts as PHASE
+            stamps[(int(parts[1]), phase.split(";")[0])] = t
     ranks = sorted({r for r, _ in stamps if r >= 0})
     workers = [r for r in ranks if r > 0]
     if not ranks or (-1, "exec") not in stamps:

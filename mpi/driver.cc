@@ -118,8 +118,9 @@ class Driver {
     log_allocation();
     for (int w = 1; w < world_.size(); ++w) carry_out(controller_.on_worker_free(w, now()));
     trace("driver: first Starts sent");
-    // The driver answers every result: its nap bounds each trial's round trip, so it
-    // naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
+    // The driver answers every result. Workers on this machine ring its doorbell, which
+    // ends the nap at once; for the others the nap bounds each round trip, so it naps at
+    // most 200 us (5,000 polls/s of one rank cost about 1% of a core).
     Backoff backoff(5us, 200us);
     double last_flush = 0, last_control = 0;
     bool interrupted = false;

@@ -20,10 +20,10 @@
 
 #include "experiment/exit_codes.h"
 #include "mpi/gpu.h"
+#include "mpi/trace.h"
 #include "sys/fd.h"
 #include "sys/process.h"
 #include "sys/temp_dir.h"
-#include "mpi/trace.h"
 
 namespace ranktune::mpi {
 

@@ -73,7 +73,8 @@ class Worker {
  private:
   /// Waits for the driver's next message, taking in the checkpoint acks that arrive
   /// meanwhile. Between trials a worker naps up to 2 ms; while a decision is due it naps at
-  /// most 200 us, since the answer takes microseconds to come.
+  /// most 200 us, since the answer takes microseconds to come. A driver on this machine
+  /// rings the doorbell after its sends, which ends the nap at once (mpi/doorbell.h).
   Incoming next_message(std::chrono::microseconds max_nap) {
     for (;;) {
       Incoming in = receive(world_, kDriver, max_nap);
