@@ -23,8 +23,13 @@ class Backoff {
   Backoff(std::chrono::microseconds min, std::chrono::microseconds max)
       : min_(min), max_(max), next_(min) {}
   /// Sleeps for the current nap, or until the doorbell rings, and lengthens the next one;
-  /// after a ring the next is the shortest again, since a message is on its way.
-  void wait() { next_ = bell_wait(next_) ? min_ : std::min(next_ * 2, max_); }
+  /// after a ring the next is the shortest again, since a message is on its way. True when
+  /// the bell rang.
+  bool wait() {
+    const bool rung = bell_wait(next_);
+    next_ = rung ? min_ : std::min(next_ * 2, max_);
+    return rung;
+  }
   /// Work arrived: the next nap is the shortest again.
   void reset() { next_ = min_; }
 
