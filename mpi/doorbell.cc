@@ -21,8 +21,8 @@ namespace ranktune::mpi {
 namespace {
 
 struct Bells {
-  sys::UniqueFd fd;            ///< this rank's bell; also the socket rings are sent from
-  std::string job;             ///< "" until open_doorbell succeeded
+  sys::UniqueFd fd;               ///< this rank's bell; also the socket rings are sent from
+  std::string job;                ///< "" until open_doorbell succeeded
   std::vector<bool> unreachable;  ///< by rank: a ring failed for good, so none is sent again
   BellCounts counts;
 };
