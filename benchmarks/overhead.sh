@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Scheduling overhead: 2,000 one-step trials of 0.05 s on 8 workers (ideal 12.5 s), against
-# bare sleep loops (the floor this VM's sleep granularity allows) and Optuna's journal
-# storage, all in the same run. Prints each run and a table of medians.
+# the floor (bare sleep loops, the VM's sleep granularity, plus a bare `mpirun` of 9 ranks)
+# and Optuna's journal storage, all in the same run. Prints each run and a table of medians:
+# wall and span against the ideal, the floor and Optuna's wall, and the per-trial overhead
+# in microseconds.
 #
 # usage: benchmarks/overhead.sh [RUNS]        (default 3 runs)
 # env:   RANKTUNE  the binary (default: build-bench/apps/ranktune, else build/apps/ranktune,
 #                  else ranktune in PATH)
+#        RANKTUNE_BASE  a second binary (e.g. the previous build), run right after RANKTUNE in
+#                  every run as "ranktune-base", so that both see the same machine
 #        NO_OPTUNA=1 skips the Optuna baseline
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,9 +35,34 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 echo "overhead: $trials trials x $step s on $workers workers, ideal $ideal s, $runs runs; $(nproc) cores"
-echo "ranktune: $RANKTUNE; optuna baseline: $([[ $optuna == 1 ]] && "$PY" -c 'import optuna; print(optuna.__version__)' || echo 'not available')"
+[[ -z "${RANKTUNE_BASE:-}" || -x "$RANKTUNE_BASE" ]] || { echo "overhead.sh: RANKTUNE_BASE=$RANKTUNE_BASE is not executable" >&2; exit 2; }
+echo "ranktune: $RANKTUNE${RANKTUNE_BASE:+; ranktune-base: $RANKTUNE_BASE}; optuna baseline: $([[ $optuna == 1 ]] && "$PY" -c 'import optuna; print(optuna.__version__)' || echo 'not available')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-rows=$tmp/rows.tsv   # method run wall span
+rows=$tmp/rows.tsv   # method run wall span per-trial-overhead-us
+# Mean of (end - start) - step over /trials, in microseconds: what each trial cost beyond its
+# sleep (message latency, naps, the trainable's set-up, sleep overshoot).
+per_trial_us() {
+  "$PY" - "$1" "$step" <<'PYEOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+t = t[t["trial_id"] > 0]
+print(f"{(np.mean(t['end_time'] - t['start_time']) - float(sys.argv[2])) * 1e6:.0f}")
+PYEOF
+}
+# One ranktune run as METHOD with BINARY: its wall, span and per-trial overhead go to rows.
+run_ranktune() {
+  local method=$1 binary=$2 run=$3 out=$tmp/$1_$3.h5
+  local t0 t1
+  t0=$(now)
+  "$binary" run "$here/overhead.toml" --np $workers --results "$out" >"$tmp/${method}_$run.log" 2>&1 \
+    || { cat "$tmp/${method}_$run.log" >&2; echo "overhead.sh: $method run failed" >&2; exit 1; }
+  t1=$(now)
+  printf '%s\t%s\t%s\t%s\t%s\n' "$method" "$run" "$(elapsed "$t0" "$t1")" \
+    "$("$PY" "$here/analyze_trials.py" "$out" --span-only)" "$(per_trial_us "$out")" >>"$rows"
+  "$PY" "$here/analyze_trials.py" "$out" --step $step | sed "s/^/    $method: /" >>"$tmp/analysis_$run.txt"
+  rm -rf "$out" "$out.logs" "$out.control"
+}
 for run in $(seq 1 "$runs"); do
   # 1. The floor: 8 bare processes, each 250 sequential sleeps of 0.05 s. Each one prints
   #    its own loop time; the span is the slowest loop, the wall includes interpreter start.
@@ -46,18 +75,20 @@ print(time.perf_counter() - t)" >"$tmp/sleep_${run}_$w.txt" &
   done
   wait
   t1=$(now)
-  printf 'sleep-floor\t%s\t%s\t%s\n' "$run" "$(elapsed "$t0" "$t1")" \
+  printf 'sleep-floor\t%s\t%s\t%s\t\n' "$run" "$(elapsed "$t0" "$t1")" \
     "$(cat "$tmp"/sleep_"${run}"_*.txt | sort -g | tail -1)" >>"$rows"
-
-  # 2. ranktune, self-launched (mpirun -np 9 --bind-to none --oversubscribe).
+  # ... and a bare mpirun of the same 9 ranks (`true`): what launching costs before any
+  # ranktune code runs. The floor is the two walls added.
   t0=$(now)
-  "$RANKTUNE" run "$here/overhead.toml" --np $workers --results "$tmp/o_$run.h5" >"$tmp/ranktune_$run.log" 2>&1 \
-    || { cat "$tmp/ranktune_$run.log" >&2; echo "overhead.sh: ranktune run failed" >&2; exit 1; }
+  mpirun -np $((workers + 1)) --bind-to none --oversubscribe true
   t1=$(now)
-  printf 'ranktune\t%s\t%s\t%s\n' "$run" "$(elapsed "$t0" "$t1")" \
-    "$("$PY" "$here/analyze_trials.py" "$tmp/o_$run.h5" --span-only)" >>"$rows"
-  "$PY" "$here/analyze_trials.py" "$tmp/o_$run.h5" --step $step | sed 's/^/    /' >"$tmp/analysis_$run.txt"
-  rm -rf "$tmp/o_$run.h5" "$tmp/o_$run.h5.logs"
+  printf 'mpirun-bare\t%s\t%s\t%s\t\n' "$run" "$(elapsed "$t0" "$t1")" "$(elapsed "$t0" "$t1")" >>"$rows"
+
+  # 2. ranktune, self-launched (mpirun -np 9 --bind-to none --oversubscribe), and the base
+  #    binary right after it when one is given.
+  : >"$tmp/analysis_$run.txt"
+  run_ranktune ranktune "$RANKTUNE" "$run"
+  [[ -n "${RANKTUNE_BASE:-}" ]] && run_ranktune ranktune-base "$RANKTUNE_BASE" "$run"
 
   note=""
   # 3. Optuna 3.1, JournalFileStorage, random sampler, 8 processes.
@@ -68,7 +99,7 @@ print(time.perf_counter() - t)" >"$tmp/sleep_${run}_$w.txt" &
     if "$PY" "$here/overhead_optuna.py" "$tmp/journal_$run.log" --trials $trials --workers $workers \
         --step $step >"$tmp/optuna_$run.txt" 2>&1; then
       t1=$(now)
-      printf 'optuna-journal\t%s\t%s\t%s\n' "$run" "$(elapsed "$t0" "$t1")" \
+      printf 'optuna-journal\t%s\t%s\t%s\t\n' "$run" "$(elapsed "$t0" "$t1")" \
         "$(awk '/^optuna_span/ { print $2 }' "$tmp/optuna_$run.txt")" >>"$rows"
     else
       note="  optuna-journal  FAILED: $(grep -m1 -o '[A-Za-z]*Error[^)]*' "$tmp/optuna_$run.txt" || true); $(grep -m1 '^optuna:' "$tmp/optuna_$run.txt" || true)"
@@ -78,7 +109,8 @@ print(time.perf_counter() - t)" >"$tmp/sleep_${run}_$w.txt" &
   fi
   echo "run $run:"
   awk -F'\t' -v r="$run" -v i="$ideal" '$2 == r {
-    printf "  %-15s wall %7.3f s (%.3fx)  span %7.3f s (%.3fx)\n", $1, $3, $3 / i, $4, $4 / i }' "$rows"
+    printf "  %-15s wall %7.3f s (%.3fx)  span %7.3f s (%.3fx)%s\n", $1, $3, $3 / i, $4, $4 / i,
+      ($5 == "" ? "" : sprintf("  per trial %s us", $5)) }' "$rows"
   [[ -n "$note" ]] && echo "$note"
   cat "$tmp/analysis_$run.txt"
 done
@@ -91,21 +123,34 @@ import statistics as st, sys
 rows, ideal, runs, optuna_failed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 data = {}
 for line in open(rows):
-    m, _, wall, span = line.rstrip("\n").split("\t")
-    data.setdefault(m, []).append((float(wall), float(span)))
-med = {m: (st.median(w for w, _ in v), st.median(s for _, s in v), len(v)) for m, v in data.items()}
-fw, fs, _ = med["sleep-floor"]
+    m, _, wall, span, per_trial = line.rstrip("\n").split("\t")
+    data.setdefault(m, []).append((float(wall), float(span), float(per_trial) if per_trial else None))
+med = {}
+for m, v in data.items():
+    pts = [p for _, _, p in v if p is not None]
+    med[m] = (st.median(w for w, _, _ in v), st.median(s for _, s, _ in v), st.median(pts) if pts else None, len(v))
+# The floor: bare sleeps of the same work plus a bare mpirun of the same ranks.
+floor_wall = med["sleep-floor"][0] + med["mpirun-bare"][0]
+floor_span = med["sleep-floor"][1]
+optuna_wall = med["optuna-journal"][0] if "optuna-journal" in med else None
 print(f"\nmedians over {runs} runs (wall: whole command incl. mpirun/python start-up; "
       f"span: the experiment's own time)")
-print(f"{'method':<16}{'n':>3}{'wall s':>9}{'span s':>9}{'ideal s':>9}{'wall/ideal':>12}"
-      f"{'span/ideal':>12}{'wall/floor':>12}{'span/floor':>12}")
-for m in ("sleep-floor", "ranktune", "optuna-journal"):
+print(f"floor: sleep-floor wall {med['sleep-floor'][0]:.3f} s + mpirun-bare {med['mpirun-bare'][0]:.3f} s "
+      f"= {floor_wall:.3f} s ({floor_wall / ideal:.3f}x ideal); span floor {floor_span:.3f} s")
+print(f"{'method':<16}{'n':>3}{'wall s':>9}{'span s':>9}{'wall/ideal':>12}{'span/ideal':>12}"
+      f"{'wall/floor':>12}{'span/floor':>12}{'wall/optuna':>13}{'per trial us':>14}")
+for m in ("sleep-floor", "mpirun-bare", "ranktune", "ranktune-base", "optuna-journal"):
     if m not in med:
         continue
-    w, s, n = med[m]
-    print(f"{m:<16}{n:>3}{w:>9.3f}{s:>9.3f}{ideal:>9.3f}{w/ideal:>12.3f}{s/ideal:>12.3f}"
-          f"{w/fw:>12.3f}{s/fs:>12.3f}")
+    w, s, p, n = med[m]
+    vs_optuna = f"{w / optuna_wall:13.3f}" if optuna_wall else f"{'-':>13}"
+    if m == "mpirun-bare":
+        print(f"{m:<16}{n:>3}{w:>9.3f}{'-':>9}{'-':>12}{'-':>12}{'-':>12}{'-':>12}{'-':>13}{'-':>14}")
+        continue
+    print(f"{m:<16}{n:>3}{w:>9.3f}{s:>9.3f}{w/ideal:>12.3f}{s/ideal:>12.3f}"
+          f"{w/floor_wall:>12.3f}{s/floor_span:>12.3f}{vs_optuna}{(f'{p:.0f}' if p is not None else '-'):>14}")
 if optuna_failed:
     print(f"optuna-journal: {optuna_failed} of {runs} runs lost a worker (JSONDecodeError) and are not in the medians")
-print("target: ranktune <= 1.05 x ideal; reference: Ray Tune 1.14, Optuna 3.1 journal 1.08 (design.md)")
+print("targets (issue 16): ranktune wall <= 1.045x ideal and <= 1.005x the floor, below optuna-journal's wall; "
+      "per-trial overhead <= 100 us")
 PYEOF

@@ -26,10 +26,12 @@
 #include "io/store.h"
 #include "mpi/backoff.h"
 #include "mpi/checkpoint_stream.h"
+#include "mpi/doorbell.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
+#include "mpi/trace.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "sys/safe_fs.h"
@@ -114,14 +116,19 @@ class Driver {
 
   int run() {
     log_allocation();
+    // Every worker is free at once, so that gangs are placed knowing them all (rank order
+    // alone made the first two idle ranks a gang, across hosts under --map-by node).
     std::vector<int> workers;
     for (int w = 1; w < world_.size(); ++w) workers.push_back(w);
     carry_out(controller_.on_workers_free(workers, now()));
-    // The driver answers every result: its nap bounds each trial's round trip, so it
-    // naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
+    trace("driver: first Starts sent");
+    // The driver answers every result. Workers on this machine ring its doorbell, which
+    // ends the nap at once; for the others the nap bounds each round trip, so it naps at
+    // most 200 us (5,000 polls/s of one rank cost about 1% of a core).
     Backoff backoff(5us, 200us);
     double last_flush = 0, last_control = 0;
     bool interrupted = false;
+    bool rung = false;  // the first probe after a ring looks twice (mpi::try_receive)
     while (true) {
       int handled = 0;
       // Drain a bounded batch so ticks, flushes and the board still run under a flood.
@@ -129,7 +136,7 @@ class Driver {
       // than recording the message on this VM.
       const double t = now();
       while (handled < 512) {
-        auto in = try_receive(world_);
+        auto in = try_receive(world_, MPI_ANY_SOURCE, MPI_ANY_TAG, rung && handled == 0);
         if (!in) break;
         handle(*in, t);
         ++handled;
@@ -160,19 +167,24 @@ class Driver {
       if (done || recorder_.take_lifecycle() || (t - last_flush) * 1e3 >= cfg_.flush_interval_ms) {
         // The searcher's and scheduler's state goes with every commit, so a resume after a
         // crash finds state and rows that match.
+        trace_trial("driver: flush begins", -1);
         writer_.append_state(t, controller_.save_state());
         recorder_.flush(controller_.trials());
+        trace_trial("driver: flush ends", -1);
         last_flush = t;
       }
       if (done) break;
       board_.update(controller_, t);
+      rung = false;
       if (handled == 0) {
-        backoff.wait();
+        rung = backoff.wait();
       } else {
         backoff.reset();
       }
     }
+    trace("driver: experiment finished");
     shutdown_workers();
+    trace("driver: every Bye in");
     // Rank 0's peak memory, so that a run shows (and tests/mpi/large_checkpoints.sh checks)
     // that checkpoints streamed through it chunk by chunk instead of sitting in it whole.
     rusage usage{};
@@ -181,6 +193,7 @@ class Driver {
     writer_.append_state(now(), controller_.save_state());
     recorder_.flush(controller_.trials());
     board_.final(controller_, now());
+    trace("driver: final flush done");
 
     const auto counts = controller_.counts();
     if (controller_.end_reason() == search::EndReason::Interrupted) return experiment::kExitInterrupted;
@@ -241,7 +254,10 @@ class Driver {
     // acks before their Bye); a checkpoint they complete gets its row, which the controller,
     // done by now, does not hear of (a resume finds it).
     streams_.drain(now());
-    for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
+    for (int w = 1; w < world_.size(); ++w) {
+      send(world_, w, kTagShutdown, Empty{});
+      ring(w);
+    }
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
     // in are acknowledged (the worker waits for that) and thrown away: the controller no
@@ -286,6 +302,7 @@ class Driver {
     switch (in.tag) {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
+        trace_trial("driver: Result in", r.trial);
         commands_.clear();
         controller_.on_result(r.trial, r.attempt, r.metrics, t, commands_);
         carry_out(commands_);
@@ -365,9 +382,28 @@ class Driver {
     carry_out(controller_.on_trial_failed(c.trial, c.attempt, "cannot restore its checkpoint: " + reason, "", now()));
   }
 
-  /// Sends the commands.
+  /// Rings the doorbells (mpi/doorbell.h) of the workers that carry_out sent a Start, Stop
+  /// or Pause since the last call, each once (a Stop and the next Start: one ring).
+  void ring_answered() {
+    for (const int w : to_ring_) {
+      ring(w);
+      must_ring_[static_cast<std::size_t>(w)] = false;
+    }
+    to_ring_.clear();
+  }
+
+  /// Sends the commands, then rings the workers that got a Start, Stop or Pause: they wait
+  /// for it at a trial's end (or find it at their next step). Continues go unrung: they
+  /// answer the end of a lease, in a stream of results, and a woken worker is placed near
+  /// its waker and preempts it: ringing them preempted the driver once per lease and cost
+  /// recording_mpi.sh two thirds of its throughput on 2 cores, while the worker's nap (at
+  /// most 200 us) is short next to a lease.
   void carry_out(const std::vector<search::Command>& commands) {
     for (const auto& c : commands) {
+      if (c.kind != search::Command::Kind::Continue && !must_ring_[static_cast<std::size_t>(c.worker)]) {
+        must_ring_[static_cast<std::size_t>(c.worker)] = true;
+        to_ring_.push_back(c.worker);
+      }
       switch (c.kind) {
         case search::Command::Kind::Start: {
           Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
@@ -375,6 +411,7 @@ class Driver {
           start.cause = c.cause;
           if (c.restore_trial == 0) {
             send(world_, c.worker, kTagStart, start);
+            trace_trial("driver: Start out", c.trial);
             break;
           }
           // The checkpoint follows the Start in chunks; each gang member gets its own stream.
@@ -405,6 +442,7 @@ class Driver {
           break;
       }
     }
+    ring_answered();
   }
 
   const boost::mpi::communicator& world_;
@@ -419,6 +457,8 @@ class Driver {
   double offset_ = 0;  ///< the time the runs before this one spent (resume)
   bool shut_down_ = false;
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
+  std::vector<int> to_ring_;               ///< workers for ring_answered(), each once
+  std::vector<bool> must_ring_ = std::vector<bool>(static_cast<std::size_t>(world_.size()), false);  ///< by rank
 
   MpiChunkTransport transport_{world_};
   /// Hold the writer's byte ranges (and join their writer thread): destroyed first.
@@ -447,10 +487,13 @@ struct RunStopped {
 int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg, const DriverOptions& options) {
   place(world);
   const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it
+  trace("driver: placed");
   const auto workers = gather_hellos(world);
+  trace("driver: every Hello in");
 
   io::StoreMeta meta = io::experiment_meta(cfg, options.command_line);
   meta.stack = experiment::collect_stack(workers, world.size());
+  trace("driver: stack collected");
 
   std::printf("ranktune: experiment '%s' on %d workers (%s mode); results: %s\n", cfg.name.c_str(),
               world.size() - 1, meta.stack["device_mode"].c_str(), cfg.results.c_str());
@@ -475,6 +518,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
     writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
                                                  io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
   }
+  trace("driver: results file open");
   writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
   int code = experiment::kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
@@ -502,6 +546,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
     }
   }
   writer.reset();
+  trace_doorbell("driver: results file closed");
   std::printf("ranktune: results: %s\n", cfg.results.c_str());
   return code;
 }
@@ -510,6 +555,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
 
 int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
                const DriverOptions& options) {
+  trace("driver: MPI_Init done, config loaded");
   if (const int workers = world.size() - 1; workers < cfg.ranks_per_trial) {
     abort_setup(world);
     cfg.fail("resources.ranks_per_trial",
@@ -521,6 +567,8 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
   setup.driver_namespace = process_namespace_id();
+  // Before the Setup: a worker may ring it from its Hello on.
+  open_doorbell(doorbell_job(setup.driver_namespace, setup.driver_pid), 0);
   if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect
@@ -533,6 +581,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
     }
   }
   boost::mpi::broadcast(world, setup, 0);
+  trace("driver: Setup sent");
   // From here the workers wait on rank 0, in collectives and for messages: an error here
   // must end the job (after the results file is closed, which unwinding drive() does), or
   // rank 0 would wait in MPI_Finalize for workers that wait for it.

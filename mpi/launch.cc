@@ -20,6 +20,7 @@
 
 #include "experiment/exit_codes.h"
 #include "mpi/gpu.h"
+#include "mpi/trace.h"
 #include "sys/fd.h"
 #include "sys/process.h"
 #include "sys/temp_dir.h"
@@ -135,9 +136,11 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, const st
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGUSR1, &forward, nullptr);
   sys::ChildProcess child;
+  trace("launcher: spawning mpirun");
   if (const int err = sys::ChildProcess::spawn(request, child); err != 0) return cannot_run(err, mpirun.path);
   g_mpirun = child.pid();
   child.wait_exit(std::nullopt);
+  trace("launcher: mpirun exited");
   g_mpirun = -1;  // before the reap frees its pid for reuse
   const std::optional<int> reaped = child.reap();
   const int status = reaped.value_or(0);
@@ -187,6 +190,7 @@ std::atomic<bool> g_job_ending{false};
 }  // namespace
 
 void exit_with_parent() {
+  trace("main: before MPI_Init");
   const pid_t parent = getppid();
   if (parent <= 1) return;  // adopted already (a launcher that double-forked): nothing to watch
   // A pidfd polls readable when the parent exits, so the thread sleeps until then and idle

@@ -278,9 +278,12 @@ struct Incoming {
 };
 
 /// Receives one message if any is waiting (MPI_Improbe + MPI_Mrecv); never blocks. With a
-/// `tag`, only a message of that tag: the others stay queued, in order.
+/// `tag`, only a message of that tag: the others stay queued, in order. `rung`: the caller's
+/// doorbell has just ended its nap (mpi/doorbell.h), so a miss is probed again: Open MPI's
+/// probe runs the progress engine only after a miss, and a message that came during the
+/// nap shows only to a second probe.
 std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source = MPI_ANY_SOURCE,
-                                    int tag = MPI_ANY_TAG);
+                                    int tag = MPI_ANY_TAG, bool rung = false);
 
 /// Waits for one message without spinning: polls with a sleeping backoff that starts at
 /// 10 us and doubles up to `max_nap` (see backoff.h for why).

@@ -14,11 +14,13 @@
 #include "io/crc32c.h"
 #include "io/json.h"
 #include "mpi/backoff.h"
+#include "mpi/doorbell.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
 #include "mpi/rendezvous.h"
+#include "mpi/trace.h"
 #include "mpi/wire.h"
 #include "sys/host.h"
 #include "train/command.h"
@@ -52,11 +54,14 @@ class Worker {
         case kTagStart: run_trial(unpack<Start>(world_, in)); break;
         case kTagDecision: break;  // a Stop for a trial that already ended here: nothing to do
         case kTagShutdown:
+          trace("worker: Shutdown received");
           job_ending();  // rank 0 may now exit before us
           // The driver acknowledges chunks until every Bye is in: collect the last acks,
           // so that no send is in flight when MPI finalizes.
           while (!checkpoints_.idle()) take_ack(receive(world_, kDriver, 2ms, kTagCheckpointAck));
           send(world_, kDriver, kTagBye, Empty{});
+          ring(kDriver);
+          trace_doorbell("worker: Bye sent");
           return 0;
         default:
           throw MpiError("worker " + std::to_string(world_.rank()) + ": unexpected message tag " +
@@ -68,7 +73,8 @@ class Worker {
  private:
   /// Waits for the driver's next message, taking in the checkpoint acks that arrive
   /// meanwhile. Between trials a worker naps up to 2 ms; while a decision is due it naps at
-  /// most 200 us, since the answer takes microseconds to come.
+  /// most 200 us, since the answer takes microseconds to come. A driver on this machine
+  /// rings the doorbell after its sends, which ends the nap at once (mpi/doorbell.h).
   Incoming next_message(std::chrono::microseconds max_nap) {
     for (;;) {
       Incoming in = receive(world_, kDriver, max_nap);
@@ -127,6 +133,7 @@ class Worker {
   }
 
   void run_trial(const Start& start) {
+    trace_trial("worker: Start in", start.trial);
     train::Context ctx;
     ctx.trial_id = start.trial;
     ctx.attempt = start.attempt;
@@ -188,7 +195,9 @@ class Worker {
     std::int64_t until = start.until;
     for (std::int64_t iteration = start.iterations + 1; outcome.ok; ++iteration) {
       train::StepResult r;
+      trace_trial("worker: step begins", start.trial);
       outcome = agreed(guarded(trainable.get(), [&] { r = trainable->step(); }));
+      trace_trial("worker: step ends", start.trial);
       if (!outcome.ok) break;
       // The leader decides (from its own step and the driver), and the gang follows.
       std::int64_t decision[3] = {kFinished, until, 0};  // kind, lease, save
@@ -224,10 +233,12 @@ class Worker {
     }
     // A trainable that ended by itself sends its tail too: the driver fails it when it never
     // reported the metric.
-    if (leader)
+    if (leader) {
       send(world_, kDriver, kTagEnded,
            Ended{start.trial, start.attempt, !outcome.ok, outcome.reason,
                  outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail});
+      ring(kDriver);  // it frees this worker: the driver answers with the next Start
+    }
   }
 
   /// The trainable's warnings (a program killed with SIGKILL) as events in the results file.
@@ -244,7 +255,11 @@ class Worker {
       if (!in) return Decision{start.trial, start.attempt, Decision::Continue, until, false};
       return decision_for(start, *in);
     }
-    return decision_for(start, next_message(200us));
+    // The end of the lease: the driver's answer is all this worker waits for, so wake it.
+    ring(kDriver);
+    Incoming in = next_message(200us);
+    trace_trial("worker: decision in", start.trial);
+    return decision_for(start, in);
   }
 
   /// Runs one phase of the trial; a failure becomes its Outcome. MPI errors propagate: they
@@ -329,13 +344,17 @@ int run_worker(const boost::mpi::communicator& world) {
   std::signal(SIGTERM, SIG_IGN);
   // Slurm's time-limit warning (--signal=USR1@S without B:) goes to every task of the step.
   std::signal(SIGUSR1, SIG_IGN);
+  trace("worker: MPI_Init done");
   tighten_timer_slack();
   Setup setup;
   boost::mpi::broadcast(world, setup, kDriver);
+  trace("worker: Setup received");
   if (setup.config_text.empty()) return 0;  // the driver refused the config and said why
   // When rank 0 dies, mpirun SIGTERMs (ignored, above) and then SIGKILLs us: leave first,
   // with our trials and folders.
   exit_with_process(static_cast<pid_t>(setup.driver_pid), setup.driver_namespace);
+  // Before the Hello, after which the driver may ring it.
+  open_doorbell(doorbell_job(setup.driver_namespace, setup.driver_pid), world.rank());
   try {
     if (setup.wire_version != kWireVersion) {
       throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +
@@ -361,6 +380,8 @@ int run_worker(const boost::mpi::communicator& world) {
     const boost::mpi::communicator gangs = gang_parent(world);
     send(world, kDriver, kTagHello,
          Hello{kWireVersion, placement.host, placement.local_index, placement.device, placement.device_name});
+    ring(kDriver);
+    trace("worker: Hello sent");
     return Worker(world, gangs, std::move(cfg), std::move(setup), std::move(placement)).loop();
   } catch (const std::exception& e) {
     // A worker that leaves on its own would leave the other ranks waiting in a collective or

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The ranks ring each other's doorbells (mpi/doorbell.h): a worker that sends the Result
+# its lease ends on rings the driver, and the driver rings the worker it answers. 16 one-step
+# trials on 2 workers: each trial's end wakes the driver by a ring, and each answer wakes
+# its worker, so both sides count (RANKTUNE_TRACE prints the counts at each rank's end) at
+# least one ring-ended nap per two trials; without the rings every nap runs out.
+source "$(dirname "$0")/lib.sh"
+trials=16
+RANKTUNE_TRACE=1 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/bell.h5" \
+    --set experiment.num_samples=$trials --set stop.max_t=1 --set trainable.seconds_per_step=0.02 \
+    > "$WORK/out.txt" 2> "$WORK/trace.txt" || { cat "$WORK/out.txt" "$WORK/trace.txt"; fail "run failed"; }
+check_results "$WORK/bell.h5" $trials 1
+grep 'doorbell' "$WORK/trace.txt" || true
+rung() { sed -n "s/.* $1; doorbell open, \([0-9]*\) naps ended by a ring.*/\1/p" "$WORK/trace.txt" | awk '{ s += $1 } END { print s + 0 }'; }
+count() { grep -c " $1; doorbell open" "$WORK/trace.txt" || true; }
+[[ $(count "driver: results file closed") == 1 ]] || fail "the driver's doorbell was not open"
+[[ $(count "worker: Bye sent") == 2 ]] || fail "not every worker's doorbell was open"
+driver=$(rung "driver: results file closed")
+workers=$(rung "worker: Bye sent")
+((driver >= trials / 2)) || fail "rings ended only $driver of the driver's naps for $trials trials"
+((workers >= trials / 2)) || fail "rings ended only $workers of the workers' naps for $trials trials"
+echo "ok: rings ended $driver of the driver's naps and $workers of the workers'"
