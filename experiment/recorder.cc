@@ -40,6 +40,7 @@ void Recorder::flush(const std::vector<search::Trial>& trials) {
 
 void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double time,
                          const search::Metrics& metrics) {
+  if (mirror_) mirror_->on_result(t, iteration, time, metrics);
   if (writer_.append_result(t.id, t.attempt, iteration, time, metrics) == metrics.size()) return;
   // Once per trial (and name): on rank 0's stderr, where the user looks, and as a "warning"
   // event, which the report lists.
@@ -57,6 +58,7 @@ void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double 
 void Recorder::on_event(double time, search::TrialId trial, int worker, const std::string& kind,
                         const std::string& message) {
   writer_.append_event({time, trial, worker, kind, message});
+  if (mirror_) mirror_->on_event(time, trial, worker, kind, message);
   lifecycle_ = true;
 }
 

@@ -31,6 +31,9 @@ class Recorder final : public search::ControllerObserver {
   /// lifecycle step. Progress within a running trial (iterations, best) waits for the
   /// interval flush: flushing it per result would cost a flush per result.
   bool take_lifecycle() { return std::exchange(lifecycle_, false); }
+  /// Also tells `also` (the live page) of every result and event as it is recorded, in the
+  /// form recorded (an exploit as its lineage event). nullptr: nobody.
+  void mirror_to(search::ControllerObserver* also) { mirror_ = also; }
   /// Writes the progress of the trials that changed since the last call (`trials` indexed
   /// by id - 1, as Controller::trials()), then flushes the file. Deferring progress to the
   /// flush packs each trial row once per flush instead of once per result.
@@ -45,6 +48,7 @@ class Recorder final : public search::ControllerObserver {
   std::vector<search::TrialId> dirty_;  ///< trials with unwritten progress, each once
   std::vector<char> dirty_flag_;        ///< by id - 1: listed in dirty_
   bool lifecycle_ = false;
+  search::ControllerObserver* mirror_ = nullptr;
 };
 
 }  // namespace ranktune::experiment

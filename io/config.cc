@@ -223,7 +223,7 @@ void Parser::read_trainable(const Table& t, ExperimentConfig& cfg) const { read(
 void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   const Table top{&root, ""};
   record_lines(top, cfg.lines);
-  check_keys(top, {"experiment", "search", "scheduler", "trainable", "stop", "resources", "checkpoint"});
+  check_keys(top, {"experiment", "search", "scheduler", "trainable", "stop", "resources", "checkpoint", "report"});
 
   const Table e = sub(top, "experiment", true);
   check_keys(e, {"name", "metric", "mode", "seed", "num_samples", "results", "max_failures",
@@ -295,6 +295,22 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   check_keys(r, {"ranks_per_trial"});
   read_min(r, "ranks_per_trial", cfg.ranks_per_trial, 1);
   // Whether the trainable can run as a gang is its kind's to say (train::read_trainable).
+
+  const Table rp = sub(top, "report", false);
+  check_keys(rp, {"html", "html_interval_s"});
+  if (std::string html; read(rp, "html", html)) {
+    if (html.empty()) fail(find(rp, "html"), rp.key("html"), "must not be empty. Omit it for no live page");
+    cfg.report_html = fs::absolute(html).lexically_normal().string();
+    // Said now rather than at the first page, minutes into the run.
+    const fs::path folder = fs::path(cfg.report_html).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec))
+      fail(find(rp, "html"), rp.key("html"),
+           "the folder " + folder.string() + " does not exist; make it, or give a page in a folder that does");
+    if (fs::is_directory(cfg.report_html, ec))
+      fail(find(rp, "html"), rp.key("html"), cfg.report_html + " is a folder; give the page's file name (run.html)");
+  }
+  read_range(rp, "html_interval_s", cfg.report_html_interval_s, 1.0, search::kMaxSeconds);
 }
 
 }  // namespace config_detail

@@ -166,6 +166,10 @@ struct ExperimentConfig {
   // [resources]
   int ranks_per_trial = 1;
 
+  // [report]
+  std::string report_html;             ///< rank 0 rewrites this HTML page as the run goes ("": none)
+  double report_html_interval_s = 30;  ///< ... every this many seconds, and at the end
+
   /// Line of each key path that appeared in the file ("experiment.metric" -> 4), so later
   /// checks (e.g. by the trainable) can point at the right line.
   std::map<std::string, int> lines;

@@ -110,6 +110,13 @@ std::string render_config(const ExperimentConfig& c) {
 
   o.line("\n[resources]");
   o.integer("ranks_per_trial", c.ranks_per_trial);
+
+  o.line("\n[report]");
+  if (!c.report_html.empty())
+    o.string("html", c.report_html);
+  else
+    o.comment("html: not set (no live page)");
+  o.number("html_interval_s", c.report_html_interval_s);
   return o.text();
 }
 

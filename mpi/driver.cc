@@ -17,6 +17,7 @@
 
 #include "experiment/exit_codes.h"
 #include "experiment/experiment.h"
+#include "experiment/live_page.h"
 #include "experiment/recorder.h"
 #include "experiment/resume.h"
 #include "experiment/stack.h"
@@ -89,7 +90,8 @@ search::ControllerOptions for_driver(search::ControllerOptions o) {
 class Driver {
  public:
   Driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
-         io::ResultsWriter& writer, const std::vector<io::WorkerInfo>& workers, io::ControlInbox control)
+         io::ResultsWriter& writer, const std::vector<io::WorkerInfo>& workers, io::ControlInbox control,
+         const io::StoreMeta& meta)
       : world_(world),
         cfg_(cfg),
         writer_(writer),
@@ -97,13 +99,19 @@ class Driver {
         recorder_(writer, cfg.trainable.metrics),
         controller_(experiment::make_controller(cfg, for_driver(experiment::controller_options(cfg, workers)), &recorder_)),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s),
-        control_(std::move(control)) {}
+        control_(std::move(control)) {
+    if (!cfg.report_html.empty()) {
+      live_ = std::make_unique<experiment::LivePage>(cfg, meta, cfg.trainable.metrics, workers);
+      recorder_.mirror_to(live_.get());
+    }
+  }
 
   /// Rebuilds the controller from the file it is about to go on writing.
   void resume(const io::ResultsFile& previous, const std::string& cause) {
     // This run's clock goes on from the largest time the file holds (experiment::ResumePoint).
     experiment::ResumePoint point = experiment::resume_point(previous);
     offset_ = point.spent;
+    if (live_) live_->seed(previous);
     controller_.resume(std::move(point.trials), writer_.latest_checkpoints(), writer_.latest_state().value_or(""), cause,
                        now());
   }
@@ -175,6 +183,7 @@ class Driver {
       }
       if (done) break;
       board_.update(controller_, t);
+      if (live_) live_->tick(t, controller_.trials());
       rung = false;
       if (handled == 0) {
         rung = backoff.wait();
@@ -185,6 +194,10 @@ class Driver {
     trace("driver: experiment finished");
     shutdown_workers();
     trace("driver: every Bye in");
+    if (live_) {
+      live_->finish(controller_.trials());
+      recorder_.on_event(now(), -1, 0, "live_page", live_->summary());
+    }
     // Rank 0's peak memory, so that a run shows (and tests/mpi/large_checkpoints.sh checks)
     // that checkpoints streamed through it chunk by chunk instead of sitting in it whole.
     rusage usage{};
@@ -452,6 +465,7 @@ class Driver {
   experiment::Recorder recorder_;
   search::Controller controller_;
   experiment::StatusBoard board_;
+  std::unique_ptr<experiment::LivePage> live_;  ///< [report] html, when set
   io::ControlInbox control_;
   Clock::time_point start_ = Clock::now();
   double offset_ = 0;  ///< the time the runs before this one spent (resume)
@@ -522,7 +536,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
   writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});
   int code = experiment::kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
-    Driver driver(world, cfg, *writer, workers, std::move(*control));
+    Driver driver(world, cfg, *writer, workers, std::move(*control), meta);
     if (previous) {
       try {
         driver.resume(*previous, experiment::resume_cause(resumed));
