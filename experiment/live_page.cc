@@ -22,6 +22,7 @@ report::RunConfig run_config_of(const io::ExperimentConfig& cfg) {
   r.scheduler = cfg.scheduler;
   r.search_options = cfg.search_options;
   r.scheduler_options = cfg.scheduler_options;
+  r.max_t = cfg.max_t;
   return r;
 }
 

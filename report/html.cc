@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "report/brackets.h"
 #include "report/charts.h"
 #include "report/evaluations.h"
 #include "report/grid.h"
@@ -178,6 +179,13 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   out += section("Each hyperparameter against the metric", with_data([](const ChartData& d) { return scatter_chart(d); }));
   out += section("Timeline of the workers", with_data([](const ChartData& d) { return timeline_chart(d, utilization(d)); }));
 
+  if (o.config) {
+    if (const std::optional<Grid> brackets = hyperband_brackets(file, *o.config))
+      out += section("HyperBand brackets",
+                     "<p class=\"note\">Brackets fill in trial order; \"ended at each rung\": trials whose last "
+                     "iteration was at that rung (stopped there, or, at the last, reached max_t).</p>\n" +
+                         render_html_table(*brackets));
+  }
   const auto order = best_first(file);
   const auto exploited = [&](search::TrialId id) {
     return std::any_of(file.events.begin(), file.events.end(), [&](const io::EventRow& e) { return e.kind == "exploit" && e.trial == id; });

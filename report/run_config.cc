@@ -15,6 +15,7 @@ RunConfig run_config(const io::ResultsFile& file) {
     r.scheduler = cfg.scheduler;
     r.search_options = cfg.search_options;
     r.scheduler_options = cfg.scheduler_options;
+    r.max_t = cfg.max_t;
   } catch (const std::exception& e) {
     r.error = e.what();
   }

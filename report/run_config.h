@@ -18,6 +18,7 @@ struct RunConfig {
   search::Space space;
   std::string algorithm, scheduler;
   search::Options search_options, scheduler_options;
+  std::int64_t max_t = 0;  ///< [stop] max_t: the schedulers' default budget
 };
 
 /// The stored config of `file`, parsed as io::stored_config does; never throws (an error is

@@ -78,6 +78,11 @@ grep -q "(log scale)" "$WORK/log.html" && fail "a log axis for negative values"
   || { cat "$WORK/sim.txt"; fail "simulate hyperband failed"; }
 "$R" report "$WORK/hb.h5" --html "$WORK/hb.html" > /dev/null || fail "report of hyperband failed"
 grep -q "(log scale)" "$WORK/hb.html" || fail "branin's loss over decades should get a log axis"
+# HyperBand's brackets (R = 27, eta = 3): the first, s = 3, held trials 1-27, of which 18
+# ended at rung 1, 6 at rung 3, 2 at rung 9 and 1 reached 27; then s = 2, 1 and 0.
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/hb.html" --section "HyperBand brackets" || fail "no HyperBand brackets"
+grep -q "<td>1-27 (27)</td><td>1, 3, 9, 27</td><td>18 / 6 / 2 / 1</td>" "$WORK/hb.html" || fail "the first bracket is wrong"
+grep -q "<td>46-49 (4)</td><td>27</td><td>4</td>" "$WORK/hb.html" || fail "the last bracket is wrong"
 "$R" report "$WORK/hb.h5" --html "$WORK/hb_lin.html" --linear-y > /dev/null || fail "--linear-y failed"
 grep -q "(log scale)" "$WORK/hb_lin.html" && fail "--linear-y kept a log axis"
 if "$R" report "$WORK/hb.h5" --html "$WORK/x.html" --linear-y --log-y > "$WORK/both.txt" 2>&1; then fail "--log-y with --linear-y accepted"; fi
