@@ -212,14 +212,23 @@ class Worker {
       }
       if (gang) gang->share(decision);
       if (decision[0] == kFinished) break;  // the trainable finished by itself
+      const bool ends = decision[0] == Decision::Stop || decision[0] == Decision::Pause;
       if (decision[0] == Decision::Pause || decision[2] != 0) {
-        outcome = agreed(leader ? guarded(trainable.get(), [&] { send_checkpoint(start, iteration, *trainable); })
+        train::CheckpointBytes saved;
+        outcome = agreed(leader ? guarded(trainable.get(), [&] { saved = save_checkpoint(*trainable); }) : Outcome{});
+        if (!outcome.ok) break;
+        // An attempt that ends here stops its program (every member's) before the checkpoint
+        // leaves: once it is stored the driver may resume the trial on other workers, whose
+        // programs append to the same logs, and this program's last output must be in them
+        // by then (written after, it landed over the resumed run's separator line).
+        if (ends) trainable->stop();
+        outcome = agreed(leader ? guarded(trainable.get(), [&] { stream_checkpoint(start, iteration, saved); })
                                 : Outcome{});
         if (!outcome.ok) break;
       }
-      if (decision[0] == Decision::Stop || decision[0] == Decision::Pause) {
+      if (ends) {
         // The driver already counts the workers as free, and sends no Ended for them.
-        trainable->stop();
+        trainable->stop();  // a second stop() does nothing
         send_warnings(start, *trainable);
         // It failed the attempt on a result (a NaN metric): the output says why.
         if (failed) send(world_, kDriver, kTagLogTail, LogTail{start.trial, start.attempt, trainable->log_tail()});
@@ -290,12 +299,19 @@ class Worker {
   /// full). It returns once MPI has delivered the last chunk, without waiting for its ack:
   /// a small checkpoint costs no round trip. Throws TrialFailure (the attempt fails) when
   /// the trainable cannot checkpoint; then nothing was sent.
-  void send_checkpoint(const Start& start, std::int64_t iteration, train::Trainable& trainable) {
+  /// The trainable's checkpoint, in memory until it has streamed (stream_checkpoint).
+  static train::CheckpointBytes save_checkpoint(train::Trainable& trainable) {
     if (!trainable.can_checkpoint())
       throw train::TrialFailure("the scheduler needs checkpoints, and this trainable cannot save one");
     train::CheckpointBytes bytes;
     train::MemoryCheckpointWriter out(bytes);
     trainable.save(out);
+    return bytes;
+  }
+
+  /// Streams `bytes`, the checkpoint of `start`'s trial at `iteration`, to rank 0 in chunks
+  /// within the window, and returns once every chunk is delivered.
+  void stream_checkpoint(const Start& start, std::int64_t iteration, const train::CheckpointBytes& bytes) {
     CheckpointChunk chunk{start.trial, start.attempt, iteration, static_cast<std::int64_t>(bytes.size())};
     std::size_t offset = 0;
     do {
