@@ -90,8 +90,10 @@ assert len(keys) == len(set(keys)) and min(k[0] for k in keys) >= 1, "a result t
 PY
 # The same for an mlp results file (the issue's second corpus): its checkpoints are whole
 # networks, so most of the file is /checkpoint_data. Truncated copies must be refused too.
+# 400 trials so that the run is still going when the SIGTERM comes (40 finished in about a
+# second once checkpoints streamed raw, before the poll below saw its 20 results).
 cfg="$SRC/configs/fashion_mlp_asha.toml"
-sets=(--set experiment.num_samples=40 --set stop.max_t=6 --set trainable.batches_per_step=4
+sets=(--set experiment.num_samples=400 --set stop.max_t=6 --set trainable.batches_per_step=4
       --set trainable.train_samples=2000 --set trainable.val_samples=300 --set checkpoint.every=1)
 exp="$WORK/mlp.h5"
 run_and_stop results 20
