@@ -14,25 +14,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-report::RunConfig run_config_of(const io::ExperimentConfig& cfg) {
-  report::RunConfig r;
-  r.parsed = true;
-  r.space = cfg.space;
-  r.algorithm = cfg.algorithm;
-  r.scheduler = cfg.scheduler;
-  r.search_options = cfg.search_options;
-  r.scheduler_options = cfg.scheduler_options;
-  r.max_t = cfg.max_t;
-  return r;
-}
-
 }  // namespace
 
 LivePage::LivePage(const io::ExperimentConfig& cfg, io::StoreMeta meta, std::vector<std::string> metrics,
                    std::vector<io::WorkerInfo> workers)
     : path_(cfg.report_html),
       interval_s_(cfg.report_html_interval_s),
-      config_(run_config_of(cfg)),
+      config_(report::run_config(cfg)),
       meta_(std::move(meta)),
       results_path_(cfg.results),
       workers_(std::move(workers)) {

@@ -49,12 +49,10 @@ std::optional<Grid> hyperband_brackets(const io::ResultsFile& file, const RunCon
     const search::Trial* best = nullptr;
     for (const search::Trial* t : held)
       if (std::isfinite(t->best) && (best == nullptr || search::better(t->best, best->best, file.meta.mode))) best = t;
-    char value[32] = "";
-    if (best) std::snprintf(value, sizeof value, "%.6g", best->best);
     g.body.push_back({std::to_string(k + 1), std::to_string(s),
                       std::to_string(held.front()->id) + "-" + std::to_string(held.back()->id) + " (" +
                           std::to_string(held.size()) + ")",
-                      rungs, ended, best ? std::to_string(best->id) : "", value});
+                      rungs, ended, best ? std::to_string(best->id) : "", best ? value_text(best->best) : ""});
   }
   if (g.body.empty()) return std::nullopt;
   return g;

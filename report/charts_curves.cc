@@ -13,12 +13,6 @@
 namespace ranktune::report {
 namespace {
 
-std::string value_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 /// Points a page can afford per curve: 250,000 in all, at least 16 and at most 400 each.
 std::size_t points_per_curve(std::size_t curves) {
   return std::clamp<std::size_t>(curves ? 250000 / curves : 400, 16, 400);

@@ -61,12 +61,6 @@ double param_coordinate(const search::Param& p, const search::Trial& t) {
   return search::to_double(it->second);
 }
 
-std::string value_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 std::string caption(std::size_t shown, std::size_t total) {
   if (shown == total) return "";
   return "the best " + std::to_string(kLeadersDrawn) + " trials and an even spread of the others: " +

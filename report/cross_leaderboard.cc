@@ -22,13 +22,6 @@ struct Entry {
   std::int64_t best_iteration = 0;
 };
 
-std::string num(double v) {
-  if (!std::isfinite(v)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 std::string describe(const io::ResultsFile& f) {
   return f.path + " (" + f.meta.experiment + ": " + f.meta.metric + ", " + search::to_string(f.meta.mode) + ")";
 }
@@ -101,7 +94,7 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     g.body.push_back({std::to_string(i + 1), e.file->meta.experiment, e.file->path, std::to_string(e.trial->id),
-                      search::to_string(e.trial->status), num(e.best),
+                      search::to_string(e.trial->status), cell_text(e.best),
                       std::isfinite(e.best) ? std::to_string(e.best_iteration) : "", std::to_string(e.trial->iterations),
                       join(e.trial->config, ", ", [](const auto& kv) { return kv.first + "=" + search::to_string(kv.second); })});
   }

@@ -3,6 +3,8 @@
 #include "report/grid.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace ranktune::report {
 namespace {
@@ -56,6 +58,14 @@ std::string render_html_table(const Grid& g, const std::string& css_class) {
   }
   return out + "</tbody>\n</table>\n";
 }
+
+std::string value_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string cell_text(double v) { return std::isfinite(v) ? value_text(v) : std::string(); }
 
 // Parameter strings come from the file: keep one row on one line.
 std::string one_line(std::string s) {

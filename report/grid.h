@@ -28,6 +28,11 @@ std::string html_escape(const std::string& s);
 /// columns right-aligned), cells escaped, with `css_class` on the table when not empty.
 std::string render_html_table(const Grid& g, const std::string& css_class = "");
 
+/// A metric value for people: 6 significant digits ("nan" and "inf" as printf gives them).
+std::string value_text(double v);
+/// The same for a table cell: blank when not finite (no value yet).
+std::string cell_text(double v);
+
 /// `s` with newlines and tabs made spaces: strings from a file stay on one row.
 std::string one_line(std::string s);
 /// one_line(s) with '|' escaped for a Markdown cell.

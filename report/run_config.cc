@@ -5,21 +5,26 @@
 
 namespace ranktune::report {
 
-RunConfig run_config(const io::ResultsFile& file) {
+RunConfig run_config(const io::ExperimentConfig& cfg) {
   RunConfig r;
-  try {
-    io::ExperimentConfig cfg = io::stored_config(file);
-    r.parsed = true;
-    r.space = std::move(cfg.space);
-    r.algorithm = cfg.algorithm;
-    r.scheduler = cfg.scheduler;
-    r.search_options = cfg.search_options;
-    r.scheduler_options = cfg.scheduler_options;
-    r.max_t = cfg.max_t;
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
+  r.parsed = true;
+  r.space = cfg.space;
+  r.algorithm = cfg.algorithm;
+  r.scheduler = cfg.scheduler;
+  r.search_options = cfg.search_options;
+  r.scheduler_options = cfg.scheduler_options;
+  r.max_t = cfg.max_t;
   return r;
+}
+
+RunConfig run_config(const io::ResultsFile& file) {
+  try {
+    return run_config(io::stored_config(file));
+  } catch (const std::exception& e) {
+    RunConfig r;
+    r.error = e.what();
+    return r;
+  }
 }
 
 }  // namespace ranktune::report

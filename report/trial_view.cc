@@ -15,13 +15,6 @@
 namespace ranktune::report {
 namespace {
 
-std::string num(double v) {
-  if (!std::isfinite(v)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 nlohmann::json json_num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::vector<const io::ResultRow*> history_of(const io::ResultsFile& file, search::TrialId id) {
@@ -41,8 +34,8 @@ Grid history_grid(const io::ResultsFile& file, const std::vector<const io::Resul
     g.numeric.push_back(true);
   }
   for (const io::ResultRow* r : rows) {
-    std::vector<std::string> row{std::to_string(r->attempt), std::to_string(r->iteration), num(r->time)};
-    for (std::size_t i = 0; i < file.schema.metrics.size(); ++i) row.push_back(i < r->values.size() ? num(r->values[i]) : "");
+    std::vector<std::string> row{std::to_string(r->attempt), std::to_string(r->iteration), cell_text(r->time)};
+    for (std::size_t i = 0; i < file.schema.metrics.size(); ++i) row.push_back(i < r->values.size() ? cell_text(r->values[i]) : "");
     g.body.push_back(std::move(row));
   }
   return g;
@@ -51,7 +44,7 @@ Grid history_grid(const io::ResultsFile& file, const std::vector<const io::Resul
 Grid events_grid(const io::ResultsFile& file, search::TrialId id) {
   Grid g{{"time_s", "worker", "kind", "message"}, {}, {true, true, false, false}};
   for (const io::EventRow& e : file.events)
-    if (e.trial == id) g.body.push_back({num(e.time), e.worker >= 0 ? std::to_string(e.worker) : "", e.kind, e.message});
+    if (e.trial == id) g.body.push_back({cell_text(e.time), e.worker >= 0 ? std::to_string(e.worker) : "", e.kind, e.message});
   return g;
 }
 
@@ -59,7 +52,7 @@ Grid checkpoints_grid(const io::ResultsFile& file, search::TrialId id) {
   Grid g{{"attempt", "iteration", "time_s", "bytes", "score", "state"}, {}, {true, true, true, true, true, false}};
   for (const io::CheckpointRow& c : file.checkpoints)
     if (c.trial == id)
-      g.body.push_back({std::to_string(c.attempt), std::to_string(c.iteration), num(c.time), std::to_string(c.size), num(c.score),
+      g.body.push_back({std::to_string(c.attempt), std::to_string(c.iteration), cell_text(c.time), std::to_string(c.size), cell_text(c.score),
                         c.dropped ? "dropped" : (c.offset < 0 ? "bytes compacted away" : "live")});
   return g;
 }
@@ -154,12 +147,12 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
                     search::to_string(t->status) + (stopped ? ", stopped by the scheduler" : "") + ")\n";
   if (md) out += "\n";
   out += (md ? "- " : "") + std::string("best ") + file.meta.metric + " (" + search::to_string(file.meta.mode) + ") " +
-         (std::isfinite(t->best) ? num(t->best) + " at iteration " + std::to_string(t->best_iteration) : "none yet") + "; " +
+         (std::isfinite(t->best) ? cell_text(t->best) + " at iteration " + std::to_string(t->best_iteration) : "none yet") + "; " +
          std::to_string(t->iterations) + " iterations in attempt " + std::to_string(t->attempt) + "; " +
          std::to_string(t->failures) + " failed attempts\n";
   if (std::isfinite(t->start_time))
-    out += (md ? "- " : "") + std::string("started at ") + num(t->start_time) + " s" +
-           (std::isfinite(t->end_time) ? ", ended at " + num(t->end_time) + " s (" + num(t->end_time - t->start_time) + " s)" : "") +
+    out += (md ? "- " : "") + std::string("started at ") + cell_text(t->start_time) + " s" +
+           (std::isfinite(t->end_time) ? ", ended at " + cell_text(t->end_time) + " s (" + cell_text(t->end_time - t->start_time) + " s)" : "") +
            "\n";
   if (!t->ran_on.empty())
     out += (md ? "- " : "") + std::string("ran on rank") + (t->ran_on.size() > 1 ? "s " : " ") +
@@ -178,7 +171,7 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
     double lo = INFINITY, hi = -INFINITY;
     for (const double v : curve)
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-    out += file.meta.metric + " " + sparkline(curve) + "  " + num(lo) + " .. " + num(hi) + "\n";
+    out += file.meta.metric + " " + sparkline(curve) + "  " + cell_text(lo) + " .. " + cell_text(hi) + "\n";
   }
   out += history.empty() ? std::string("no results\n") : table(history_grid(file, history));
   const Grid events = events_grid(file, id);

@@ -13,3 +13,10 @@
 #define EXPECT_LACKS(haystack, needle)                                    \
   EXPECT_EQ(std::string(haystack).find(needle), std::string::npos)        \
       << "unexpected \"" << (needle) << "\" in:\n" << (haystack)
+
+/// How many times `what` occurs in `text` (overlaps counted).
+inline std::size_t count_in(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}

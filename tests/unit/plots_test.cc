@@ -16,12 +16,6 @@
 namespace ranktune::report {
 namespace {
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 std::string lineage(int donor, int donor_iteration, int iteration, double lr_before, double lr_after) {
   return "{\"donor\":" + std::to_string(donor) + ",\"donor_iteration\":" + std::to_string(donor_iteration) +
          ",\"iteration\":" + std::to_string(iteration) + ",\"before\":{\"lr\":" + std::to_string(lr_before) +
@@ -120,7 +114,7 @@ TEST(Html, ChartsThatCannotBeDrawnSayWhyAndThePageGoesOn) {
   // coordinates, scatter, timeline, lineage (the page had only the curves before the
   // report grew its other charts, hence 1 once).
   EXPECT_CONTAINS(a, "aria-label=\"learning curves of every trial\"");
-  EXPECT_EQ(count(a, "<svg"), 7u);
+  EXPECT_EQ(count_in(a, "<svg"), 7u);
 
   io::ResultsFile no_column = pbt_file();
   no_column.meta.metric = "accuracy";
@@ -134,7 +128,7 @@ TEST(SvgChart, DrawsOneLinePerSeriesWithDataAndEscapesText) {
   c.series.push_back({"nan only", {{0, NAN}}, false});
   c.series.push_back({"steps", {{0, 1}, {2, 3}}, true});
   const std::string svg = render_svg({c, Chart{"empty", "x", "y", {}}});
-  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(count_in(svg, "<polyline"), 2u);
   EXPECT_CONTAINS(svg, "a &lt; b &amp; c");
   EXPECT_LACKS(svg, "a < b");
   EXPECT_CONTAINS(svg, "no data");  // the second chart
@@ -143,7 +137,7 @@ TEST(SvgChart, DrawsOneLinePerSeriesWithDataAndEscapesText) {
 
 TEST(Plots, LearningCurvesOfTheBestTrialsInLeaderboardOrder) {
   const std::string svg = learning_curves_svg(pbt_file(), 2);
-  EXPECT_EQ(count(svg, "<polyline"), 2u);
+  EXPECT_EQ(count_in(svg, "<polyline"), 2u);
   const auto first = svg.find(">trial 2<"), second = svg.find(">trial 3<");
   ASSERT_NE(first, std::string::npos);
   ASSERT_NE(second, std::string::npos);
@@ -157,7 +151,7 @@ TEST(Plots, ScheduleHasAChartPerNumericParameterAndTheMetric) {
   EXPECT_CONTAINS(svg, "trial 2: width (2 exploits)");
   EXPECT_LACKS(svg, "trial 2: opt");  // a string: no axis for it
   EXPECT_CONTAINS(svg, "trial 2: loss");
-  EXPECT_EQ(count(svg, "<polyline"), 3u);
+  EXPECT_EQ(count_in(svg, "<polyline"), 3u);
 }
 
 }  // namespace

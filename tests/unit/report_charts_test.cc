@@ -17,12 +17,6 @@
 namespace ranktune::report {
 namespace {
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(Scale, LinearTicksAreRoundAndCoverTheRange) {
   const Scale s = linear_scale(0, 10);
   EXPECT_LT(s.lo, 0);
@@ -101,7 +95,7 @@ TEST(SvgCanvas, MarksCarryEscapedTitlesAndNanBreaksALine) {
   Panel p{0, 0, 100, 100, linear_scale(0, 10), linear_scale(0, 10)};
   svg.polyline(p, {{0, 1}, {1, 2}, {2, NAN}, {3, 4}, {4, 5}}, {"#000"}, "trial <7> & co");
   const std::string s = svg.str("a \"chart\"");
-  EXPECT_EQ(count(s, "<polyline"), 2u);
+  EXPECT_EQ(count_in(s, "<polyline"), 2u);
   EXPECT_CONTAINS(s, "<title>trial &lt;7&gt; &amp; co</title>");
   EXPECT_CONTAINS(s, "aria-label=\"a &quot;chart&quot;\"");
   EXPECT_EQ(s.rfind("</svg>\n"), s.size() - 7);
@@ -156,7 +150,7 @@ TEST(Charts, CurvesOfEveryTrialWithLogAxisRungsAndStyles) {
   EXPECT_EQ(d.curves.size(), 5u);
   const std::string svg = curves_chart(d);
   EXPECT_CONTAINS(svg, "loss (log scale)");  // over three decades
-  EXPECT_EQ(count(svg, "<title>trial "), 5u);
+  EXPECT_EQ(count_in(svg, "<title>trial "), 5u);
   EXPECT_CONTAINS(svg, "trial 4 (TERMINATED, stopped by the scheduler)");
   EXPECT_CONTAINS(svg, "stroke=\"#d62728\"");   // the failed trial in red
   EXPECT_CONTAINS(svg, "stroke-dasharray=\"5 3\"");  // the stopped one dashed
@@ -172,9 +166,9 @@ TEST(Charts, ParametersOnTheirDomainsScales) {
   const std::string pc = parallel_coordinates_chart(d);
   EXPECT_CONTAINS(pc, ">lr (log)</text>");
   EXPECT_CONTAINS(pc, ">relu</text>");
-  EXPECT_EQ(count(pc, "<polyline"), 5u);
+  EXPECT_EQ(count_in(pc, "<polyline"), 5u);
   const std::string sc = scatter_chart(d);
-  EXPECT_EQ(count(sc, "<circle"), 10u);  // 5 trials x 2 hyperparameters
+  EXPECT_EQ(count_in(sc, "<circle"), 10u);  // 5 trials x 2 hyperparameters
   EXPECT_CONTAINS(sc, "trial 1: lr=1, loss ");
 }
 
