@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -16,12 +17,16 @@
 #include "ranktune/config.h"
 #include "sys/host.h"
 
+// Headers only, for the versions built against; the libraries are the GPU plugin's
+// (train/gpu_runtime.h).
 #if RANKTUNE_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
 #if RANKTUNE_WITH_NCCL
 #include <nccl.h>
 #endif
+
+#include "train/gpu_runtime.h"
 
 namespace ranktune::experiment {
 namespace {
@@ -37,32 +42,35 @@ std::string env_or_empty(const char* name) {
   return v != nullptr ? v : "";
 }
 
-// "runtime X.Y, driver X.Y" or "not built".
-std::string cuda_versions() {
-#if RANKTUNE_WITH_CUDA
-  const auto version_text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
-  int rt = 0, drv = 0;
-  cudaRuntimeGetVersion(&rt);
-  std::string s = "runtime " + version_text(rt);
-  if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0) s += ", driver " + version_text(drv);
-  else s += ", no driver";
-  return s;
-#else
-  return "not built";
-#endif
-}
+// The plugin's CUDA and NCCL, asked only where it is used: a run whose workers have a GPU,
+// or any process that already opened it. Elsewhere the versions built against, and why the
+// plugin is not loaded: the CPU runs of a GPU build do not pay its start-up for a version.
+struct GpuVersions {
+  std::string cuda = "not built";
+  std::string nccl = "not built";
+};
 
-// "X.Y.Z" or "not built".
-std::string nccl_version() {
-#if RANKTUNE_WITH_NCCL
-  int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
-  // NCCL >= 2.9 encodes X*10000 + Y*100 + Z.
-  return std::to_string(v / 10000) + "." + std::to_string(v % 10000 / 100) + "." +
-         std::to_string(v % 100);
-#else
-  return "not built";
+GpuVersions gpu_versions(bool gpu_workers) {
+  GpuVersions v;
+  if (!RANKTUNE_WITH_CUDA) return v;
+  std::string why;
+  const train::gpu::Api* api = train::gpu::loaded();
+  if (api == nullptr && (gpu_workers || !train::gpu::driver_present())) api = train::gpu::runtime(&why);
+  if (api == nullptr && why.empty()) why = "no worker uses a GPU";
+  if (api != nullptr) {
+    v.cuda = api->cuda_versions();
+    if (api->nccl_version != nullptr) v.nccl = api->nccl_version();
+    return v;
+  }
+#if RANKTUNE_WITH_CUDA
+  v.cuda = "runtime " + std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10) +
+           " (built; not loaded: " + why + ")";
 #endif
+#if RANKTUNE_WITH_NCCL
+  v.nccl = std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH) +
+           " (built; not loaded)";
+#endif
+  return v;
 }
 
 }  // namespace
@@ -103,8 +111,11 @@ std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInf
   H5get_libversion(&h5maj, &h5min, &h5rel);
   s["hdf5"] = std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel);
   s["boost"] = std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000);
-  s["cuda"] = cuda_versions();
-  s["nccl"] = nccl_version();
+  const bool cuda_workers = std::any_of(workers.begin(), workers.end(),
+                                        [](const io::WorkerInfo& w) { return w.device.rfind("cuda", 0) == 0; });
+  const GpuVersions gpu = gpu_versions(cuda_workers);
+  s["cuda"] = gpu.cuda;
+  s["nccl"] = gpu.nccl;
   s["compiler"] = RANKTUNE_COMPILER;
   s["build_type"] = RANKTUNE_BUILD_TYPE;
   s["ranktune_version"] = RANKTUNE_VERSION;

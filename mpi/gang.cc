@@ -7,13 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "ranktune/config.h"
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
-
-#if RANKTUNE_WITH_NCCL
-#include "train/nccl_collective.h"
-#endif
+#include "train/gpu_runtime.h"
 
 namespace ranktune::mpi {
 namespace {
@@ -56,20 +52,20 @@ Gang::Gang(MPI_Comm parent, std::span<const int> members, int tag, const std::st
   } catch (const train::CollectiveError& e) {
     throw MpiError(std::string("cannot form the trial's gang: ") + e.what());
   }
-  // NCCL only if every member can: one CPU member makes the whole gang train over MPI.
-  int all_gpu = cuda_index(device) >= 0 && RANKTUNE_WITH_NCCL ? 1 : 0;
+  // NCCL only if every member can: one CPU member makes the whole gang train over MPI. A
+  // member on a GPU has the plugin loaded already (placement bound its device through it).
+  const train::gpu::Api* gpu = cuda_index(device) >= 0 ? train::gpu::runtime() : nullptr;
+  int all_gpu = gpu != nullptr && gpu->make_nccl_collective != nullptr ? 1 : 0;
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &all_gpu, 1, MPI_INT, MPI_MIN, mpi_->comm(), &request));
   wait(request);
-#if RANKTUNE_WITH_NCCL
   if (all_gpu == 1) {
     try {
-      nccl_ = std::make_unique<train::NcclCollective>(mpi_->comm(), cuda_index(device));
+      nccl_ = gpu->make_nccl_collective(mpi_->comm(), cuda_index(device));
     } catch (const train::CollectiveError& e) {
       throw MpiError(std::string("cannot form the trial's NCCL communicator: ") + e.what());
     }
   }
-#endif
 }
 
 void Gang::wait(MPI_Request& request) {

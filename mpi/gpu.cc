@@ -1,36 +1,24 @@
-// CUDA device count, names and binding, or zero devices in a build without CUDA
-// (mpi/gpu.h).
+// CUDA device count, names and binding through the GPU plugin (mpi/gpu.h,
+// train/gpu_runtime.h): zero devices where it is not loaded.
 #include "mpi/gpu.h"
 
-#include "ranktune/config.h"
-
-#if RANKTUNE_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "train/gpu_runtime.h"
 
 namespace ranktune::mpi {
 
-#if RANKTUNE_WITH_CUDA
 int cuda_device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" error so later calls start clean
-    return 0;
-  }
-  return n;
+  const train::gpu::Api* api = train::gpu::runtime();
+  return api != nullptr ? api->device_count() : 0;
 }
 
 std::string cuda_device_name(int device) {
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return {};
-  return prop.name;
+  const train::gpu::Api* api = train::gpu::runtime();
+  return api != nullptr ? api->device_name(device) : std::string();
 }
 
-bool cuda_bind(int device) { return cudaSetDevice(device) == cudaSuccess; }
-#else
-int cuda_device_count() { return 0; }
-std::string cuda_device_name(int) { return {}; }
-bool cuda_bind(int) { return false; }
-#endif
+bool cuda_bind(int device) {
+  const train::gpu::Api* api = train::gpu::runtime();
+  return api != nullptr && api->bind(device);
+}
 
 }  // namespace ranktune::mpi

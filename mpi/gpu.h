@@ -1,7 +1,8 @@
 #pragma once
-/// GPU discovery and binding (the versions of CUDA and NCCL are the stack's: experiment/stack.cc). Without CUDA in the build, or without a usable device at run
-/// time (cudaGetDeviceCount returns an error on a machine with no GPU), everything reports
-/// zero devices and callers run in CPU mode.
+/// GPU discovery and binding, through the GPU plugin (train/gpu_runtime.h; the versions of
+/// CUDA and NCCL are the stack's: experiment/stack.cc). Without CUDA in the build, without an
+/// NVIDIA driver on the host, or without a device that answers, everything reports zero
+/// devices and callers run in CPU mode; the first call opens the plugin where it can be used.
 
 #include <string>
 

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -60,12 +61,66 @@ int default_worker_count() {
   return std::max(2, n);
 }
 
-std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args) {
+namespace {
+
+// Whether a pml value picks the layer: "ucx" or "ob1,ucx" does; an exclusion ("^ucx",
+// Debian's default in /etc/openmpi) leaves the choice to Open MPI, and so to us, unless it
+// excludes ob1 itself.
+bool picks_pml(std::string value) {
+  value.erase(0, value.find_first_not_of(" \t\"'"));
+  value.erase(value.find_last_not_of(" \t\r\"'") + 1);
+  if (value.empty()) return false;
+  if (value[0] != '^') return true;
+  return ("," + value.substr(1) + ",").find(",ob1,") != std::string::npos;
+}
+
+// Whether an MCA parameter file picks the pml: a line "pml = VALUE" (spaces allowed).
+bool file_picks_pml(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 3, "pml") != 0) continue;
+    const auto eq = line.find_first_not_of(" \t", first + 3);
+    if (eq != std::string::npos && line[eq] == '=' && picks_pml(line.substr(eq + 1))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LaunchSite launch_site() {
+  LaunchSite site;
+  const auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+  };
+  // An sbatch shell's mpirun spreads the ranks over the job's nodes.
+  if (const char* nodes = std::getenv("SLURM_JOB_NUM_NODES"); nodes != nullptr && std::atoi(nodes) > 1)
+    site.one_host = false;
+  if (const char* nodes = std::getenv("SLURM_NNODES"); nodes != nullptr && std::atoi(nodes) > 1) site.one_host = false;
+  if (set("PBS_NODEFILE") || set("OMPI_MCA_orte_default_hostfile") || set("OMPI_MCA_rmaps_base_hostfile"))
+    site.one_host = false;
+  // The environment overrides the files: a value there decides alone.
+  if (const char* pml = std::getenv("OMPI_MCA_pml"); pml != nullptr) {
+    site.pml_chosen = picks_pml(pml);
+    return site;
+  }
+  site.pml_chosen = file_picks_pml("/etc/openmpi/openmpi-mca-params.conf");
+  if (const char* home = std::getenv("HOME"); home != nullptr && !site.pml_chosen)
+    site.pml_chosen = file_picks_pml(std::string(home) + "/.openmpi/mca-params.conf");
+  return site;
+}
+
+std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args, const LaunchSite& site) {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(workers + 1), "--bind-to", "none"};
   if (workers + 1 > static_cast<int>(std::thread::hardware_concurrency())) {
     argv.push_back("--oversubscribe");
+  }
+  if (site.one_host && !site.pml_chosen) {
+    argv.insert(argv.end(), {"--mca", "pml", "ob1"});
   }
   argv.push_back(ec ? "ranktune" : self.string());
   argv.insert(argv.end(), args.begin(), args.end());

@@ -28,10 +28,28 @@ void require_one_process(const std::string& command, const std::string& repeat);
 /// One worker per visible GPU, else one per core; at least 2.
 int default_worker_count();
 
+/// What the self-launch may assume about where mpirun will put the ranks.
+struct LaunchSite {
+  /// Every rank on this host: no Slurm allocation of several nodes, no PBS node file, no
+  /// Open MPI default hostfile in the environment.
+  bool one_host = true;
+  /// The user or the site picked Open MPI's point-to-point layer (OMPI_MCA_pml, else a `pml`
+  /// line in /etc/openmpi/openmpi-mca-params.conf or ~/.openmpi/mca-params.conf). An
+  /// exclusion such as Debian's `pml = ^ucx` picks nothing, unless it excludes ob1.
+  bool pml_chosen = false;
+};
+
+/// This process's LaunchSite, from its environment and the MCA parameter files.
+LaunchSite launch_site();
+
 /// The mpirun argv that runs `args` (the ranktune arguments after the program name) on
 /// `workers` workers plus the driver: oversubscribed when the ranks outnumber the cores,
-/// unbound (trials start their own threads and processes).
-std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args);
+/// unbound (trials start their own threads and processes). On one host, unless the user or
+/// site chose one, with Open MPI's ob1 point-to-point layer (`--mca pml ob1`): all traffic
+/// is shared memory there, and probing the others (UCX, libfabric's cm) costs every rank
+/// about 0.17 s of MPI_Init on the 2-core VM (benchmarks/README.md, dispatch).
+std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args,
+                                        const LaunchSite& site = launch_site());
 
 /// Runs `args` under mpirun and waits for it. Sets Open MPI's run-as-root variables when
 /// running as root. Returns rank 0's exit code (which rank 0 leaves in the file named by

@@ -42,6 +42,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 if [[ -w /usr/local/bin ]]; then
   install -m 0755 build/apps/ranktune /usr/local/bin/ranktune
+  # The GPU plugin (train/gpu_runtime.h), built when the CUDA toolkit is present: found by
+  # the installed binary in ../lib/ranktune/.
+  if [[ -f build/lib/libranktune_gpu.so ]]; then
+    install -d /usr/local/lib/ranktune
+    install -m 0755 build/lib/libranktune_gpu.so /usr/local/lib/ranktune/libranktune_gpu.so
+  fi
   install -d /usr/local/share/ranktune/python/ranktune
   install -m 0644 python/ranktune/*.py /usr/local/share/ranktune/python/ranktune/
   echo "setup.sh: installed $(/usr/local/bin/ranktune --version) into /usr/local/bin"

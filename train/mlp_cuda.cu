@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "train/gpu_plugin.h"
 #include "train/mlp_engine.h"
 #include "train/rng.h"
 
@@ -432,8 +433,9 @@ class CudaEngine : public MlpEngine {
 
 }  // namespace
 
-std::unique_ptr<MlpEngine> make_cuda_engine(const MlpShape& shape, OptimizerKind kind,
-                                            std::shared_ptr<const ImageSet> images, int device, std::string& why) {
+std::unique_ptr<MlpEngine> gpu::cuda_mlp_engine(const MlpShape& shape, OptimizerKind kind,
+                                                std::shared_ptr<const ImageSet> images, int device,
+                                                std::string& why) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {

@@ -1,17 +1,17 @@
-// make_cuda_engine in a build without CUDA: it says why there is no GPU engine
-// (train/mlp_engine.h). The engines are mlp_cpu.cc and mlp_cuda.cu.
+// make_cuda_engine: the CUDA engine from the GPU plugin (train/gpu_runtime.h), or why there
+// is none (train/mlp_engine.h). The engines are mlp_cpu.cc and mlp_cuda.cu.
 #include "train/mlp_engine.h"
 
-#include "ranktune/config.h"
+#include "train/gpu_runtime.h"
 
 namespace ranktune::train {
 
-#if !RANKTUNE_WITH_CUDA
-std::unique_ptr<MlpEngine> make_cuda_engine(const MlpShape&, OptimizerKind, std::shared_ptr<const ImageSet>, int,
+std::unique_ptr<MlpEngine> make_cuda_engine(const MlpShape& shape, OptimizerKind kind,
+                                            std::shared_ptr<const ImageSet> images, int device,
                                             std::string& why) {
-  why = "this build has no CUDA (configure with the CUDA toolkit present)";
-  return nullptr;
+  const gpu::Api* api = gpu::runtime(&why);
+  if (api == nullptr) return nullptr;
+  return api->make_mlp_engine(shape, kind, std::move(images), device, why);
 }
-#endif
 
 }  // namespace ranktune::train
