@@ -63,27 +63,44 @@ int default_worker_count() {
 
 namespace {
 
-// Whether a pml value picks the layer: "ucx" or "ob1,ucx" does; an exclusion ("^ucx",
-// Debian's default in /etc/openmpi) leaves the choice to Open MPI, and so to us, unless it
-// excludes ob1 itself.
-bool picks_pml(std::string value) {
-  value.erase(0, value.find_first_not_of(" \t\"'"));
-  value.erase(value.find_last_not_of(" \t\r\"'") + 1);
-  if (value.empty()) return false;
-  if (value[0] != '^') return true;
-  return ("," + value.substr(1) + ",").find(",ob1,") != std::string::npos;
+std::string trimmed(std::string v) {
+  v.erase(0, v.find_first_not_of(" \t\"'"));
+  v.erase(v.find_last_not_of(" \t\r\"'") + 1);
+  return v;
 }
 
-// Whether an MCA parameter file picks the pml: a line "pml = VALUE" (spaces allowed).
-bool file_picks_pml(const std::string& path) {
+// The last "NAME = VALUE" line of an MCA parameter file (spaces allowed), if any.
+std::optional<std::string> file_value(const std::string& path, const std::string& name) {
   std::ifstream in(path);
+  std::optional<std::string> value;
   std::string line;
   while (std::getline(in, line)) {
     const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line.compare(first, 3, "pml") != 0) continue;
-    const auto eq = line.find_first_not_of(" \t", first + 3);
-    if (eq != std::string::npos && line[eq] == '=' && picks_pml(line.substr(eq + 1))) return true;
+    if (first == std::string::npos || line.compare(first, name.size(), name) != 0) continue;
+    const auto eq = line.find_first_not_of(" \t", first + name.size());
+    if (eq != std::string::npos && line[eq] == '=') value = trimmed(line.substr(eq + 1));
   }
+  return value;
+}
+
+// The MCA parameter's value as Open MPI would take it: the environment, else the user's
+// file, else the site's.
+std::optional<std::string> mca_value(const std::string& name) {
+  if (const char* v = std::getenv(("OMPI_MCA_" + name).c_str())) return trimmed(v);
+  if (const char* home = std::getenv("HOME"))
+    if (auto v = file_value(std::string(home) + "/.openmpi/mca-params.conf", name)) return v;
+  return file_value("/etc/openmpi/openmpi-mca-params.conf", name);
+}
+
+// Whether a component list picks the components: "ucx" or "ob1,ucx" does; an exclusion
+// ("^ucx", Debian's default) leaves the choice to Open MPI, and so to us, unless it excludes
+// one of the components we would take (`ours`).
+bool picks(const std::optional<std::string>& value, std::initializer_list<const char*> ours) {
+  if (!value || value->empty()) return false;
+  if ((*value)[0] != '^') return true;
+  const std::string excluded = "," + value->substr(1) + ",";
+  for (const char* c : ours)
+    if (excluded.find("," + std::string(c) + ",") != std::string::npos) return true;
   return false;
 }
 
@@ -96,19 +113,12 @@ LaunchSite launch_site() {
     return v != nullptr && *v != '\0';
   };
   // An sbatch shell's mpirun spreads the ranks over the job's nodes.
-  if (const char* nodes = std::getenv("SLURM_JOB_NUM_NODES"); nodes != nullptr && std::atoi(nodes) > 1)
-    site.one_host = false;
-  if (const char* nodes = std::getenv("SLURM_NNODES"); nodes != nullptr && std::atoi(nodes) > 1) site.one_host = false;
+  for (const char* nodes : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"})
+    if (const char* n = std::getenv(nodes); n != nullptr && std::atoi(n) > 1) site.one_host = false;
   if (set("PBS_NODEFILE") || set("OMPI_MCA_orte_default_hostfile") || set("OMPI_MCA_rmaps_base_hostfile"))
     site.one_host = false;
-  // The environment overrides the files: a value there decides alone.
-  if (const char* pml = std::getenv("OMPI_MCA_pml"); pml != nullptr) {
-    site.pml_chosen = picks_pml(pml);
-    return site;
-  }
-  site.pml_chosen = file_picks_pml("/etc/openmpi/openmpi-mca-params.conf");
-  if (const char* home = std::getenv("HOME"); home != nullptr && !site.pml_chosen)
-    site.pml_chosen = file_picks_pml(std::string(home) + "/.openmpi/mca-params.conf");
+  site.pml_chosen = picks(mca_value("pml"), {"ob1"});
+  site.btl_chosen = picks(mca_value("btl"), {"self", "vader"});
   return site;
 }
 
@@ -119,9 +129,8 @@ std::vector<std::string> mpirun_command(int workers, const std::vector<std::stri
   if (workers + 1 > static_cast<int>(std::thread::hardware_concurrency())) {
     argv.push_back("--oversubscribe");
   }
-  if (site.one_host && !site.pml_chosen) {
-    argv.insert(argv.end(), {"--mca", "pml", "ob1"});
-  }
+  if (site.one_host && !site.pml_chosen) argv.insert(argv.end(), {"--mca", "pml", "ob1"});
+  if (site.one_host && !site.btl_chosen) argv.insert(argv.end(), {"--mca", "btl", "self,vader"});
   argv.push_back(ec ? "ranktune" : self.string());
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;

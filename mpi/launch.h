@@ -33,10 +33,13 @@ struct LaunchSite {
   /// Every rank on this host: no Slurm allocation of several nodes, no PBS node file, no
   /// Open MPI default hostfile in the environment.
   bool one_host = true;
-  /// The user or the site picked Open MPI's point-to-point layer (OMPI_MCA_pml, else a `pml`
-  /// line in /etc/openmpi/openmpi-mca-params.conf or ~/.openmpi/mca-params.conf). An
-  /// exclusion such as Debian's `pml = ^ucx` picks nothing, unless it excludes ob1.
+  /// The user or the site picked Open MPI's point-to-point layer: OMPI_MCA_pml, else a `pml`
+  /// line in ~/.openmpi/mca-params.conf, else in /etc/openmpi/openmpi-mca-params.conf (Open
+  /// MPI's own order). An exclusion such as Debian's `pml = ^ucx` picks nothing, unless it
+  /// excludes ob1.
   bool pml_chosen = false;
+  /// The same for the byte transfer layers (`btl`), with self and vader.
+  bool btl_chosen = false;
 };
 
 /// This process's LaunchSite, from its environment and the MCA parameter files.
@@ -45,9 +48,10 @@ LaunchSite launch_site();
 /// The mpirun argv that runs `args` (the ranktune arguments after the program name) on
 /// `workers` workers plus the driver: oversubscribed when the ranks outnumber the cores,
 /// unbound (trials start their own threads and processes). On one host, unless the user or
-/// site chose one, with Open MPI's ob1 point-to-point layer (`--mca pml ob1`): all traffic
-/// is shared memory there, and probing the others (UCX, libfabric's cm) costs every rank
-/// about 0.17 s of MPI_Init on the 2-core VM (benchmarks/README.md, dispatch).
+/// site picked them, with Open MPI's ob1 point-to-point layer and only the shared-memory
+/// transports (`--mca pml ob1 --mca btl self,vader`): all traffic is shared memory there,
+/// and probing the others (UCX, libfabric's cm, TCP's interfaces) cost every rank about
+/// 0.2 s of MPI_Init on the 2-core VM (benchmarks/README.md, dispatch).
 std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args,
                                         const LaunchSite& site = launch_site());
 

@@ -14,16 +14,18 @@ with h5py.File(sys.argv[1], "r") as f:
     assert b"--np 3" in f.attrs["command_line"]
 PY
 
-# On one host the self-launch picks Open MPI's ob1 point-to-point layer (mpi/launch.h), and a
-# pml the user picked is passed on as it was. Each trial reports, as its loss, what its worker
-# rank's OMPI_MCA_pml is (mpirun hands --mca values to the ranks that way): 1 for ob1, 2 for
-# the user's "ob1,ucx", 0 for anything else.
+# On one host the self-launch picks Open MPI's ob1 point-to-point layer and the shared-memory
+# transports (mpi/launch.h), and a pml the user picked is passed on as it was. Each trial
+# reports, as its loss, what its worker rank's OMPI_MCA_pml and OMPI_MCA_btl are (mpirun hands
+# --mca values to the ranks that way): 1 for ob1 and self,vader, 2 for the user's "ob1,ucx"
+# and self,vader, 0 for anything else.
 cat > "$WORK/pml.py" <<'PY'
 #!/usr/bin/env python3
 import os
-pml = open(f"/proc/{os.getppid()}/environ", "rb").read().split(b"\0")
-value = next((e.split(b"=", 1)[1].decode() for e in pml if e.startswith(b"OMPI_MCA_pml=")), "")
-os.write(3, ('{"loss": %d}\n' % {"ob1": 1, "ob1,ucx": 2}.get(value, 0)).encode())
+env = open(f"/proc/{os.getppid()}/environ", "rb").read().split(b"\0")
+get = lambda name: next((e.split(b"=", 1)[1].decode() for e in env if e.startswith(name + b"=")), "")
+value = (get(b"OMPI_MCA_pml"), get(b"OMPI_MCA_btl"))
+os.write(3, ('{"loss": %d}\n' % {("ob1", "self,vader"): 1, ("ob1,ucx", "self,vader"): 2}.get(value, 0)).encode())
 PY
 chmod +x "$WORK/pml.py"
 command_config "$WORK/pml.toml" pml 2 1 ./pml.py
@@ -35,4 +37,4 @@ pml_of() {  # RESULTS: the lowest and highest loss of its trials
 OMPI_MCA_pml=ob1,ucx "$RANKTUNE" run "$WORK/pml.toml" --np 2 --results "$WORK/pml2.h5" > "$WORK/pml2.txt" 2>&1 \
   || { cat "$WORK/pml2.txt"; fail "pml run with the user's pml exited $?"; }
 [[ $(pml_of "$WORK/pml2.h5") == "2 2" ]] || fail "the user's OMPI_MCA_pml was not passed on: $(pml_of "$WORK/pml2.h5")"
-echo "ok: ob1 on one host, the user's pml kept"
+echo "ok: ob1 and self,vader on one host, the user's pml kept"

@@ -17,11 +17,13 @@ using ranktune::mpi::mpirun_command;
 
 namespace {
 
-bool has_pml_ob1(const std::vector<std::string>& argv) {
+bool has_mca(const std::vector<std::string>& argv, const std::string& name, const std::string& value) {
   for (std::size_t i = 0; i + 2 < argv.size(); ++i)
-    if (argv[i] == "--mca" && argv[i + 1] == "pml" && argv[i + 2] == "ob1") return true;
+    if (argv[i] == "--mca" && argv[i + 1] == name && argv[i + 2] == value) return true;
   return false;
 }
+bool has_pml_ob1(const std::vector<std::string>& argv) { return has_mca(argv, "pml", "ob1"); }
+bool has_btl_shm(const std::vector<std::string>& argv) { return has_mca(argv, "btl", "self,vader"); }
 
 // Runs each test with a clean launch environment and an empty HOME of its own.
 class Launch : public ::testing::Test {
@@ -41,7 +43,7 @@ class Launch : public ::testing::Test {
     for (const auto& [k, v] : saved_) ::setenv(k.c_str(), v.c_str(), 1);
     fs::remove_all(home_);
   }
-  static constexpr const char* kVars[] = {"HOME", "OMPI_MCA_pml", "SLURM_JOB_NUM_NODES", "SLURM_NNODES",
+  static constexpr const char* kVars[] = {"HOME", "OMPI_MCA_pml", "OMPI_MCA_btl", "SLURM_JOB_NUM_NODES", "SLURM_NNODES",
                                           "PBS_NODEFILE", "OMPI_MCA_orte_default_hostfile",
                                           "OMPI_MCA_rmaps_base_hostfile"};
   std::vector<std::pair<std::string, std::string>> saved_;
@@ -51,27 +53,30 @@ class Launch : public ::testing::Test {
 TEST_F(Launch, OneHostGetsOb1) {
   const auto argv = mpirun_command(3, {"run", "x.toml"}, LaunchSite{});
   EXPECT_TRUE(has_pml_ob1(argv));
+  EXPECT_TRUE(has_btl_shm(argv));
   EXPECT_EQ(argv[0], "mpirun");
   EXPECT_EQ(argv[2], "4");
   EXPECT_EQ(argv[argv.size() - 2], "run");
 }
 
 TEST_F(Launch, SeveralHostsOrAChosenPmlAreLeftAlone) {
-  EXPECT_FALSE(has_pml_ob1(mpirun_command(3, {"run"}, LaunchSite{.one_host = false})));
-  EXPECT_FALSE(has_pml_ob1(mpirun_command(3, {"run"}, LaunchSite{.pml_chosen = true})));
+  const auto spread = mpirun_command(3, {"run"}, LaunchSite{.one_host = false});
+  EXPECT_FALSE(has_pml_ob1(spread));
+  EXPECT_FALSE(has_btl_shm(spread)) << "TCP is how ranks on other hosts are reached";
+  const auto pml = mpirun_command(3, {"run"}, LaunchSite{.pml_chosen = true});
+  EXPECT_FALSE(has_pml_ob1(pml));
+  EXPECT_TRUE(has_btl_shm(pml));
+  const auto btl = mpirun_command(3, {"run"}, LaunchSite{.btl_chosen = true});
+  EXPECT_TRUE(has_pml_ob1(btl));
+  EXPECT_FALSE(has_btl_shm(btl));
 }
 
 TEST_F(Launch, TheSiteIsReadFromTheEnvironment) {
-  // Debian's /etc/openmpi file says "pml = ^ucx", which picks nothing.
-  if (fs::exists("/etc/openmpi/openmpi-mca-params.conf")) {
-    ::setenv("OMPI_MCA_pml", "^ucx", 1);
-    ASSERT_FALSE(launch_site().pml_chosen);
-    ::unsetenv("OMPI_MCA_pml");
-    if (launch_site().pml_chosen) GTEST_SKIP() << "this host's Open MPI config picks a pml";
-  }
+  // Debian's /etc/openmpi file says "pml = ^ucx" and "btl = ^uct,openib,ofi", which pick
+  // nothing.
   LaunchSite s = launch_site();
+  if (s.pml_chosen || s.btl_chosen) GTEST_SKIP() << "this host's Open MPI config picks a pml or btl";
   EXPECT_TRUE(s.one_host);
-  EXPECT_FALSE(s.pml_chosen);
 
   ::setenv("SLURM_JOB_NUM_NODES", "1", 1);
   EXPECT_TRUE(launch_site().one_host) << "a one-node job is one host";
@@ -92,6 +97,13 @@ TEST_F(Launch, TheSiteIsReadFromTheEnvironment) {
   ::setenv("OMPI_MCA_pml", "^cm", 1);
   EXPECT_FALSE(launch_site().pml_chosen) << "an exclusion that spares ob1 picks nothing";
   ::unsetenv("OMPI_MCA_pml");
+  ::setenv("OMPI_MCA_btl", "^tcp,openib", 1);
+  EXPECT_FALSE(launch_site().btl_chosen);
+  ::setenv("OMPI_MCA_btl", "^vader", 1);
+  EXPECT_TRUE(launch_site().btl_chosen) << "vader excluded: not ours to force";
+  ::setenv("OMPI_MCA_btl", "self,tcp", 1);
+  EXPECT_TRUE(launch_site().btl_chosen);
+  ::unsetenv("OMPI_MCA_btl");
 
   fs::create_directories(home_ / ".openmpi");
   std::ofstream(home_ / ".openmpi/mca-params.conf") << "# mine\npml_ucx_verbose = 1\n";
@@ -100,6 +112,11 @@ TEST_F(Launch, TheSiteIsReadFromTheEnvironment) {
   EXPECT_FALSE(launch_site().pml_chosen);
   std::ofstream(home_ / ".openmpi/mca-params.conf") << "# mine\n  pml = ucx\n";
   EXPECT_TRUE(launch_site().pml_chosen) << "the user's MCA file chooses the pml";
+  std::ofstream(home_ / ".openmpi/mca-params.conf") << "pml = ucx\npml = ^ucx\n";
+  EXPECT_FALSE(launch_site().pml_chosen) << "the file's last line counts, as in Open MPI";
+  ::setenv("OMPI_MCA_pml", "^ucx", 1);
+  std::ofstream(home_ / ".openmpi/mca-params.conf") << "pml = ucx\n";
+  EXPECT_FALSE(launch_site().pml_chosen) << "the environment overrides the files";
 }
 
 }  // namespace
