@@ -47,6 +47,11 @@ if gpus > 0:
         want = "cuda:%d" % (row["local_index"] % gpus)
         assert row["device"].decode() == want, (row["rank"], row["device"], want)
     print("ok: GPU binding by node-local index")
+    # The GPU plugin (train/gpu_runtime.h) was opened: the stack has the loaded runtime and
+    # driver, not the versions built against.
+    assert "not loaded" not in stack["cuda"] and ", driver " in stack["cuda"], stack["cuda"]
+    assert "not loaded" not in stack["nccl"], stack["nccl"]
+    print("ok: the GPU plugin is loaded where a worker has a GPU")
 else:
     print("skipped: no GPU visible, so only the CPU-mode record was checked")
 PY
