@@ -59,7 +59,7 @@ void Recorder::on_event(double time, search::TrialId trial, int worker, const st
                         const std::string& message) {
   writer_.append_event({time, trial, worker, kind, message});
   if (mirror_) mirror_->on_event(time, trial, worker, kind, message);
-  lifecycle_ = true;
+  if (commits_soon(kind)) lifecycle_ = true;
 }
 
 void Recorder::on_exploit(double time, const search::Trial& t, search::TrialId donor, std::int64_t donor_iteration,

@@ -6,12 +6,21 @@
 #include <set>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/store.h"
 #include "search/controller.h"
 
 namespace ranktune::experiment {
+
+/// Whether an event of `kind` is a lifecycle change that the driver commits soon after
+/// (Recorder::take_lifecycle). A `placement` event (where a started attempt computes: its
+/// path, threads and collective) is not: its trial's start was committed already, and its
+/// row goes with the next commit (at most flush_interval_ms later). Committing it at once
+/// was a second flush per trial, a few tens of microseconds after the first, while the
+/// results of other trials waited.
+inline bool commits_soon(std::string_view kind) { return kind != "placement"; }
 
 class Recorder final : public search::ControllerObserver {
  public:
@@ -27,9 +36,9 @@ class Recorder final : public search::ControllerObserver {
   void on_exploit(double time, const search::Trial& t, search::TrialId donor, std::int64_t donor_iteration,
                   const search::Config& before) override;
   /// True once after each lifecycle change (a trial's status or attempt changed, or an
-  /// event): the driver flushes the file then, so a reader or a crash recovery sees every
-  /// lifecycle step. Progress within a running trial (iterations, best) waits for the
-  /// interval flush: flushing it per result would cost a flush per result.
+  /// event but a `placement`, commits_soon()): the driver flushes the file then, so a reader
+  /// or a crash recovery sees every lifecycle step. Progress within a running trial (iterations, best)
+  /// waits for the interval flush: flushing it per result would cost a flush per result.
   bool take_lifecycle() { return std::exchange(lifecycle_, false); }
   /// Also tells `also` (the live page) of every result and event as it is recorded, in the
   /// form recorded (an exploit as its lineage event). nullptr: nobody.

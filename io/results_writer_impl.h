@@ -42,6 +42,8 @@ auto writing(const std::string& path, F&& f) -> decltype(f()) {
 struct SpaceReserve {
   int fd = -1;             ///< the WriterLock's descriptor of the file
   std::uint64_t end = 0;   ///< reserved up to this offset (past the file's size)
+  std::uint64_t blocks = 0;  ///< the file's allocated 512-byte blocks (st_blocks) when `end` was last checked
+  std::uint64_t high = 0;    ///< the furthest `end` ever reserved: given back up to there at the close
   bool enabled = true;     ///< false where the file system has no fallocate(2)
   SpaceReserve() = default;
   SpaceReserve(const SpaceReserve&) = delete;

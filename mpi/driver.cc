@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
@@ -46,6 +48,15 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 std::atomic<int> g_signal{0};
+
+/// RANKTUNE_TRACE=trials (mpi/trace.h's trace_trial), read once.
+bool trace_trials_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("RANKTUNE_TRACE");
+    return v != nullptr && std::string_view(v) == "trials";
+  }();
+  return on;
+}
 
 extern "C" void on_signal(int sig) {
   // A second SIGINT means "now": fall back to the default action. Every row flushed so far
@@ -143,6 +154,7 @@ class Driver {
       // One timestamp serves the whole drain: reading the clock per message cost more
       // than recording the message on this VM.
       const double t = now();
+      drain_began_ = trace_trials_on() ? trace_detail::realtime() : 0;
       while (handled < 512) {
         auto in = try_receive(world_, MPI_ANY_SOURCE, MPI_ANY_TAG, rung && handled == 0);
         if (!in) break;
@@ -316,6 +328,9 @@ class Driver {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
         trace_trial("driver: Result in", r.trial);
+        // The moment its drain began: the `t` that the trial's end_time (and the next
+        // trial's start_time) is stamped with.
+        if (drain_began_ > 0) trace_detail::print(drain_began_, "driver: drain began", r.trial);
         commands_.clear();
         controller_.on_result(r.trial, r.attempt, r.metrics, t, commands_);
         carry_out(commands_);
@@ -470,6 +485,7 @@ class Driver {
   Clock::time_point start_ = Clock::now();
   double offset_ = 0;  ///< the time the runs before this one spent (resume)
   bool shut_down_ = false;
+  double drain_began_ = 0;  ///< wall clock at the current drain's `t`, with RANKTUNE_TRACE=trials only
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
   std::vector<int> to_ring_;               ///< workers for ring_answered(), each once
   std::vector<bool> must_ring_ = std::vector<bool>(static_cast<std::size_t>(world_.size()), false);  ///< by rank

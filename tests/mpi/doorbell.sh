@@ -20,3 +20,18 @@ workers=$(rung "worker: Bye sent")
 ((driver >= trials / 2)) || fail "rings ended only $driver of the driver's naps for $trials trials"
 ((workers >= trials / 2)) || fail "rings ended only $workers of the workers' naps for $trials trials"
 echo "ok: rings ended $driver of the driver's naps and $workers of the workers'"
+
+# A gang's leader rings its members once it has shared the decision of a step (Gang::share):
+# one trial of 20 steps on a gang of 2 is one lease, in which the driver rings nobody, so
+# the member's naps end by a ring about once a step; without the leader's rings only the
+# driver's Start, Stop and Shutdown ring it.
+steps=20
+RANKTUNE_TRACE=1 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/gang.h5" \
+    --set experiment.num_samples=1 --set stop.max_t=$steps --set trainable.seconds_per_step=0.02 \
+    --set resources.ranks_per_trial=2 > "$WORK/gang_out.txt" 2> "$WORK/gang_trace.txt" \
+    || { cat "$WORK/gang_out.txt" "$WORK/gang_trace.txt"; fail "gang run failed"; }
+check_results "$WORK/gang.h5" 1 $steps
+member=$(sed -n "s/.* worker: Bye sent; doorbell open, \([0-9]*\) naps ended by a ring.*/\1/p" "$WORK/gang_trace.txt" \
+  | sort -n | tail -1)
+((member >= steps / 2)) || fail "rings ended only ${member:-0} of the gang member's naps in $steps steps"
+echo "ok: rings ended $member of the gang member's naps in $steps steps"
