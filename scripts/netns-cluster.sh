@@ -45,17 +45,33 @@ index_of() {  # nodeI -> I, for a host of this cluster
   echo "${BASH_REMATCH[1]}"
 }
 
+# Open MPI keeps per-host state under the host's name in folders every namespace shares: the
+# shared-memory segments (/dev/shm/vader_segment.HOST.*) and the session folders
+# (/tmp/ompi.HOST.*). A rank killed with its host (the node-failure tests) leaves its own,
+# and a later job of the same Slurm job id on a host of the same name meets them. The host
+# names node1.. are the harness's alone, so when no cluster is up (called under the guard's
+# lock) they are removed.
+clear_open_mpi_leftovers() {
+  local tmp=${TMPDIR:-/tmp}
+  find /dev/shm -maxdepth 1 -name 'vader_segment.node[0-9]*' -user "$(id -u)" -delete 2> /dev/null || true
+  find "$tmp" /tmp -maxdepth 1 -name 'ompi.node[0-9]*' -user "$(id -u)" -exec rm -rf {} + 2> /dev/null || true
+}
+
 # The guard, under a lock shared by every cluster on the machine.
 guard() {  # add|drop
   mkdir -p "$guard_dir/holders"
   exec 9> "$guard_dir/lock"
   flock 9
   if [[ $1 == add ]]; then
+    [[ -n $(ls -A "$guard_dir/holders") ]] || clear_open_mpi_leftovers
     touch "$guard_dir/holders/$prefix"
     ip route replace blackhole "$subnet.0/24"
   else
     rm -f "$guard_dir/holders/$prefix"
-    if [[ -z $(ls -A "$guard_dir/holders") ]]; then ip route del blackhole "$subnet.0/24" 2> /dev/null || true; fi
+    if [[ -z $(ls -A "$guard_dir/holders") ]]; then
+      ip route del blackhole "$subnet.0/24" 2> /dev/null || true
+      clear_open_mpi_leftovers
+    fi
   fi
   exec 9>&-
 }

@@ -78,3 +78,20 @@ start_slurm() {
 slogin() { "$SLURM" login timeout "${SLOGIN_TIMEOUT:-30}" "$@" 8>&-; }
 # show_log FILE...: a job's log, for a failure message.
 show_log() { for f in "$@"; do [[ -f $f ]] && { echo "== $f"; cat "$f"; }; done >&2; return 0; }
+
+# ready_to_kill FILE OUT: what a SWMR reader of the results FILE sees now, its rows saved
+# into OUT (JSON); prints 1 once there are 100 of them and a trial on node3 is well inside
+# its 20 steps (1 to 12 recorded), else 0. The node-failure tests kill node3 then, so that
+# the kill cuts a trial, which the resume must retry on the hosts left: a kill between two
+# of node3's trials, or in a trial's first step, would cut nothing.
+ready_to_kill() {
+  "$PY" - "$@" <<'PY' 2> /dev/null || echo 0
+import json, sys, h5py
+with h5py.File(sys.argv[1], "r", swmr=True) as f:
+    r, t = f["results"][:], f["trials"][:]
+json.dump([[int(x["trial_id"]), int(x["attempt"]), int(x["iteration"]), float(x["loss"])] for x in r], open(sys.argv[2], "w"))
+on3 = {int(x["trial_id"]) for x in t if x["status"] == b"RUNNING" and x["hosts"] == b"node3"}
+cut = [i for i in on3 if 1 <= max([int(x["iteration"]) for x in r if x["trial_id"] == i], default=0) <= 12]
+print(1 if len(r) >= 100 and cut else 0)
+PY
+}

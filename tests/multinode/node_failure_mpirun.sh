@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A host dies under mpirun: 1-rank trials on node1 (driver + 1 worker), node2 and node3 (2
-# workers each); once a live reader has seen 100 results, every process on node3 (its orted
-# and both ranks) is SIGKILLed. mpirun must end the job within seconds (it loses the host's
-# daemon; rank 0 gets SIGTERM and flushes), with Open MPI's message naming the lost host's
-# address; the file must open with every row the reader saw; a resume on node1 and node2
-# alone (3 workers instead of 5) finishes the experiment with every (trial, attempt,
-# iteration) once: the iterations of an uninterrupted run (`ranktune simulate`), with its
-# values for every trial that the failure did not cut.
+# workers each); once a live reader has seen 100 results and a trial of node3 under way
+# (ready_to_kill), every process on node3 (its orted and both ranks) is SIGKILLed. mpirun
+# must end the job within seconds (it loses the host's daemon; rank 0 gets SIGTERM and
+# flushes), with Open MPI's message naming the lost host's address; the file must open with
+# every row the reader saw; a resume on node1 and node2 alone (3 workers instead of 5)
+# finishes the experiment with every (trial, attempt, iteration) once: the iterations of an
+# uninterrupted run (`ranktune simulate`), with its values for every trial that the failure
+# did not cut.
 source "$(dirname "$0")/lib.sh"
 start_cluster 3
 cfg=$SRC/configs/quickstart.toml
@@ -14,19 +15,9 @@ sets=(--set experiment.num_samples=30 --set trainable.seconds_per_step=0.05)
 on node1 "$RANKTUNE" simulate "$cfg" --workers 5 --results "$WORK/ref.h5" "${sets[@]}" > /dev/null || fail "simulate exited $?"
 cluster_mpirun 2,2,2 120 -np 6 "$RANKTUNE" run "$cfg" --results "$WORK/r.h5" "${sets[@]}" > "$WORK/run.txt" 2>&1 &
 launcher=$!
-# seen FILE OUT: what a SWMR reader sees now: the number of rows, the rows into OUT (JSON).
-seen() {
-  "$PY" - "$@" <<'PY' 2> /dev/null || echo 0
-import json, sys, h5py
-with h5py.File(sys.argv[1], "r", swmr=True) as f:
-    r = f["results"][:]
-json.dump([[int(x["trial_id"]), int(x["attempt"]), int(x["iteration"]), float(x["loss"])] for x in r], open(sys.argv[2], "w"))
-print(len(r))
-PY
-}
 deadline=$((SECONDS + 60))
-until (($(seen "$WORK/r.h5" "$WORK/seen.json") >= 100)); do
-  ((SECONDS < deadline)) || { kill "$launcher"; cat "$WORK/run.txt"; fail "no 100 results within 60 s"; }
+until (($(ready_to_kill "$WORK/r.h5" "$WORK/seen.json") == 1)); do
+  ((SECONDS < deadline)) || { kill "$launcher"; cat "$WORK/run.txt"; fail "no 100 results with a trial of node3 under way within 60 s"; }
   sleep 0.1
 done
 t0=$(date +%s.%N)

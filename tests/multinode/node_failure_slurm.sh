@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A node dies under Slurm: a `ranktune slurm submit --nodes 3` job of 1-rank trials (driver on
-# node1, workers on node1..3); once a live reader has seen 100 results, node3's slurmd, job
-# step and ranks are SIGKILLed. Open MPI 4.1 has no fault tolerance and the driver keeps its
-# other workers busy, so the job goes on until Slurm marks node3 DOWN (SlurmdTimeout, 10 s
-# here: about 30 s), then srun says "Node failure on node3", the step is cancelled (rank 0
-# flushes on its SIGTERM) and the job ends NODE_FAIL. The file must open with every row the
-# reader saw, and a job on the two nodes left (3 workers instead of 5) resumes it to the end
-# with every (trial, attempt, iteration) once.
+# node1, workers on node1..3); once a live reader has seen 100 results and a trial of node3
+# under way (ready_to_kill), node3's slurmd, job step and ranks are SIGKILLed. Open MPI 4.1
+# has no fault tolerance and the driver keeps its other workers busy, so the job goes on
+# until Slurm marks node3 DOWN (SlurmdTimeout, 10 s here: about 30 s), then srun says "Node
+# failure on node3", the step is cancelled (rank 0 flushes on its SIGTERM) and the job ends
+# NODE_FAIL. The file must open with every row the reader saw, and a job on the two nodes
+# left (3 workers instead of 5) resumes it to the end with every (trial, attempt, iteration)
+# once.
 source "$(dirname "$0")/lib.sh"
 export RANKTUNE_NETNS_SLURMD_TIMEOUT=10
 start_slurm 3
@@ -15,18 +16,9 @@ sets=(--set experiment.num_samples=60 --set trainable.seconds_per_step=0.05)
 job=$(slogin "$RANKTUNE" slurm submit "$cfg" --results "$WORK/r.h5" --nodes 3 --workers 5 --time 10 "${sets[@]}" \
   2> "$WORK/submit.err") || { cat "$WORK/submit.err"; fail "submit exited $?"; }
 log=$WORK/r-$job.out
-seen() {  # FILE OUT: rows a SWMR reader sees now (count), saved into OUT
-  "$PY" - "$@" <<'PY' 2> /dev/null || echo 0
-import json, sys, h5py
-with h5py.File(sys.argv[1], "r", swmr=True) as f:
-    r = f["results"][:]
-json.dump([[int(x["trial_id"]), int(x["attempt"]), int(x["iteration"]), float(x["loss"])] for x in r], open(sys.argv[2], "w"))
-print(len(r))
-PY
-}
 deadline=$((SECONDS + 60))
-until (($(seen "$WORK/r.h5" "$WORK/seen.json") >= 100)); do
-  ((SECONDS < deadline)) || { show_log "$log"; fail "no 100 results within 60 s"; }
+until (($(ready_to_kill "$WORK/r.h5" "$WORK/seen.json") == 1)); do
+  ((SECONDS < deadline)) || { show_log "$log"; fail "no 100 results with a trial of node3 under way within 60 s"; }
   sleep 0.1
 done
 t0=$(date +%s.%N)
