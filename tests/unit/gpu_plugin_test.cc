@@ -13,6 +13,7 @@
 #include "expect_text.h"
 #include "ranktune/config.h"
 #include "sys/shared_library.h"
+#include "sys/temp_dir.h"
 #include "train/gpu_runtime.h"
 
 namespace fs = std::filesystem;
@@ -20,15 +21,9 @@ using namespace ranktune;
 
 namespace {
 
+// Each test has a folder of its own (sys::TempDir: mode 0700, removed with the fixture).
 class Plugin : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "gpu_plugin_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    dir_ = t;
-    ::chmod(dir_.c_str(), 0755);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   // A copy of a real shared library (the C math library: no plugin entry) in the folder.
   std::string library(const std::string& name) const {
     const std::string p = (dir_ / name).string();
@@ -49,7 +44,8 @@ class Plugin : public ::testing::Test {
     }
     return "(opened)";
   }
-  fs::path dir_;
+  sys::TempDir tmp_{"gpu_plugin_"};
+  fs::path dir_{tmp_.path()};
 };
 
 TEST_F(Plugin, AGoodLibraryOpens) {
