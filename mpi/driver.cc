@@ -92,9 +92,14 @@ std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world)
 }
 
 // A worker inside its lease waits for no answer, so the driver's controller answers only
-// the results that end a lease (the simulator's steps a trial on every Continue).
-search::ControllerOptions for_driver(search::ControllerOptions o) {
+// the results that end a lease (the simulator's steps a trial on every Continue). Workers
+// take their next trial ahead (search/controller_ahead.cc) unless trials are gangs, end
+// with a checkpoint (the worker must wait for the Pause), or write logs: a command's start
+// costs milliseconds, next to which the round trip saved is noise, while a trial taken back
+// from a worker that had begun it would have two programs writing one attempt's log.
+search::ControllerOptions for_driver(search::ControllerOptions o, const io::ExperimentConfig& cfg) {
   o.continue_every_result = false;
+  o.start_ahead = o.ranks_per_trial <= 1 && !o.checkpoint_at_end && !train::traits(cfg.trainable).writes_logs;
   return o;
 }
 
@@ -108,7 +113,7 @@ class Driver {
         writer_(writer),
         workers_(workers),
         recorder_(writer, cfg.trainable.metrics),
-        controller_(experiment::make_controller(cfg, for_driver(experiment::controller_options(cfg, workers)), &recorder_)),
+        controller_(experiment::make_controller(cfg, for_driver(experiment::controller_options(cfg, workers), cfg), &recorder_)),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s),
         control_(std::move(control)) {
     if (!cfg.report_html.empty()) {
@@ -328,6 +333,7 @@ class Driver {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
         trace_trial("driver: Result in", r.trial);
+        if (other_run(r.trial, r.run)) break;
         // The moment its drain began: the `t` that the trial's end_time (and the next
         // trial's start_time) is stamped with.
         if (drain_began_ > 0) trace_detail::print(drain_began_, "driver: drain began", r.trial);
@@ -345,7 +351,7 @@ class Driver {
       case kTagPlaced: {
         const auto p = unpack<Placed>(world_, in);
         const search::Trial* trial = controller_.find(p.trial);
-        if (trial == nullptr || trial->attempt != p.attempt) break;  // stale
+        if (trial == nullptr || trial->attempt != p.attempt || trial->run != p.run) break;  // stale
         nlohmann::json hosts = nlohmann::json::array();
         for (const int w : trial->workers) hosts.push_back(workers_.at(static_cast<std::size_t>(w - 1)).host);
         const nlohmann::json placement = {{"path", p.path},   {"threads", p.threads}, {"ranks", trial->workers},
@@ -358,6 +364,7 @@ class Driver {
         break;
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
+        if (other_run(e.trial, e.run)) break;
         carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
                            : controller_.on_trial_done(e.trial, e.attempt, t, e.log_tail));
         // An attempt the driver failed on a result (a NaN) that ended by itself before the
@@ -374,6 +381,14 @@ class Driver {
         throw MpiError("driver: unexpected message tag " + std::to_string(in.tag) + " from rank " +
                        std::to_string(in.source));
     }
+  }
+
+  /// A message of a run of `trial` other than its latest (Trial::run): one that was taken
+  /// back from a worker that had begun it (start-ahead), which the controller, matching
+  /// trial and attempt only, would take for the run that replaced it.
+  bool other_run(search::TrialId trial, std::uint64_t run) const {
+    const search::Trial* t = controller_.find(trial);
+    return t != nullptr && t->run != run;
   }
 
   /// A checkpoint streamed in and stored: its event, and the controller learns of it.
@@ -437,6 +452,8 @@ class Driver {
           Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
           start.gang = c.gang;
           start.cause = c.cause;
+          start.last = c.last;
+          start.run = c.run;
           if (c.restore_trial == 0) {
             send(world_, c.worker, kTagStart, start);
             trace_trial("driver: Start out", c.trial);
@@ -460,7 +477,8 @@ class Driver {
         case search::Command::Kind::Continue:
           // The controller answers only the results a worker waits for (the end of its
           // lease), and save requests, which come where leases end.
-          send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save});
+          send(world_, c.worker, kTagDecision,
+               Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save, false, c.last});
           break;
         case search::Command::Kind::Stop:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop, 0, false, c.failed});

@@ -48,6 +48,13 @@
 /// (search::Command::until). After the Result of that iteration it waits for the Decision;
 /// before it, it only checks between steps for a Stop, without blocking. A worker is free
 /// as soon as the driver sends it a Stop; it carries out its messages in order.
+/// Start-ahead (search/controller_ahead.cc): while a worker runs a lease flagged `last`
+/// (it ends at max_t, so its Decision is a Stop), the driver may send it the Start of its
+/// next trial. The worker keeps it; after reporting the lease's last iteration with a finite
+/// value of the metric it ends the trial itself and begins that Start, and finds the Stop
+/// stale when it comes. A Stop for a Start it holds takes it back (the worker drops it, or
+/// stops the run it had begun). Every Start carries a `run` number that the run's Placed,
+/// Result and Ended carry back, so that the driver drops those of a run it took back.
 
 #include <mpi.h>
 
@@ -70,7 +77,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 9;
+inline constexpr int kWireVersion = 10;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -151,10 +158,14 @@ struct Start {
   /// Why this run of the attempt starts (search::Command::cause): "start" for a fresh
   /// attempt, else "resume", "exploit ...", ...; a command's log is appended to then.
   std::string cause;
+  /// `until` is max_t: see start-ahead above (search::Command::last).
+  bool last = false;
+  /// Which run of the trial this is (search::Trial::run): sent back in Placed, Result, Ended.
+  std::uint64_t run = 0;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
     ar & trial & attempt & config_json & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang &
-        cause;
+        cause & last & run;
   }
 };
 
@@ -166,8 +177,9 @@ struct Placed {
   std::string path;        ///< "cpu" or "cuda:N"
   int threads = 1;         ///< compute threads per rank
   std::string collective;  ///< the gang's collective ("mpi", "nccl"); empty alone
+  std::uint64_t run = 0;   ///< Start::run
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & path & threads & collective; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & path & threads & collective & run; }
 };
 
 struct Decision {
@@ -180,8 +192,10 @@ struct Decision {
   /// Stop: the driver failed the attempt on the result just sent (a non-finite metric); the
   /// leader answers with its LogTail once the trainable has stopped.
   bool failed = false;
+  /// Continue: the new lease ends at max_t (Start::last).
+  bool last = false;
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save & failed; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save & failed & last; }
 };
 
 /// The last lines of an attempt's output, after a Stop with `failed`: the failure was the
@@ -231,8 +245,9 @@ struct Result {
   int attempt = 0;
   std::int64_t iteration = 0;  ///< 1-based within the attempt
   search::Metrics metrics;
+  std::uint64_t run = 0;  ///< Start::run
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & metrics; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & metrics & run; }
 };
 
 /// The trial's attempt ended without being stopped: it finished by itself, or it failed.
@@ -242,9 +257,10 @@ struct Ended {
   bool failed = false;
   std::string reason;
   std::string log_tail;
+  std::uint64_t run = 0;  ///< Start::run
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & failed & reason & log_tail;
+    ar & trial & attempt & failed & reason & log_tail & run;
   }
 };
 

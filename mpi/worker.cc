@@ -2,8 +2,11 @@
 // driver says, alone or in a gang, with their checkpoints streamed both ways.
 #include "mpi/worker.h"
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <optional>
 
@@ -49,6 +52,13 @@ class Worker {
 
   int loop() {
     for (;;) {
+      // A Start that came ahead, during the trial before: this worker goes on to it at once.
+      if (!ahead_.empty()) {
+        const Start next = std::move(ahead_.front());
+        ahead_.pop_front();
+        run_trial(next);
+        continue;
+      }
       Incoming in = next_message(2ms);
       switch (in.tag) {
         case kTagStart: run_trial(unpack<Start>(world_, in)); break;
@@ -83,8 +93,10 @@ class Worker {
     }
   }
   /// The driver's next message if one is waiting (acks taken in), without blocking.
-  std::optional<Incoming> poll_message() {
-    while (auto in = try_receive(world_, kDriver)) {
+  /// `thorough`: a miss is probed again (mpi::try_receive's `rung`), for a look that decides
+  /// whether to wait.
+  std::optional<Incoming> poll_message(bool thorough = false) {
+    while (auto in = try_receive(world_, kDriver, MPI_ANY_TAG, thorough)) {
       if (in->tag != kTagCheckpointAck) return in;
       take_ack(*in);
     }
@@ -189,10 +201,11 @@ class Worker {
     if (outcome.ok && leader) {
       const train::ComputeInfo info = trainable->compute_info();
       send(world_, kDriver, kTagPlaced,
-           Placed{start.trial, start.attempt, info.path, info.threads, gang ? gang->collective().name() : ""});
+           Placed{start.trial, start.attempt, info.path, info.threads, gang ? gang->collective().name() : "", start.run});
     }
 
     std::int64_t until = start.until;
+    bool last = start.last;  // the lease ends at max_t
     for (std::int64_t iteration = start.iterations + 1; outcome.ok; ++iteration) {
       train::StepResult r;
       trace_trial("worker: step begins", start.trial);
@@ -203,12 +216,18 @@ class Worker {
       std::int64_t decision[3] = {kFinished, until, 0};  // kind, lease, save
       bool failed = false;  // a Stop because the driver failed the attempt (the leader's to answer)
       if (leader && !r.done) {
-        send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, iteration, std::move(r.metrics)});
-        const Decision d = next_decision(start, iteration, until);
+        // The decision after the last lease's end, reported with a finite metric, is a Stop
+        // (search::Command::last): a worker that holds its next Start needs not wait for it.
+        const auto metric = r.metrics.find(cfg_.metric);
+        const bool may_go_on = !gang && last && iteration >= until && metric != r.metrics.end() &&
+                               std::isfinite(metric->second);
+        send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, iteration, std::move(r.metrics), start.run});
+        const Decision d = next_decision(start, iteration, until, last, may_go_on);
         decision[0] = d.kind;
         decision[1] = d.until;
         decision[2] = d.save;
         failed = d.kind == Decision::Stop && d.failed;
+        if (d.kind == Decision::Continue) last = d.last;
       }
       if (gang) gang->share(decision);
       if (decision[0] == kFinished) break;  // the trainable finished by itself
@@ -245,7 +264,7 @@ class Worker {
     if (leader) {
       send(world_, kDriver, kTagEnded,
            Ended{start.trial, start.attempt, !outcome.ok, outcome.reason,
-                 outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail});
+                 outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail, start.run});
       ring(kDriver);  // it frees this worker: the driver answers with the next Start
     }
   }
@@ -258,17 +277,66 @@ class Worker {
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless
   /// a Stop is already waiting (the worker does not wait for it); at its end, the driver's.
-  Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until) {
+  /// `last`: the lease ends at max_t. `may_go_on`: the decision is known to be a Stop (the last lease, a finite metric), so a
+  /// worker that holds its next Start (start-ahead) stops the trial itself and goes on.
+  Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until, bool last, bool may_go_on) {
     if (iteration < until) {
-      const auto in = poll_message();
-      if (!in) return Decision{start.trial, start.attempt, Decision::Continue, until, false};
-      return decision_for(start, *in);
+      while (const auto in = poll_message())
+        if (auto d = take_in(start, *in)) return *d;
+      return Decision{start.trial, start.attempt, Decision::Continue, until, false, false, last};
+    }
+    const Decision self_stop{start.trial, start.attempt, Decision::Stop};
+    if (may_go_on) {
+      // What came during the trial, up to the Start ahead: a decision about this trial that
+      // came first (a Pause) is carried out. One that comes after the Start is stale by the
+      // time it is read, and the driver knows it (a Pause of a trial whose last result
+      // arrives ends it: search::Controller::on_result). Looking no further than the Start
+      // also spares the empty probe, in which an oversubscribed rank yields its core.
+      while (ahead_.empty()) {
+        const auto in = poll_message(true);
+        if (!in) break;
+        if (auto d = take_in(start, *in)) return *d;
+      }
+      // The driver learns of the result when it next looks (within its nap): waking it
+      // now would cost a wake-up per trial, which is what start-ahead saves.
+      if (!ahead_.empty()) {
+        trace_trial("worker: goes on ahead", start.trial);
+        return self_stop;
+      }
     }
     // The end of the lease: the driver's answer is all this worker waits for, so wake it.
     ring(kDriver);
-    Incoming in = next_message(200us);
-    trace_trial("worker: decision in", start.trial);
-    return decision_for(start, in);
+    for (;;) {
+      Incoming in = next_message(200us);
+      if (auto d = take_in(start, in)) {
+        trace_trial("worker: decision in", start.trial);
+        return *d;
+      }
+      if (may_go_on && !ahead_.empty()) return self_stop;  // the Start ahead came first
+    }
+  }
+
+  /// A message from the driver during the trial of `start`: a decision about it is returned.
+  /// A Start is for afterwards (start-ahead: kept in ahead_); a Stop for one of those takes
+  /// it back; a decision about an earlier trial, which this worker ended by itself on its
+  /// last lease, is stale. Anything else is a protocol error.
+  std::optional<Decision> take_in(const Start& start, const Incoming& in) {
+    if (in.tag == kTagStart) {
+      ahead_.push_back(unpack<Start>(world_, in));
+      return std::nullopt;
+    }
+    if (in.tag != kTagDecision) {
+      throw MpiError("worker " + std::to_string(world_.rank()) + ": expected a decision, got message tag " +
+                     std::to_string(in.tag));
+    }
+    const auto d = unpack<Decision>(world_, in);
+    if (d.trial == start.trial && d.attempt == start.attempt) return d;
+    if (d.kind == Decision::Stop) {
+      const auto held = std::find_if(ahead_.begin(), ahead_.end(),
+                                     [&](const Start& s) { return s.trial == d.trial && s.attempt == d.attempt; });
+      if (held != ahead_.end()) ahead_.erase(held);
+    }
+    return std::nullopt;
   }
 
   /// Runs one phase of the trial; a failure becomes its Outcome. MPI errors propagate: they
@@ -327,20 +395,6 @@ class Worker {
     checkpoints_.wait_delivered();
   }
 
-  /// The decision about the running trial; anything else is a protocol error.
-  Decision decision_for(const Start& start, const Incoming& in) const {
-    if (in.tag != kTagDecision) {
-      throw MpiError("worker " + std::to_string(world_.rank()) +
-                     ": expected a decision, got message tag " + std::to_string(in.tag));
-    }
-    const auto d = unpack<Decision>(world_, in);
-    if (d.trial != start.trial || d.attempt != start.attempt) {
-      throw MpiError("worker " + std::to_string(world_.rank()) + ": decision for trial " +
-                     std::to_string(d.trial) + " while running trial " + std::to_string(start.trial));
-    }
-    return d;
-  }
-
   const boost::mpi::communicator& world_;
   const boost::mpi::communicator& gangs_;  ///< parent of the gangs' communicators
   io::ExperimentConfig cfg_;
@@ -348,6 +402,7 @@ class Worker {
   Setup setup_;
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
+  std::deque<Start> ahead_;  ///< Starts that came during a trial, to run after it (start-ahead)
 };
 
 }  // namespace

@@ -114,28 +114,42 @@ std::vector<Command> Controller::on_workers_free(const std::vector<int>& workers
 }
 
 void Controller::dispatch(double now, std::vector<Command>& out) {
+  begin_ahead(now);
   const auto gang_size = static_cast<std::size_t>(std::max(1, options_.ranks_per_trial));
   while (accepting() && idle_workers_.size() >= gang_size) {
-    auto choice = scheduler_->choose_trial_to_run(trials_);
-    if (!choice && !searcher_finished_) {
-      const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
-      Suggestion s = searcher_->suggest(id);
-      if (s.kind == Suggestion::Kind::Finished) {
-        searcher_finished_ = true;
-        scheduler_->on_searcher_finished();
-        choice = scheduler_->choose_trial_to_run(trials_);
-      } else if (s.kind == Suggestion::Kind::Config) {
-        append_trial(std::move(s.config));
-        choice = scheduler_->choose_trial_to_run(trials_);
-      }
-    }
+    auto choice = next_choice();
+    // Nothing new to start: a trial that waits on a busy worker (sent ahead) starts here.
+    if (!choice && take_back_one(out)) choice = next_choice();
     if (!choice) break;
     Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
     std::vector<int> gang = *choose_gang(idle_workers_, static_cast<int>(gang_size), options_.worker_nodes);
     std::erase_if(idle_workers_, [&](int w) { return std::find(gang.begin(), gang.end(), w) != gang.end(); });
     start_trial(t, std::move(gang), now, out);
   }
+  fill_ahead(out);
   end_abandoned(now);
+}
+
+std::optional<TrialId> Controller::next_choice(bool ahead) {
+  auto choice = scheduler_->choose_trial_to_run(trials_);
+  if (!choice && !searcher_finished_) {
+    const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
+    Suggestion s = searcher_->suggest(id);
+    // Asked for a trial to send ahead, a searcher that has proposed all its trials is not
+    // taken at its word yet: until a worker is idle `ranktune ctl add --count` can still
+    // extend it, as it could before start-ahead asked earlier (searchers answer Finished
+    // again when asked again).
+    if (s.kind == Suggestion::Kind::Finished && ahead) return std::nullopt;
+    if (s.kind == Suggestion::Kind::Finished) {
+      searcher_finished_ = true;
+      scheduler_->on_searcher_finished();
+      choice = scheduler_->choose_trial_to_run(trials_);
+    } else if (s.kind == Suggestion::Kind::Config) {
+      append_trial(std::move(s.config));
+      choice = scheduler_->choose_trial_to_run(trials_);
+    }
+  }
+  return choice;
 }
 
 Trial& Controller::append_trial(Config config) {
@@ -148,11 +162,17 @@ Trial& Controller::append_trial(Config config) {
   return t;
 }
 
-void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
-  // Computed before the status changes: a paused trial resumes, the rest start afresh or
-  // retry unless the code that queued it said why.
-  std::string cause = std::exchange(t.start_cause, {});
-  if (cause.empty()) cause = t.status == TrialStatus::Paused ? "resume" : t.attempt > 0 ? "retry" : "start";
+std::string Controller::cause_of(const Trial& t) const {
+  // A paused trial resumes, the rest start afresh or retry unless the code that queued it
+  // said why.
+  if (!t.start_cause.empty()) return t.start_cause;
+  return t.status == TrialStatus::Paused ? "resume" : t.attempt > 0 ? "retry" : "start";
+}
+
+std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now) {
+  // Computed before the status changes.
+  std::string cause = cause_of(t);
+  t.start_cause.clear();
   if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
   t.workers = std::move(workers);
@@ -180,7 +200,13 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
   }
   changed(t);
   event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
+  return cause;
+}
+
+void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
+  const std::string cause = begin_run(t, std::move(workers), now);
   t.lease_until = lease(t);
+  t.run = ++runs_;
   for (const int w : t.workers) {
     Command c{Command::Kind::Start, t.id, w, t.attempt, t.config, t.lease_until};
     c.iterations = t.iterations;
@@ -188,8 +214,12 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
     c.restore_checkpoint = t.restore_checkpoint;
     c.gang = t.workers;
     c.cause = cause;
+    c.last = t.lease_until >= options_.max_t;
+    c.run = t.run;
     out.push_back(std::move(c));
+    slot(w).current = t.id;
   }
+  want_ahead(t);
 }
 
 void Controller::end_abandoned(double now) {
@@ -228,7 +258,16 @@ std::int64_t Controller::lease(const Trial& t) const {
 }
 
 void Controller::release(Trial& t) {
-  for (int w : t.workers) idle_workers_.push_back(w);
+  for (int w : t.workers) {
+    WorkerSlot& s = slot(w);
+    if (s.current == t.id) s.current = 0;
+    // A worker that holds its next trial goes on to it (begin_ahead, from dispatch).
+    if (s.ahead != 0) {
+      moved_on_.push_back(w);
+    } else {
+      idle_workers_.push_back(w);
+    }
+  }
   t.workers.clear();
 }
 
@@ -410,7 +449,12 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       if (!save && !options_.continue_every_result && t.iterations < t.lease_until) break;
       Command& c = out.emplace_back(Command{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
       c.save = save;
+      c.last = c.until >= options_.max_t;
       t.lease_until = c.until;
+      if (options_.start_ahead && c.last) {  // its worker may take its next trial now
+        want_ahead(t);
+        fill_ahead(out);
+      }
       break;
     }
     case Decision::Pause:
@@ -599,6 +643,10 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
   if (!accepting()) return out;
   end_reason_ = why;
   event(now, nullptr, "end", to_string(why));
+  // Trials sent ahead have not begun as far as the record knows: taken back first, they
+  // stay PENDING (and their workers become idle when their current trials stop below).
+  for (WorkerSlot& s : slots_)
+    if (s.ahead != 0) take_back(trials_[static_cast<std::size_t>(s.ahead - 1)], out);
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Running) continue;
     if (why == EndReason::Interrupted && options_.checkpoint_on_stop) {
@@ -643,6 +691,9 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
                   " so far)");
   const std::string name = "trial " + std::to_string(t->id);
   if (t->finished()) return refuse(name + " already ended (" + to_string(t->status) + ")");
+  // A trial sent ahead to a busy worker has not begun: it is taken back, and changes as any
+  // pending trial does.
+  if (t->sent_ahead != 0) take_back(*t, out);
   if (r.kind == ControlRequest::Kind::Stop) {
     const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
                              to_string(t->status) + ")";

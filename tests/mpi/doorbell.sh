@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The ranks ring each other's doorbells (mpi/doorbell.h): a worker that sends the Result
-# its lease ends on rings the driver, and the driver rings the worker it answers. 16 one-step
-# trials on 2 workers: each trial's end wakes the driver by a ring, and each answer wakes
-# its worker, so both sides count (RANKTUNE_TRACE prints the counts at each rank's end) at
-# least one ring-ended nap per two trials; without the rings every nap runs out.
+# its lease ends on and waits for the answer rings the driver, and the driver rings the
+# worker it answers. 16 one-step trials on 2 workers that checkpoint at their end (so that
+# each waits for the driver's Pause, instead of going on to a Start sent ahead:
+# search/controller_ahead.cc): each trial's end wakes the driver by a ring, and each answer
+# wakes its worker, so both sides count (RANKTUNE_TRACE prints the counts at each rank's
+# end) at least one ring-ended nap per two trials; without the rings every nap runs out.
 source "$(dirname "$0")/lib.sh"
 trials=16
 RANKTUNE_TRACE=1 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/bell.h5" \
     --set experiment.num_samples=$trials --set stop.max_t=1 --set trainable.seconds_per_step=0.02 \
+    --set checkpoint.at_end=true \
     > "$WORK/out.txt" 2> "$WORK/trace.txt" || { cat "$WORK/out.txt" "$WORK/trace.txt"; fail "run failed"; }
 check_results "$WORK/bell.h5" $trials 1
 grep 'doorbell' "$WORK/trace.txt" || true

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Start-ahead dispatch (search/controller_ahead.cc): a worker on the lease that ends at
+# max_t holds its next trial's Start, and goes on to it after reporting the last result,
+# without waiting for the driver. 40 one-step trials on 4 workers, RANKTUNE_TRACE=trials
+# (mpi/trace.h stamps "worker: goes on ahead" each time). Checked:
+#   - most trials' workers went on by themselves (the old protocol never does);
+#   - every trial ran once, with one result, one "start" and one "placement" event: a Start
+#     sent ahead is never run twice nor lost;
+#   - on each worker the trials do not overlap in the file: a trial sent ahead stays PENDING
+#     until its worker has moved on to it, and its start_time is that moment, not the
+#     moment its Start was sent;
+#   - a config whose trials checkpoint at their end (the worker must wait for the Pause)
+#     never goes ahead.
+source "$(dirname "$0")/lib.sh"
+trials=40
+RANKTUNE_TRACE=trials mpirun -np 5 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/a.h5" \
+    --set experiment.num_samples=$trials --set stop.max_t=1 --set trainable.seconds_per_step=0.02 \
+    > "$WORK/out.txt" 2> "$WORK/trace.txt" || { cat "$WORK/out.txt" "$WORK/trace.txt"; fail "run failed"; }
+check_results "$WORK/a.h5" $trials 1
+went_on=$(grep -c " worker: goes on ahead " "$WORK/trace.txt" || true)
+((went_on >= trials / 2)) || fail "workers went on by themselves after only $went_on of $trials trials"
+"$PY" - "$WORK/a.h5" $trials <<'PY'
+import collections, sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    trials = f["trials"][:]
+    events = f["events"][:]
+    results = f["results"][:]
+n = int(sys.argv[2])
+trials = trials[trials["trial_id"] > 0]
+assert len(trials) == n, f"{len(trials)} trials"
+per_trial = collections.Counter(int(r["trial_id"]) for r in results)
+assert all(per_trial[t] == 1 for t in range(1, n + 1)), f"results per trial: {dict(per_trial)}"
+for kind in ("start", "placement"):
+    c = collections.Counter(int(e["trial_id"]) for e in events if e["kind"].decode() == kind)
+    assert all(c[t] == 1 for t in range(1, n + 1)), f"'{kind}' events per trial: {dict(c)}"
+assert all(t["attempt"] == 0 for t in trials), "a trial had a second attempt"
+by_worker = collections.defaultdict(list)
+for t in trials:
+    by_worker[int(t["workers"][0])].append((float(t["start_time"]), float(t["end_time"]), int(t["trial_id"])))
+for w, spans in by_worker.items():
+    spans.sort()
+    for (s0, e0, a), (s1, e1, b) in zip(spans, spans[1:]):
+        assert s0 < e0 <= s1 < e1, f"worker {w}: trial {a} ran {s0:.6f}-{e0:.6f}, trial {b} {s1:.6f}-{e1:.6f}"
+print(f"ok: {n} trials once each, on {len(by_worker)} workers without overlap")
+PY
+
+RANKTUNE_TRACE=trials mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/end.h5" \
+    --set experiment.num_samples=8 --set stop.max_t=1 --set trainable.seconds_per_step=0.02 --set checkpoint.at_end=true \
+    > "$WORK/end_out.txt" 2> "$WORK/end_trace.txt" || { cat "$WORK/end_out.txt" "$WORK/end_trace.txt"; fail "at_end run failed"; }
+check_results "$WORK/end.h5" 8 1
+! grep -q " worker: goes on ahead " "$WORK/end_trace.txt" || fail "a worker went on ahead of a checkpoint at the end"
+echo "ok: workers went on by themselves after $went_on of $trials trials; none with checkpoints at the end"
