@@ -36,10 +36,10 @@
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
-#include <boost/mpi/packed_oarchive.hpp>
 
 #include "io/store.h"
 #include "experiment/recorder.h"
+#include "mpi/codec.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
 #include "search/scheduler.h"
@@ -376,13 +376,12 @@ struct WireCost {
   double self_send_ns = 0;  // mpi::send to self + mpi::try_receive + mpi::unpack<Result>
 };
 
-// The same archive calls as wire.cc's send(), minus MPI_Send.
+// The same encoding as wire.cc's send() (mpi/codec.h), minus MPI_Send.
 template <class T>
-mpi::Incoming pack(const boost::mpi::communicator& comm, const T& msg) {
-  boost::mpi::packed_oarchive oa(comm);
-  oa << msg;
-  const char* p = static_cast<const char*>(oa.address());
-  return mpi::Incoming{0, 0, std::vector<char>(p, p + oa.size())};
+mpi::Incoming pack(const boost::mpi::communicator&, const T& msg) {
+  mpi::Incoming in;
+  mpi::encode(msg, in.bytes);
+  return in;
 }
 
 WireCost run_wire(const Options& o, const boost::mpi::communicator& world) {

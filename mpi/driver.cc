@@ -364,11 +364,12 @@ class Driver {
         break;
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
-        if (other_run(e.trial, e.run)) break;
-        carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
-                           : controller_.on_trial_done(e.trial, e.attempt, t, e.log_tail));
+        if (!other_run(e.trial, e.run))
+          carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
+                             : controller_.on_trial_done(e.trial, e.attempt, t, e.log_tail));
         // An attempt the driver failed on a result (a NaN) that ended by itself before the
-        // Stop arrived: its Ended carries the tail, not a LogTail.
+        // Stop arrived: its Ended carries the tail, not a LogTail. Also when its retry has
+        // started since (another run): on_log_tail keeps it only for the attempt it failed.
         controller_.on_log_tail(e.trial, e.attempt, e.log_tail);
         break;
       }
@@ -449,7 +450,7 @@ class Driver {
       }
       switch (c.kind) {
         case search::Command::Kind::Start: {
-          Start start{c.trial, c.attempt, io::to_json(c.config).dump(), c.until, c.iterations};
+          Start start{c.trial, c.attempt, c.config, c.until, c.iterations};
           start.gang = c.gang;
           start.cause = c.cause;
           start.last = c.last;

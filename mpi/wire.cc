@@ -1,23 +1,22 @@
-// The wire messages sent and received as packed archives with a matched probe, and the
-// windows of checkpoint chunks in flight (mpi/wire.h: the protocol).
+// The wire messages sent and received in mpi/codec.h's encoding with a matched probe, and
+// the windows of checkpoint chunks in flight (mpi/wire.h: the protocol).
 #include "mpi/wire.h"
 
 #include <cstring>
 
-#include <boost/mpi/packed_iarchive.hpp>
-#include <boost/mpi/packed_oarchive.hpp>
-
 #include "mpi/backoff.h"
+#include "mpi/codec.h"
 #include "mpi/errors.h"
 
 namespace ranktune::mpi {
 
 template <class T>
 void send(const boost::mpi::communicator& comm, int dest, Tag tag, const T& msg) {
-  boost::mpi::packed_oarchive oa(comm);
-  oa << msg;
-  MPI_CHECK(MPI_Send(const_cast<void*>(oa.address()), static_cast<int>(oa.size()), MPI_PACKED,
-                     dest, tag, static_cast<MPI_Comm>(comm)));
+  // One buffer per thread, reused: a send allocates nothing once it has grown (MPI_Send
+  // returns when MPI no longer needs it).
+  thread_local std::vector<char> bytes;
+  encode(msg, bytes);
+  MPI_CHECK(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, static_cast<MPI_Comm>(comm)));
 }
 
 std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source, int tag, bool rung) {
@@ -35,12 +34,12 @@ std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int so
   if (!flag && rung) MPI_CHECK(MPI_Improbe(source, tag, static_cast<MPI_Comm>(comm), &flag, &handle, &status));
   if (!flag) return std::nullopt;
   int count = 0;
-  MPI_CHECK(MPI_Get_count(&status, MPI_PACKED, &count));
+  MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
   Incoming in;
   in.source = status.MPI_SOURCE;
   in.tag = status.MPI_TAG;
   in.bytes.resize(static_cast<std::size_t>(count));
-  MPI_CHECK(MPI_Mrecv(in.bytes.data(), count, MPI_PACKED, &handle, MPI_STATUS_IGNORE));
+  MPI_CHECK(MPI_Mrecv(in.bytes.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE));
   return in;
 }
 
@@ -54,12 +53,13 @@ Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::
 
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in) {
-  boost::mpi::packed_iarchive ia(comm);
-  ia.resize(in.bytes.size());
-  std::memcpy(ia.address(), in.bytes.data(), in.bytes.size());
-  T msg;
-  ia >> msg;
-  return msg;
+  try {
+    return decode<T>(in.bytes.data(), in.bytes.size());
+  } catch (const WireFormatError& e) {
+    throw MpiError("rank " + std::to_string(comm.rank()) + ": the message of tag " + std::to_string(in.tag) +
+                   " from rank " + std::to_string(in.source) + " (" + std::to_string(in.bytes.size()) +
+                   " bytes) does not decode: " + e.what() + " (protocol error: mixed ranktune builds?)");
+  }
 }
 
 void receive_chunk_bytes(const boost::mpi::communicator& comm, int source, Tag header, const CheckpointChunk& chunk,
@@ -109,8 +109,7 @@ void AckWindow::acknowledged(const ChunkAck& ack) {
 }
 
 struct ChunkSends::InFlight {
-  explicit InFlight(const boost::mpi::communicator& comm) : archive(comm) {}
-  boost::mpi::packed_oarchive archive;  // the header: MPI reads it until the send completes
+  std::vector<char> header;             // encoded: MPI reads it until the send completes
   std::string owned;                    // the bytes, when the send keeps them
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // header, bytes
 };
@@ -131,11 +130,11 @@ ChunkSends::~ChunkSends() {
 }
 
 void ChunkSends::send(const CheckpointChunk& chunk, const char* bytes) {
-  post(std::make_unique<InFlight>(comm_), chunk, bytes);
+  post(std::make_unique<InFlight>(), chunk, bytes);
 }
 
 void ChunkSends::send(const CheckpointChunk& chunk, std::string bytes) {
-  auto s = std::make_unique<InFlight>(comm_);
+  auto s = std::make_unique<InFlight>();
   s->owned = std::move(bytes);  // before the send: a short string's bytes move with it
   const char* const at = s->owned.data();
   post(std::move(s), chunk, at);
@@ -143,10 +142,10 @@ void ChunkSends::send(const CheckpointChunk& chunk, std::string bytes) {
 
 void ChunkSends::post(std::unique_ptr<InFlight> s, const CheckpointChunk& chunk, const char* bytes) {
   reap();
-  s->archive << chunk;
-  MPI_CHECK(MPI_Isend(const_cast<void*>(s->archive.address()), static_cast<int>(s->archive.size()), MPI_PACKED,
-                      peer_, tag_, static_cast<MPI_Comm>(comm_), &s->requests[0]));
-  // The bytes go as they lie, no archive: MPI reads them from the sender's buffer.
+  encode(chunk, s->header);
+  MPI_CHECK(MPI_Isend(s->header.data(), static_cast<int>(s->header.size()), MPI_BYTE, peer_, tag_,
+                      static_cast<MPI_Comm>(comm_), &s->requests[0]));
+  // The bytes go as they lie, not encoded: MPI reads them from the sender's buffer.
   if (!chunk.aborted)
     MPI_CHECK(MPI_Isend(const_cast<char*>(bytes), static_cast<int>(chunk.size), MPI_BYTE, peer_, data_tag(tag_),
                         static_cast<MPI_Comm>(comm_), &s->requests[1]));

@@ -1,11 +1,12 @@
 #pragma once
 /// Every message that crosses MPI between the driver (rank 0) and the workers, in one
-/// place. Messages are Boost.Serialization types packed with Boost.MPI's packed archives
-/// and sent as one MPI_PACKED message, so the receiver can use a matched probe
-/// (MPI_Improbe + MPI_Mrecv) on any source without a second size message. The one
-/// exception is a checkpoint chunk's bytes: they follow their packed header raw (MPI_BYTE,
-/// on the data tag of the header's tag, see data_tag), sent from and received into the
-/// buffers that hold them, so that megabytes are not copied into and out of archives.
+/// place. Each is a struct with a serialize() function, encoded by mpi/codec.h and sent as
+/// one MPI_BYTE message, so the receiver can use a matched probe (MPI_Improbe + MPI_Mrecv)
+/// on any source without a second size message. (The Setup alone is broadcast, with
+/// Boost.MPI's serialization of the same function.) The one exception is a checkpoint
+/// chunk's bytes: they follow their encoded header raw (on the data tag of the header's
+/// tag, see data_tag), sent from and received into the buffers that hold them, so that
+/// megabytes are not copied into and out of messages.
 ///
 /// Protocol (wire version kWireVersion; the handshake refuses a mismatch):
 ///   driver -> all : Setup (broadcast)           worker -> driver : Hello
@@ -51,8 +52,10 @@
 /// Start-ahead (search/controller_ahead.cc): while a worker runs a lease flagged `last`
 /// (it ends at max_t, so its Decision is a Stop), the driver may send it the Start of its
 /// next trial. The worker keeps it; after reporting the lease's last iteration with a finite
-/// value of the metric it ends the trial itself and begins that Start, and finds the Stop
-/// stale when it comes. A Stop for a Start it holds takes it back (the worker drops it, or
+/// value of the metric it ends the trial itself and begins that Start; the driver, which
+/// knows it, sends no Stop then (one that comes all the same is stale). A worker that
+/// reports the last iteration before the Start arrives waits for it (or for a Stop), then
+/// goes on. A Stop for a Start it holds takes it back (the worker drops it, or
 /// stops the run it had begun). Every Start carries a `run` number that the run's Placed,
 /// Result and Ended carry back, so that the driver drops those of a run it took back.
 
@@ -74,6 +77,7 @@
 #include <boost/serialization/vector.hpp>
 
 #include "search/metrics.h"
+#include "search/types.h"
 
 namespace ranktune::mpi {
 
@@ -144,7 +148,7 @@ struct Hello {
 struct Start {
   std::int64_t trial = 0;
   int attempt = 0;
-  std::string config_json;
+  search::Config config;
   std::int64_t until = 1;  ///< lease: run up to this iteration before waiting for a decision
   std::int64_t iterations = 0;  ///< iterations already run: the first result is iterations + 1
   /// Restore: the checkpoint follows in CheckpointChunks on kTagRestoreChunk, this many
@@ -164,7 +168,7 @@ struct Start {
   std::uint64_t run = 0;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & config_json & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang &
+    ar & trial & attempt & config & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang &
         cause & last & run;
   }
 };
@@ -286,7 +290,7 @@ struct Empty {
 template <class T>
 void send(const boost::mpi::communicator& comm, int dest, Tag tag, const T& msg);
 
-/// A received, still packed message.
+/// A received, still encoded message.
 struct Incoming {
   int source = -1;
   int tag = -1;
@@ -341,7 +345,7 @@ class AckWindow {
   std::deque<ChunkAck> unacked_;  ///< the ack each unacknowledged chunk is due
 };
 
-/// Non-blocking sends of checkpoint chunks to one receiver on one tag: each packed header,
+/// Non-blocking sends of checkpoint chunks to one receiver on one tag: each encoded header,
 /// and each chunk's bytes that it owns, are kept until MPI is done with them.
 class ChunkSends {
  public:

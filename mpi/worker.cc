@@ -15,7 +15,6 @@
 #include "experiment/exit_codes.h"
 #include "io/config.h"
 #include "io/crc32c.h"
-#include "io/json.h"
 #include "mpi/backoff.h"
 #include "mpi/doorbell.h"
 #include "mpi/errors.h"
@@ -47,6 +46,7 @@ class Worker {
         gangs_(gangs),
         cfg_(std::move(cfg)),
         traits_(train::traits(cfg_.trainable)),
+        config_dir_(std::filesystem::path(cfg_.path).parent_path().string()),
         setup_(std::move(setup)),
         placement_(std::move(placement)) {}
 
@@ -156,7 +156,7 @@ class Worker {
     ctx.log_dir = setup_.log_dir;
     ctx.first_iteration = start.iterations + 1;
     ctx.start_cause = start.cause;
-    ctx.config_dir = std::filesystem::path(cfg_.path).parent_path().string();
+    ctx.config_dir = config_dir_;
 
     // A gang trial: the members build their communicator first. A failure to build it is
     // an MPI failure (the job cannot go on consistently), not a failed attempt.
@@ -187,7 +187,7 @@ class Worker {
     Outcome outcome = agreed(guarded(trainable.get(), [&] {
       if (!problem.empty()) throw train::TrialFailure("cannot restore its checkpoint: " + problem);
       trainable = train::make_trainable(cfg_.trainable);
-      trainable->setup(io::config_from_json(nlohmann::json::parse(start.config_json)), ctx);
+      trainable->setup(start.config, ctx);
       if (start.restore) {
         train::MemoryCheckpointReader reader(std::as_bytes(std::span(checkpoint.data(), checkpoint.size())));
         try {
@@ -399,6 +399,7 @@ class Worker {
   const boost::mpi::communicator& gangs_;  ///< parent of the gangs' communicators
   io::ExperimentConfig cfg_;
   train::TrainableTraits traits_;  ///< of cfg_'s trainable, read once
+  std::string config_dir_;         ///< the config's folder (train::Context::config_dir), made once
   Setup setup_;
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver

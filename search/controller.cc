@@ -284,11 +284,11 @@ void Controller::finish(Trial& t, TrialStatus s, double now) {
   searcher_->on_trial_complete(t.id, t.last_metrics, s == TrialStatus::Error);
 }
 
-void Controller::stop_trial(Trial& t, TrialStatus final_status, double now,
-                            std::vector<Command>& out) {
+void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out, bool tell) {
   // A trial that ends with at_end checkpoints: the worker's Pause saves, then stops.
   const bool save = options_.checkpoint_at_end && final_status == TrialStatus::Terminated;
-  for (int w : t.workers) out.push_back({save ? Command::Kind::Pause : Command::Kind::Stop, t.id, w, t.attempt, {}});
+  if (tell || save)
+    for (int w : t.workers) out.push_back({save ? Command::Kind::Pause : Command::Kind::Stop, t.id, w, t.attempt, {}});
   if (save && !t.workers.empty()) {
     t.saving = true;
     ++saving_;
@@ -472,7 +472,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         break;
       }
       if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
-      stop_trial(t, TrialStatus::Terminated, now, out);
+      stop_trial(t, TrialStatus::Terminated, now, out, !goes_on(t, it != metrics.end() && std::isfinite(it->second)));
       dispatch(now, out);
       break;
   }

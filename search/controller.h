@@ -106,8 +106,8 @@ struct Command {
   std::string cause;
   /// Start and Continue: `until` is max_t, so the decision after it is a Stop. A worker that
   /// already holds its next Start (start-ahead) ends the trial itself after reporting
-  /// iteration `until` with a finite value of the metric, and goes on to that Start; the
-  /// Stop, when it comes, is stale.
+  /// iteration `until` with a finite value of the metric, and goes on to that Start (no
+  /// Stop is sent then: goes_on).
   bool last = false;
   /// Start: the number of this run (Trial::run), which the worker sends back with what the
   /// run reports; messages of another run of the same attempt are stale.
@@ -249,8 +249,9 @@ class Controller {
   std::optional<TrialId> next_choice(bool ahead = false);
   /// Returns the trial's workers to the idle queue.
   void release(Trial& t);
-  /// Stops a running trial: a Stop to each of its workers, then `final_status`.
-  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out);
+  /// Stops a running trial: a Stop to each of its workers (unless `tell` is false: its
+  /// worker stops it by itself), then `final_status`.
+  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out, bool tell = true);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Command> end_experiment(EndReason why, TrialStatus final_status, double now);
   /// A failure before the first result of a start that changed `t`'s hyperparameters on
@@ -294,6 +295,12 @@ class Controller {
   void fill_ahead(std::vector<Command>& out);
   /// Appends `t`'s Start for `worker`, which is busy with its current trial.
   void send_ahead(Trial& t, int worker, std::vector<Command>& out);
+  /// Whether the worker of `t`, which has just reported the last iteration of its last
+  /// lease (`finite`: with a finite value of the metric), goes on by itself to the trial it
+  /// was sent ahead, so that the Stop that ends `t` would only be read and dropped. It has
+  /// that Start or will have it (MPI keeps the order), and it stops `t` once it does
+  /// (mpi/worker.cc, next_decision).
+  bool goes_on(const Trial& t, bool finite);
   /// Takes back `t`'s Start sent ahead (a Stop for it, which its worker drops): it is an
   /// ordinary pending trial again.
   void take_back(Trial& t, std::vector<Command>& out);

@@ -60,6 +60,11 @@ void Controller::fill_ahead(std::vector<Command>& out) {
   }
 }
 
+bool Controller::goes_on(const Trial& t, bool finite) {
+  return options_.start_ahead && finite && t.workers.size() == 1 && t.lease_until >= options_.max_t &&
+         t.iterations >= t.lease_until && slot(t.workers.front()).ahead != 0;
+}
+
 void Controller::send_ahead(Trial& t, int worker, std::vector<Command>& out) {
   t.sent_ahead = worker;
   slot(worker).ahead = t.id;

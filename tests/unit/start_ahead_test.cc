@@ -83,15 +83,34 @@ TEST(StartAhead, AWorkerOnItsLastLeaseGetsItsNextTrialWhichStaysPending) {
   EXPECT_DOUBLE_EQ(t3->start_time, 2.5);
   EXPECT_EQ(t3->lease_until, 1);
   EXPECT_NE(ev.last("start:3:"), "");
-  ASSERT_EQ(next.size(), 2u);
-  EXPECT_EQ(next[0].kind, Command::Kind::Stop);  // stale on a worker that went on by itself
-  EXPECT_EQ(next[0].trial, 1);
-  EXPECT_EQ(next[1].kind, Command::Kind::Start);
-  EXPECT_EQ(next[1].trial, 5);
-  EXPECT_EQ(next[1].worker, 1);
+  // No Stop for trial 1: its worker, which held trial 3, stops it by itself (a Stop would
+  // only be read and dropped).
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].kind, Command::Kind::Start);
+  EXPECT_EQ(next[0].trial, 5);
+  EXPECT_EQ(next[0].worker, 1);
   EXPECT_EQ(c.find(5)->status, TrialStatus::Pending);
   // Nothing is started twice: the worker is not idle, so no Start goes to it for trial 3.
   EXPECT_EQ(start_for(next, 3), nullptr);
+}
+
+TEST(StartAhead, AWorkerWithNothingAheadOrWithoutAFiniteMetricIsToldToStop) {
+  Controller c = make(ahead_opts(1), 3);
+  c.on_workers_free({1, 2}, 0);  // trial 3 goes ahead to worker 1; worker 2 holds nothing
+  ASSERT_EQ(c.find(3)->sent_ahead, 1);
+  auto cmds = c.on_result(2, 0, {{"loss", 2.0}}, 1);
+  ASSERT_FALSE(cmds.empty());
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop) << "worker 2 waits for its answer";
+  EXPECT_EQ(cmds[0].trial, 2);
+  // Worker 1 reports a NaN: it waits too (the driver fails the attempt and wants the tail).
+  Controller d = make(ahead_opts(1), 3);
+  d.on_workers_free({1}, 0);
+  ASSERT_EQ(d.find(2)->sent_ahead, 1);
+  cmds = d.on_result(1, 0, {{"loss", NAN}}, 1);
+  ASSERT_FALSE(cmds.empty());
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
+  EXPECT_TRUE(cmds[0].failed);
+  EXPECT_EQ(d.find(2)->status, TrialStatus::Running) << "the worker goes on to trial 2 after the Stop";
 }
 
 TEST(StartAhead, WorkersThatGoOnByThemselvesRunEveryTrialOnce) {
