@@ -287,16 +287,11 @@ class Worker {
     }
     const Decision self_stop{start.trial, start.attempt, Decision::Stop};
     if (may_go_on) {
-      // What came during the trial, up to the Start ahead: a decision about this trial that
-      // came first (a Pause) is carried out. One that comes after the Start is stale by the
-      // time it is read, and the driver knows it (a Pause of a trial whose last result
-      // arrives ends it: search::Controller::on_result). Looking no further than the Start
-      // also spares the empty probe, in which an oversubscribed rank yields its core.
-      while (ahead_.empty()) {
-        const auto in = poll_message(true);
-        if (!in) break;
-        if (auto d = take_in(start, *in)) return *d;
-      }
+      // Everything that came during the trial: a decision about it (a Pause that came
+      // before its last result) is carried out, and a Stop that took back the Start ahead
+      // is seen before that Start runs. Until a Start is held a miss is probed twice (the
+      // messages arrived while this rank slept); after, one miss ends the look.
+      if (auto d = take_in_waiting(start, true)) return *d;
       // The driver learns of the result when it next looks (within its nap): waking it
       // now would cost a wake-up per trial, which is what start-ahead saves.
       if (!ahead_.empty()) {
@@ -308,12 +303,24 @@ class Worker {
     ring(kDriver);
     for (;;) {
       Incoming in = next_message(200us);
-      if (auto d = take_in(start, in)) {
+      auto d = take_in(start, in);
+      if (!d && may_go_on && !ahead_.empty()) {  // the Start ahead came first
+        d = take_in_waiting(start, false);
+        if (!d && !ahead_.empty()) return self_stop;
+      }
+      if (d) {
         trace_trial("worker: decision in", start.trial);
         return *d;
       }
-      if (may_go_on && !ahead_.empty()) return self_stop;  // the Start ahead came first
     }
+  }
+
+  /// take_in of every message waiting now, up to a decision about `start`'s trial, which
+  /// is returned. `thorough`: while no Start is held, a miss is probed again.
+  std::optional<Decision> take_in_waiting(const Start& start, bool thorough) {
+    while (const auto in = poll_message(thorough && ahead_.empty()))
+      if (auto d = take_in(start, *in)) return d;
+    return std::nullopt;
   }
 
   /// A message from the driver during the trial of `start`: a decision about it is returned.
