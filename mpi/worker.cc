@@ -146,6 +146,7 @@ class Worker {
 
   void run_trial(const Start& start) {
     trace_trial("worker: Start in", start.trial);
+    starts_in_trial_ = 0;
     train::Context ctx;
     ctx.trial_id = start.trial;
     ctx.attempt = start.attempt;
@@ -289,12 +290,15 @@ class Worker {
     if (may_go_on) {
       // Everything that came during the trial: a decision about it (a Pause that came
       // before its last result) is carried out, and a Stop that took back the Start ahead
-      // is seen before that Start runs. Until a Start is held a miss is probed twice (the
+      // is seen before that Start runs. Until a Start has come a miss is probed twice (the
       // messages arrived while this rank slept); after, one miss ends the look.
       if (auto d = take_in_waiting(start, true)) return *d;
-      // The driver learns of the result when it next looks (within its nap): waking it
-      // now would cost a wake-up per trial, which is what start-ahead saves.
-      if (!ahead_.empty()) {
+      // A Start that came during the trial was sent ahead, before the driver took this
+      // result in: the driver sends no Stop then (search::Controller::goes_on), even if it
+      // took that Start back since. So this worker goes on, to it or to nothing. The driver
+      // learns of the result when it next looks (within its nap): waking it now would cost
+      // a wake-up per trial, which is what start-ahead saves.
+      if (starts_in_trial_ > 0) {
         trace_trial("worker: goes on ahead", start.trial);
         return self_stop;
       }
@@ -304,9 +308,9 @@ class Worker {
     for (;;) {
       Incoming in = next_message(200us);
       auto d = take_in(start, in);
-      if (!d && may_go_on && !ahead_.empty()) {  // the Start ahead came first
+      if (!d && may_go_on && starts_in_trial_ > 0) {  // a Start ahead came before any answer
         d = take_in_waiting(start, false);
-        if (!d && !ahead_.empty()) return self_stop;
+        if (!d) return self_stop;
       }
       if (d) {
         trace_trial("worker: decision in", start.trial);
@@ -316,9 +320,9 @@ class Worker {
   }
 
   /// take_in of every message waiting now, up to a decision about `start`'s trial, which
-  /// is returned. `thorough`: while no Start is held, a miss is probed again.
+  /// is returned. `thorough`: until a Start has come, a miss is probed again.
   std::optional<Decision> take_in_waiting(const Start& start, bool thorough) {
-    while (const auto in = poll_message(thorough && ahead_.empty()))
+    while (const auto in = poll_message(thorough && starts_in_trial_ == 0))
       if (auto d = take_in(start, *in)) return d;
     return std::nullopt;
   }
@@ -330,6 +334,7 @@ class Worker {
   std::optional<Decision> take_in(const Start& start, const Incoming& in) {
     if (in.tag == kTagStart) {
       ahead_.push_back(unpack<Start>(world_, in));
+      ++starts_in_trial_;
       return std::nullopt;
     }
     if (in.tag != kTagDecision) {
@@ -411,6 +416,7 @@ class Worker {
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
   std::deque<Start> ahead_;  ///< Starts that came during a trial, to run after it (start-ahead)
+  int starts_in_trial_ = 0;  ///< Starts that came during the current trial, taken back or not
 };
 
 }  // namespace
