@@ -52,12 +52,12 @@
 /// Start-ahead (search/controller_ahead.cc): while a worker runs a lease flagged `last`
 /// (it ends at max_t, so its Decision is a Stop), the driver may send it the Start of its
 /// next trial. The worker keeps it; after reporting the lease's last iteration with a finite
-/// value of the metric it ends the trial itself and begins that Start; the driver, which
-/// knows it, sends no Stop then (one that comes all the same is stale). A worker that
-/// reports the last iteration before the Start arrives waits for it (or for a Stop), then
-/// goes on. A Stop for a Start it holds takes it back (the worker drops it, or
-/// stops the run it had begun). Every Start carries a `run` number that the run's Placed,
-/// Result and Ended carry back, so that the driver drops those of a run it took back.
+/// value of the metric it ends the trial itself and begins that Start, or waits for one
+/// as an idle worker; the driver, which knows it, sends no Stop then (one that comes all
+/// the same, for the end of the experiment, is stale). A Stop for a Start it holds takes
+/// it back (the worker drops it, or stops the run it had begun). Every Start carries a
+/// `run` number that the run's Placed, Result and Ended carry back, so that the driver
+/// drops those of a run it took back.
 
 #include <mpi.h>
 

@@ -146,7 +146,6 @@ class Worker {
 
   void run_trial(const Start& start) {
     trace_trial("worker: Start in", start.trial);
-    starts_in_trial_ = 0;
     train::Context ctx;
     ctx.trial_id = start.trial;
     ctx.attempt = start.attempt;
@@ -278,8 +277,9 @@ class Worker {
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless
   /// a Stop is already waiting (the worker does not wait for it); at its end, the driver's.
-  /// `last`: the lease ends at max_t. `may_go_on`: the decision is known to be a Stop (the last lease, a finite metric), so a
-  /// worker that holds its next Start (start-ahead) stops the trial itself and goes on.
+  /// `last`: the lease ends at max_t (start-ahead). `may_go_on`: the decision is known to be
+  /// a Stop (the last lease, a finite metric), which the driver does not send: the worker
+  /// stops the trial itself and goes on.
   Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until, bool last, bool may_go_on) {
     if (iteration < until) {
       while (const auto in = poll_message())
@@ -293,26 +293,23 @@ class Worker {
       // is seen before that Start runs. Until a Start has come a miss is probed twice (the
       // messages arrived while this rank slept); after, one miss ends the look.
       if (auto d = take_in_waiting(start, true)) return *d;
-      // A Start that came during the trial was sent ahead, before the driver took this
-      // result in: the driver sends no Stop then (search::Controller::goes_on), even if it
-      // took that Start back since. So this worker goes on, to it or to nothing. The driver
-      // learns of the result when it next looks (within its nap): waking it now would cost
-      // a wake-up per trial, which is what start-ahead saves.
-      if (starts_in_trial_ > 0) {
+      // The driver sends no Stop for this trial (search::Controller::goes_on): the worker
+      // ends it and goes on to the Start it holds, or, holding none, waits for one as an
+      // idle worker, having woken the driver to take the result in and answer with one.
+      // With a Start held the driver is not woken: it learns of the result when it next
+      // looks (within its nap), and a wake-up per trial is what start-ahead saves.
+      if (ahead_.empty()) {
+        ring(kDriver);
+      } else {
         trace_trial("worker: goes on ahead", start.trial);
-        return self_stop;
       }
+      return self_stop;
     }
     // The end of the lease: the driver's answer is all this worker waits for, so wake it.
     ring(kDriver);
     for (;;) {
       Incoming in = next_message(200us);
-      auto d = take_in(start, in);
-      if (!d && may_go_on && starts_in_trial_ > 0) {  // a Start ahead came before any answer
-        d = take_in_waiting(start, false);
-        if (!d) return self_stop;
-      }
-      if (d) {
+      if (auto d = take_in(start, in)) {
         trace_trial("worker: decision in", start.trial);
         return *d;
       }
@@ -320,9 +317,9 @@ class Worker {
   }
 
   /// take_in of every message waiting now, up to a decision about `start`'s trial, which
-  /// is returned. `thorough`: until a Start has come, a miss is probed again.
+  /// is returned. `thorough`: until a Start is held, a miss is probed again.
   std::optional<Decision> take_in_waiting(const Start& start, bool thorough) {
-    while (const auto in = poll_message(thorough && starts_in_trial_ == 0))
+    while (const auto in = poll_message(thorough && ahead_.empty()))
       if (auto d = take_in(start, *in)) return d;
     return std::nullopt;
   }
@@ -334,7 +331,6 @@ class Worker {
   std::optional<Decision> take_in(const Start& start, const Incoming& in) {
     if (in.tag == kTagStart) {
       ahead_.push_back(unpack<Start>(world_, in));
-      ++starts_in_trial_;
       return std::nullopt;
     }
     if (in.tag != kTagDecision) {
@@ -416,7 +412,6 @@ class Worker {
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
   std::deque<Start> ahead_;  ///< Starts that came during a trial, to run after it (start-ahead)
-  int starts_in_trial_ = 0;  ///< Starts that came during the current trial, taken back or not
 };
 
 }  // namespace

@@ -214,7 +214,7 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
     c.restore_checkpoint = t.restore_checkpoint;
     c.gang = t.workers;
     c.cause = cause;
-    c.last = t.lease_until >= options_.max_t;
+    c.last = last_lease(t);
     c.run = t.run;
     out.push_back(std::move(c));
     slot(w).current = t.id;
@@ -449,9 +449,9 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       if (!save && !options_.continue_every_result && t.iterations < t.lease_until) break;
       Command& c = out.emplace_back(Command{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
       c.save = save;
-      c.last = c.until >= options_.max_t;
       t.lease_until = c.until;
-      if (options_.start_ahead && c.last) {  // its worker may take its next trial now
+      c.last = last_lease(t);
+      if (c.last) {  // its worker may take its next trial now
         want_ahead(t);
         fill_ahead(out);
       }

@@ -104,10 +104,10 @@ struct Command {
   /// attempt), "retry", "resume", "exploit of trial D at iteration N", "ctl set: ...",
   /// "ranktune run --resume". Any cause but "start" appends to the attempt's log.
   std::string cause;
-  /// Start and Continue: `until` is max_t, so the decision after it is a Stop. A worker that
-  /// already holds its next Start (start-ahead) ends the trial itself after reporting
-  /// iteration `until` with a finite value of the metric, and goes on to that Start (no
-  /// Stop is sent then: goes_on).
+  /// Start and Continue, with start-ahead on and one worker: `until` is max_t, so the
+  /// decision after it is a Stop. The worker ends the trial itself after reporting
+  /// iteration `until` with a finite value of the metric, and goes on to the Start it holds
+  /// (or waits for its next one as an idle worker); no Stop is sent then (goes_on).
   bool last = false;
   /// Start: the number of this run (Trial::run), which the worker sends back with what the
   /// run reports; messages of another run of the same attempt are stale.
@@ -295,12 +295,14 @@ class Controller {
   void fill_ahead(std::vector<Command>& out);
   /// Appends `t`'s Start for `worker`, which is busy with its current trial.
   void send_ahead(Trial& t, int worker, std::vector<Command>& out);
+  /// Start-ahead is on and `t` (of one worker) runs the lease that ends at max_t:
+  /// Command::last.
+  bool last_lease(const Trial& t) const;
   /// Whether the worker of `t`, which has just reported the last iteration of its last
-  /// lease (`finite`: with a finite value of the metric), goes on by itself to the trial it
-  /// was sent ahead, so that the Stop that ends `t` would only be read and dropped. It has
-  /// that Start or will have it (MPI keeps the order), and it stops `t` once it does
-  /// (mpi/worker.cc, next_decision).
-  bool goes_on(const Trial& t, bool finite);
+  /// lease (`finite`: with a finite value of the metric), ends `t` by itself, so that the
+  /// Stop would only be read and dropped: it goes on to the trial it holds, or waits as an
+  /// idle worker for its next Start (mpi/worker.cc, next_decision).
+  bool goes_on(const Trial& t, bool finite) const;
   /// Takes back `t`'s Start sent ahead (a Stop for it, which its worker drops): it is an
   /// ordinary pending trial again.
   void take_back(Trial& t, std::vector<Command>& out);

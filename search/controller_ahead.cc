@@ -32,9 +32,12 @@ Controller::WorkerSlot& Controller::slot(int worker) {
   return slots_[index];
 }
 
+bool Controller::last_lease(const Trial& t) const {
+  return options_.start_ahead && t.workers.size() == 1 && t.lease_until >= options_.max_t;
+}
+
 void Controller::want_ahead(const Trial& t) {
-  if (options_.start_ahead && t.workers.size() == 1 && t.lease_until >= options_.max_t)
-    wants_ahead_.push_back(t.workers.front());
+  if (last_lease(t)) wants_ahead_.push_back(t.workers.front());
 }
 
 void Controller::fill_ahead(std::vector<Command>& out) {
@@ -60,9 +63,8 @@ void Controller::fill_ahead(std::vector<Command>& out) {
   }
 }
 
-bool Controller::goes_on(const Trial& t, bool finite) {
-  return options_.start_ahead && finite && t.workers.size() == 1 && t.lease_until >= options_.max_t &&
-         t.iterations >= t.lease_until && slot(t.workers.front()).ahead != 0;
+bool Controller::goes_on(const Trial& t, bool finite) const {
+  return finite && last_lease(t) && t.iterations >= t.lease_until;
 }
 
 void Controller::send_ahead(Trial& t, int worker, std::vector<Command>& out) {
@@ -73,9 +75,9 @@ void Controller::send_ahead(Trial& t, int worker, std::vector<Command>& out) {
   t.lease_until = lease(t);
   t.run = ++runs_;
   Command c{Command::Kind::Start, t.id, worker, t.attempt, t.config, t.lease_until};
-  c.gang = {worker};
   c.cause = cause_of(t);
-  c.last = t.lease_until >= options_.max_t;
+  c.gang = {worker};
+  c.last = options_.start_ahead && t.lease_until >= options_.max_t;
   c.run = t.run;
   out.push_back(std::move(c));
 }

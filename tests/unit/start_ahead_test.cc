@@ -83,8 +83,8 @@ TEST(StartAhead, AWorkerOnItsLastLeaseGetsItsNextTrialWhichStaysPending) {
   EXPECT_DOUBLE_EQ(t3->start_time, 2.5);
   EXPECT_EQ(t3->lease_until, 1);
   EXPECT_NE(ev.last("start:3:"), "");
-  // No Stop for trial 1: its worker, which held trial 3, stops it by itself (a Stop would
-  // only be read and dropped).
+  // No Stop for trial 1: its worker stops it by itself and goes on to trial 3 (a Stop
+  // would only be read and dropped).
   ASSERT_EQ(next.size(), 1u);
   EXPECT_EQ(next[0].kind, Command::Kind::Start);
   EXPECT_EQ(next[0].trial, 5);
@@ -94,28 +94,32 @@ TEST(StartAhead, AWorkerOnItsLastLeaseGetsItsNextTrialWhichStaysPending) {
   EXPECT_EQ(start_for(next, 3), nullptr);
 }
 
-TEST(StartAhead, AWorkerWithNothingAheadOrWithoutAFiniteMetricIsToldToStop) {
-  Controller c = make(ahead_opts(1), 3);
-  c.on_workers_free({1, 2}, 0);  // trial 3 goes ahead to worker 1; worker 2 holds nothing
-  ASSERT_EQ(c.find(3)->sent_ahead, 1);
-  auto cmds = c.on_result(2, 0, {{"loss", 2.0}}, 1);
-  ASSERT_FALSE(cmds.empty());
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop) << "worker 2 waits for its answer";
-  EXPECT_EQ(cmds[0].trial, 2);
-  // Worker 1 reports a NaN: it waits too (the driver fails the attempt and wants the tail).
+TEST(StartAhead, OnlyAWorkerWithoutAFiniteMetricIsToldToStop) {
+  // Worker 1 holds trial 2 and reports a NaN: it waits for the answer (the driver fails the
+  // attempt and wants the output's tail), which is a Stop.
   Controller d = make(ahead_opts(1), 3);
   d.on_workers_free({1}, 0);
   ASSERT_EQ(d.find(2)->sent_ahead, 1);
-  cmds = d.on_result(1, 0, {{"loss", NAN}}, 1);
+  auto cmds = d.on_result(1, 0, {{"loss", NAN}}, 1);
   ASSERT_FALSE(cmds.empty());
   EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
   EXPECT_TRUE(cmds[0].failed);
   EXPECT_EQ(d.find(2)->status, TrialStatus::Running) << "the worker goes on to trial 2 after the Stop";
+  // Trial 2's last result is finite: no Stop; the worker goes on to trial 3, sent ahead
+  // when it moved on to trial 2.
+  cmds = d.on_result(2, 0, {{"loss", 2.0}}, 2);
+  EXPECT_TRUE(of_kind(cmds, Command::Kind::Stop).empty());
+  EXPECT_EQ(d.find(3)->status, TrialStatus::Running);
+  // Trial 3's is too, with nothing left to hold: no Stop either (the worker ends it and
+  // waits as an idle one), and the experiment is over.
+  cmds = d.on_result(3, 0, {{"loss", 3.0}}, 3);
+  EXPECT_TRUE(cmds.empty());
+  EXPECT_TRUE(d.finished());
 }
 
 TEST(StartAhead, WorkersThatGoOnByThemselvesRunEveryTrialOnce) {
   // Two workers that behave as mpi/worker.cc does: they run the Starts they hold in order
-  // and report one result each; the controller's Stops are stale by then.
+  // and report one result each (the controller sends no Stop for them).
   Controller c = make(ahead_opts(1), 25);
   std::map<int, std::vector<Command>> held;  // per worker, in order
   for (const Command& s : of_kind(c.on_workers_free({1, 2}, 0), Command::Kind::Start)) held[s.worker].push_back(s);
@@ -151,18 +155,17 @@ TEST(StartAhead, AnIdleWorkerTakesBackATrialSentAheadWhenNothingElseIsLeft) {
   auto cmds = c.on_workers_free({1, 2}, 0);
   ASSERT_EQ(c.find(3)->sent_ahead, 1);
   const std::uint64_t first_run = c.find(3)->run;
-  // Worker 2 finishes trial 2 first; nothing is left but trial 3, held by worker 1, which is
-  // still busy with trial 1: it is taken back and started on worker 2.
+  // Worker 2 finishes trial 2 first (and ends it itself: no Stop), holding nothing; nothing
+  // is left but trial 3, held by worker 1, which is still busy with trial 1: it is taken
+  // back and started on worker 2.
   cmds = c.on_result(2, 0, {{"loss", 2.0}}, 1);
-  ASSERT_EQ(cmds.size(), 3u);
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
-  EXPECT_EQ(cmds[0].trial, 2);
-  EXPECT_EQ(cmds[1].kind, Command::Kind::Stop);  // takes it back from worker 1
+  ASSERT_EQ(cmds.size(), 2u);
+  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);  // takes it back from worker 1
+  EXPECT_EQ(cmds[0].trial, 3);
+  EXPECT_EQ(cmds[0].worker, 1);
+  EXPECT_EQ(cmds[1].kind, Command::Kind::Start);
   EXPECT_EQ(cmds[1].trial, 3);
-  EXPECT_EQ(cmds[1].worker, 1);
-  EXPECT_EQ(cmds[2].kind, Command::Kind::Start);
-  EXPECT_EQ(cmds[2].trial, 3);
-  EXPECT_EQ(cmds[2].worker, 2);
+  EXPECT_EQ(cmds[1].worker, 2);
   const Trial* t3 = c.find(3);
   EXPECT_EQ(t3->status, TrialStatus::Running);
   EXPECT_EQ(t3->workers, (std::vector<int>{2}));
@@ -298,8 +301,14 @@ TEST(StartAhead, GangsAndTheSimulatorNeverGoAhead) {
   EXPECT_EQ(of_kind(c.on_workers_free({1, 2, 3, 4}, 0), Command::Kind::Start).size(), 4u);  // 2 trials x 2
   for (const Trial& t : c.trials()) EXPECT_EQ(t.sent_ahead, 0);
 
+  for (const Command& s : of_kind(c.on_result(1, 0, {{"loss", 1.0}}, 1), Command::Kind::Stop))
+    EXPECT_FALSE(s.last);
   Controller off = make(opts(1), 6);  // start_ahead is off unless the driver sets it
-  EXPECT_EQ(of_kind(off.on_workers_free({1, 2}, 0), Command::Kind::Start).size(), 2u);
+  const auto starts = of_kind(off.on_workers_free({1, 2}, 0), Command::Kind::Start);
+  EXPECT_EQ(starts.size(), 2u);
+  for (const Command& s : starts) EXPECT_FALSE(s.last) << "without start-ahead the worker waits for its Stop";
+  const auto stops = of_kind(off.on_result(1, 0, {{"loss", 1.0}}, 1), Command::Kind::Stop);
+  EXPECT_EQ(stops.size(), 1u) << "without start-ahead every trial's end is a Stop";
 }
 
 TEST(StartAhead, ASearcherAskedAheadIsNotFinishedSoCtlAddCountStillExtendsIt) {
