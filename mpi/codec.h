@@ -48,11 +48,6 @@ class WireWriter {
     put(value);
     return *this;
   }
-  template <class T>
-  WireWriter& operator<<(const T& value) {
-    put(value);
-    return *this;
-  }
 
  private:
   template <class T>
@@ -104,11 +99,6 @@ class WireReader {
 
   template <class T>
   WireReader& operator&(T& value) {
-    get(value);
-    return *this;
-  }
-  template <class T>
-  WireReader& operator>>(T& value) {
     get(value);
     return *this;
   }
@@ -202,7 +192,7 @@ class WireReader {
 template <class T>
 void encode(const T& msg, std::vector<char>& out) {
   WireWriter w(out);
-  w << msg;
+  w & msg;
 }
 
 /// The message of type T in `size` bytes at `data`. Throws WireFormatError when they are not
@@ -211,7 +201,7 @@ template <class T>
 T decode(const char* data, std::size_t size) {
   WireReader r(data, size);
   T msg;
-  r >> msg;
+  r & msg;
   if (r.left() != 0)
     throw WireFormatError(std::to_string(r.left()) + " bytes follow the end of the message");
   return msg;

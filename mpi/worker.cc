@@ -282,8 +282,7 @@ class Worker {
   /// stops the trial itself and goes on.
   Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until, bool last, bool may_go_on) {
     if (iteration < until) {
-      while (const auto in = poll_message())
-        if (auto d = take_in(start, *in)) return *d;
+      if (auto d = take_in_waiting(start, false)) return *d;
       return Decision{start.trial, start.attempt, Decision::Continue, until, false, false, last};
     }
     const Decision self_stop{start.trial, start.attempt, Decision::Stop};

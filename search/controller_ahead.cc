@@ -46,8 +46,7 @@ void Controller::fill_ahead(std::vector<Command>& out) {
     const WorkerSlot& s = slot(w);
     // Still on its last lease, with nothing ahead yet: its trial may have ended since.
     const Trial* current = s.current != 0 ? find(s.current) : nullptr;
-    if (s.ahead != 0 || current == nullptr || current->status != TrialStatus::Running ||
-        current->workers.size() != 1 || current->lease_until < options_.max_t) {
+    if (s.ahead != 0 || current == nullptr || current->status != TrialStatus::Running || !last_lease(*current)) {
       wants_ahead_.pop_front();
       continue;
     }
@@ -77,7 +76,7 @@ void Controller::send_ahead(Trial& t, int worker, std::vector<Command>& out) {
   Command c{Command::Kind::Start, t.id, worker, t.attempt, t.config, t.lease_until};
   c.cause = cause_of(t);
   c.gang = {worker};
-  c.last = options_.start_ahead && t.lease_until >= options_.max_t;
+  c.last = t.lease_until >= options_.max_t;  // start-ahead is on, and the trial has one worker
   c.run = t.run;
   out.push_back(std::move(c));
 }

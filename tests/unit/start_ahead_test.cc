@@ -298,11 +298,12 @@ TEST(StartAhead, GangsAndTheSimulatorNeverGoAhead) {
   ControllerOptions gangs = ahead_opts(1);
   gangs.ranks_per_trial = 2;
   Controller c = make(gangs, 6);
-  EXPECT_EQ(of_kind(c.on_workers_free({1, 2, 3, 4}, 0), Command::Kind::Start).size(), 4u);  // 2 trials x 2
+  const auto gang_starts = of_kind(c.on_workers_free({1, 2, 3, 4}, 0), Command::Kind::Start);
+  EXPECT_EQ(gang_starts.size(), 4u);  // 2 trials x 2
+  for (const Command& s : gang_starts) EXPECT_FALSE(s.last) << "a gang waits for its Stop";
   for (const Trial& t : c.trials()) EXPECT_EQ(t.sent_ahead, 0);
-
-  for (const Command& s : of_kind(c.on_result(1, 0, {{"loss", 1.0}}, 1), Command::Kind::Stop))
-    EXPECT_FALSE(s.last);
+  // The gang's leader reports the last result: both members are told to stop.
+  EXPECT_EQ(of_kind(c.on_result(1, 0, {{"loss", 1.0}}, 1), Command::Kind::Stop).size(), 2u);
   Controller off = make(opts(1), 6);  // start_ahead is off unless the driver sets it
   const auto starts = of_kind(off.on_workers_free({1, 2}, 0), Command::Kind::Start);
   EXPECT_EQ(starts.size(), 2u);
