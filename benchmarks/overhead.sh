@@ -4,6 +4,10 @@
 # and Optuna's journal storage, all in the same run. Prints each run and a table of medians:
 # wall and span against the ideal, the floor and Optuna's wall, and the per-trial overhead
 # in microseconds, beside the floor's own (what one bare sleep took beyond its step).
+# The floor's sleeps run with the 1 us timer slack that every ranktune rank sets for itself
+# (mpi/backoff.h), and so the trainable's sleeps too: both pay the same sleep. A second floor puts a bare MPI program
+# (MPI_Init, a barrier, MPI_Finalize, on the transports ranktune's self-launch picks) in
+# place of `mpirun true`: what any MPI program pays to start, which `true` does not.
 #
 # usage: benchmarks/overhead.sh [RUNS]        (default 3 runs)
 # env:   RANKTUNE  the binary (default: build-bench/apps/ranktune, else build/apps/ranktune,
@@ -31,6 +35,12 @@ if [[ -z "${NO_OPTUNA:-}" ]] && "$PY" -c 'import optuna' 2>/dev/null; then optun
 
 tmp=$(mktemp -d /tmp/ranktune-overhead.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# The bare MPI program of the second floor (skipped where mpicc is missing).
+if command -v mpicc >/dev/null; then
+  printf '#include <mpi.h>\nint main(int c, char** v) { MPI_Init(&c, &v); MPI_Barrier(MPI_COMM_WORLD); MPI_Finalize(); return 0; }\n' \
+    >"$tmp/mpi_bare.c"
+  mpicc -O2 -o "$tmp/mpi_bare" "$tmp/mpi_bare.c" || rm -f "$tmp/mpi_bare"
+fi
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
@@ -55,12 +65,25 @@ run_ranktune() {
   local method=$1 binary=$2 run=$3 out=$tmp/$1_$3.h5
   local t0 t1
   t0=$(now)
-  "$binary" run "$here/overhead.toml" --np $workers --results "$out" >"$tmp/${method}_$run.log" 2>&1 \
+  # RANKTUNE_TRACE=1 prints a few lines per rank (not per trial), among them each worker's
+  # "between trials": its mean time from a trial's last step to the next trial's first step.
+  RANKTUNE_TRACE=1 "$binary" run "$here/overhead.toml" --np $workers --results "$out" >"$tmp/${method}_$run.log" 2>&1 \
     || { cat "$tmp/${method}_$run.log" >&2; echo "overhead.sh: $method run failed" >&2; exit 1; }
   t1=$(now)
   printf '%s\t%s\t%s\t%s\t%s\n' "$method" "$run" "$(elapsed "$t0" "$t1")" \
     "$("$PY" "$here/analyze_trials.py" "$out" --span-only)" "$(per_trial_us "$out")" >>"$rows"
   "$PY" "$here/analyze_trials.py" "$out" --step $step | sed "s/^/    $method: /" >>"$tmp/analysis_$run.txt"
+  # The workers' own gap between trials, weighted by their trial counts (a binary older than
+  # this figure prints none).
+  "$PY" - "$tmp/${method}_$run.log" "$method" "$run" >>"$tmp/gaps.tsv" <<'PYEOF'
+import re, sys
+n = s = 0
+for line in open(sys.argv[1], errors="replace"):
+    if m := re.search(r"worker: between trials; (\d+) trials followed one another.*?mean ([0-9.]+) us", line):
+        n += int(m[1]); s += int(m[1]) * float(m[2])
+if n:
+    print(f"{sys.argv[2]}\t{sys.argv[3]}\t{s / n:.1f}")
+PYEOF
   rm -rf "$out" "$out.logs" "$out.control"
 }
 for run in $(seq 1 "$runs"); do
@@ -68,7 +91,8 @@ for run in $(seq 1 "$runs"); do
   #    its own loop time; the span is the slowest loop, the wall includes interpreter start.
   t0=$(now)
   for w in $(seq 1 $workers); do
-    "$PY" -c "import time
+    "$PY" -c "import ctypes, time
+ctypes.CDLL(None).prctl(29, 1000, 0, 0, 0)  # PR_SET_TIMERSLACK: 1 us, as in a rank
 t = time.perf_counter()
 for _ in range($trials // $workers): time.sleep($step)
 print(time.perf_counter() - t)" >"$tmp/sleep_${run}_$w.txt" &
@@ -87,6 +111,13 @@ print(time.perf_counter() - t)" >"$tmp/sleep_${run}_$w.txt" &
   mpirun -np $((workers + 1)) --bind-to none --oversubscribe true
   t1=$(now)
   printf 'mpirun-bare\t%s\t%s\t%s\t\n' "$run" "$(elapsed "$t0" "$t1")" "$(elapsed "$t0" "$t1")" >>"$rows"
+  # ... and a bare MPI program of the same ranks on the same transports.
+  if [[ -x "$tmp/mpi_bare" ]]; then
+    t0=$(now)
+    mpirun -np $((workers + 1)) --bind-to none --oversubscribe --mca pml ob1 --mca btl self,vader "$tmp/mpi_bare"
+    t1=$(now)
+    printf 'mpi-bare\t%s\t%s\t%s\t\n' "$run" "$(elapsed "$t0" "$t1")" "$(elapsed "$t0" "$t1")" >>"$rows"
+  fi
 
   # 2. ranktune, self-launched (mpirun -np 9 --bind-to none --oversubscribe), and the base
   #    binary right after it when one is given.
@@ -122,9 +153,14 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Medians per method; ratios against the ideal and against the sleep floor of the same runs.
 failed=$( [[ -f "$tmp/optuna_failures" ]] && wc -l <"$tmp/optuna_failures" || echo 0 )
-"$PY" - "$rows" "$ideal" "$runs" "$failed" "$step" <<'PYEOF'
+touch "$tmp/gaps.tsv"
+"$PY" - "$rows" "$ideal" "$runs" "$failed" "$step" "$tmp/gaps.tsv" <<'PYEOF'
 import statistics as st, sys
 rows, ideal, runs, optuna_failed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+gaps = {}
+for line in open(sys.argv[6]):
+    m, _, g = line.rstrip("\n").split("\t")
+    gaps.setdefault(m, []).append(float(g))
 data = {}
 for line in open(rows):
     m, _, wall, span, per_trial = line.rstrip("\n").split("\t")
@@ -136,19 +172,23 @@ for m, v in data.items():
 # The floor: bare sleeps of the same work plus a bare mpirun of the same ranks.
 floor_wall = med["sleep-floor"][0] + med["mpirun-bare"][0]
 floor_span = med["sleep-floor"][1]
+mpi_floor_wall = med["sleep-floor"][0] + med["mpi-bare"][0] if "mpi-bare" in med else None
 optuna_wall = med["optuna-journal"][0] if "optuna-journal" in med else None
 print(f"\nmedians over {runs} runs (wall: whole command incl. mpirun/python start-up; "
       f"span: the experiment's own time)")
 print(f"floor: sleep-floor wall {med['sleep-floor'][0]:.3f} s + mpirun-bare {med['mpirun-bare'][0]:.3f} s "
       f"= {floor_wall:.3f} s ({floor_wall / ideal:.3f}x ideal); span floor {floor_span:.3f} s")
+if mpi_floor_wall:
+    print(f"MPI floor: sleep-floor wall + mpi-bare {med['mpi-bare'][0]:.3f} s = {mpi_floor_wall:.3f} s "
+          f"({mpi_floor_wall / ideal:.3f}x ideal)")
 print(f"{'method':<16}{'n':>3}{'wall s':>9}{'span s':>9}{'wall/ideal':>12}{'span/ideal':>12}"
       f"{'wall/floor':>12}{'span/floor':>12}{'wall/optuna':>13}{'per trial us':>14}")
-for m in ("sleep-floor", "mpirun-bare", "ranktune", "ranktune-base", "optuna-journal"):
+for m in ("sleep-floor", "mpirun-bare", "mpi-bare", "ranktune", "ranktune-base", "optuna-journal"):
     if m not in med:
         continue
     w, s, p, n = med[m]
     vs_optuna = f"{w / optuna_wall:13.3f}" if optuna_wall else f"{'-':>13}"
-    if m == "mpirun-bare":
+    if m in ("mpirun-bare", "mpi-bare"):
         print(f"{m:<16}{n:>3}{w:>9.3f}{'-':>9}{'-':>12}{'-':>12}{'-':>12}{'-':>12}{'-':>13}{'-':>14}")
         continue
     print(f"{m:<16}{n:>3}{w:>9.3f}{s:>9.3f}{w/ideal:>12.3f}{s/ideal:>12.3f}"
@@ -159,6 +199,12 @@ if med["ranktune"][2] is not None and med["sleep-floor"][2] is not None:
     print(f"per trial: ranktune {med['ranktune'][2]:.0f} us, a bare sleep of the floor {med['sleep-floor'][2]:.0f} us "
           f"beyond its {float(sys.argv[5]) * 1e3:g} ms in the same runs "
           f"({med['ranktune'][2] - med['sleep-floor'][2]:+.0f} us)")
+for m, g in gaps.items():
+    print(f"{m}: a worker's own time from a trial's last step to the next trial's first step "
+          f"(its 'between trials' trace line): {st.median(g):.0f} us, median over runs of the mean ({', '.join(f'{x:.0f}' for x in g)})")
+for m in ("ranktune", "ranktune-base"):
+    if m in med and mpi_floor_wall:
+        print(f"{m}: wall {med[m][0] / mpi_floor_wall:.3f}x the MPI floor")
 print("targets (issue 16): ranktune wall <= 1.045x ideal and <= 1.005x the floor, below optuna-journal's wall; "
       "per-trial overhead <= 100 us")
 PYEOF

@@ -9,6 +9,8 @@
 #include <deque>
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 
@@ -56,12 +58,16 @@ class Worker {
       if (!ahead_.empty()) {
         const Start next = std::move(ahead_.front());
         ahead_.pop_front();
+        gaps_.held = true;  // the next trial's gap needed no message
         run_trial(next);
         continue;
       }
       Incoming in = next_message(2ms);
       switch (in.tag) {
-        case kTagStart: run_trial(unpack<Start>(world_, in)); break;
+        case kTagStart:
+          gaps_.held = false;
+          run_trial(unpack<Start>(world_, in));
+          break;
         case kTagDecision: break;  // a Stop for a trial that already ended here: nothing to do
         case kTagShutdown:
           trace("worker: Shutdown received");
@@ -71,6 +77,7 @@ class Worker {
           while (!checkpoints_.idle()) take_ack(receive(world_, kDriver, 2ms, kTagCheckpointAck));
           send(world_, kDriver, kTagBye, Empty{});
           ring(kDriver);
+          trace(gaps_line().c_str());
           trace_doorbell("worker: Bye sent");
           return 0;
         default:
@@ -209,7 +216,9 @@ class Worker {
     for (std::int64_t iteration = start.iterations + 1; outcome.ok; ++iteration) {
       train::StepResult r;
       trace_trial("worker: step begins", start.trial);
+      if (iteration == start.iterations + 1) gaps_.trial_begins();
       outcome = agreed(guarded(trainable.get(), [&] { r = trainable->step(); }));
+      gaps_.step_ended();
       trace_trial("worker: step ends", start.trial);
       if (!outcome.ok) break;
       // The leader decides (from its own step and the driver), and the gang follows.
@@ -269,6 +278,16 @@ class Worker {
     }
   }
 
+  /// A trace line at the end (RANKTUNE_TRACE): this worker's time between trials.
+  std::string gaps_line() const {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "worker: between trials; %lld trials followed one another (%lld with their Start held), "
+                  "from a step's end to the next trial's first step: mean %.1f us, median %lld us, p90 %lld us",
+                  gaps_.count, gaps_.held_count, gaps_.mean_us(), gaps_.quantile_us(0.5), gaps_.quantile_us(0.9));
+    return line;
+  }
+
   /// The trainable's warnings (a program killed with SIGKILL) as events in the results file.
   void send_warnings(const Start& start, train::Trainable& trainable) {
     for (std::string& w : trainable.take_warnings())
@@ -289,8 +308,10 @@ class Worker {
     if (may_go_on) {
       // Everything that came during the trial: a decision about it (a Pause that came
       // before its last result) is carried out, and a Stop that took back the Start ahead
-      // is seen before that Start runs. Until a Start has come a miss is probed twice (the
-      // messages arrived while this rank slept); after, one miss ends the look.
+      // is seen before that Start runs. Every miss is probed twice: the messages came while
+      // this rank slept, and Open MPI moves them in only on a probe that misses
+      // (mpi::try_receive), so one miss after the held Start could hide the Stop behind it
+      // (the worker then ran a trial taken back; mpi.start_ahead's ctl part caught it).
       if (auto d = take_in_waiting(start, true)) return *d;
       // The driver sends no Stop for this trial (search::Controller::goes_on): the worker
       // ends it and goes on to the Start it holds, or, holding none, waits for one as an
@@ -316,9 +337,9 @@ class Worker {
   }
 
   /// take_in of every message waiting now, up to a decision about `start`'s trial, which
-  /// is returned. `thorough`: until a Start is held, a miss is probed again.
+  /// is returned. `thorough`: a miss is probed again.
   std::optional<Decision> take_in_waiting(const Start& start, bool thorough) {
-    while (const auto in = poll_message(thorough && ahead_.empty()))
+    while (const auto in = poll_message(thorough))
       if (auto d = take_in(start, *in)) return d;
     return std::nullopt;
   }
@@ -411,6 +432,40 @@ class Worker {
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
   std::deque<Start> ahead_;  ///< Starts that came during a trial, to run after it (start-ahead)
+  /// This worker's own dispatch cost: from the end of a trial's last step to the next
+  /// trial's first step (sending the result, taking in the next Start or waiting for it,
+  /// the trainable's set-up). A clock read per step and a histogram of 1 us bins (the
+  /// last one for everything from 1 ms on), so memory stays bounded whatever the number of
+  /// trials. Printed in a trace line before the Bye's (benchmarks/overhead.sh reads it).
+  struct Gaps {
+    static constexpr std::size_t kBins = 1001;
+    std::optional<std::chrono::steady_clock::time_point> last_step_end;
+    std::chrono::nanoseconds total{0};
+    long long count = 0;
+    long long held_count = 0;
+    bool held = false;  ///< the trial about to begin came ahead (start-ahead)
+    std::vector<long long> bins = std::vector<long long>(kBins, 0);
+    void step_ended() { last_step_end = std::chrono::steady_clock::now(); }
+    void trial_begins() {
+      const bool was_held = std::exchange(held, false);
+      if (!last_step_end) return;
+      const auto gap = std::chrono::steady_clock::now() - *last_step_end;
+      total += gap;
+      ++count;
+      held_count += was_held ? 1 : 0;
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(gap).count();
+      ++bins[static_cast<std::size_t>(std::clamp<long long>(us, 0, kBins - 1))];
+    }
+    double mean_us() const { return count == 0 ? 0.0 : std::chrono::duration<double, std::micro>(total).count() / count; }
+    /// The q-quantile in whole microseconds (1000 means "1 ms or more"); 0 without gaps.
+    long long quantile_us(double q) const {
+      long long seen = 0;
+      const auto want = static_cast<long long>(std::ceil(q * static_cast<double>(count)));
+      for (std::size_t i = 0; i < kBins; ++i)
+        if ((seen += bins[i]) >= want && seen > 0) return static_cast<long long>(i);
+      return 0;
+    }
+  } gaps_;
 };
 
 }  // namespace
