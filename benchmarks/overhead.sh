@@ -12,8 +12,9 @@
 # usage: benchmarks/overhead.sh [RUNS]        (default 3 runs)
 # env:   RANKTUNE  the binary (default: build-bench/apps/ranktune, else build/apps/ranktune,
 #                  else ranktune in PATH)
-#        RANKTUNE_BASE  a second binary (e.g. the previous build), run right after RANKTUNE in
-#                  every run as "ranktune-base", so that both see the same machine
+#        RANKTUNE_BASE  a second binary (e.g. the previous build), run beside RANKTUNE in
+#                  every run as "ranktune-base" (second in odd runs, first in even ones), so
+#                  that both see the same machine
 #        NO_OPTUNA=1 skips the Optuna baseline
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -120,10 +121,19 @@ print(time.perf_counter() - t)" >"$tmp/sleep_${run}_$w.txt" &
   fi
 
   # 2. ranktune, self-launched (mpirun -np 9 --bind-to none --oversubscribe), and the base
-  #    binary right after it when one is given.
+  #    binary beside it when one is given: first in even runs, second in odd ones. On the
+  #    VM the one that ran first after the 12.6 s floor was slower in 8 of 12 runs, by up
+  #    to 0.8 s, whichever binary it was. A likely cause: the kernel's proactive reclaim
+  #    (DAMON, kdamond) pages out what sat unused for seconds (`ranktune --version` after
+  #    15 s idle: 6-12 major faults, 20-50 ms; right after: 0-1, 10-20 ms).
   : >"$tmp/analysis_$run.txt"
-  run_ranktune ranktune "$RANKTUNE" "$run"
-  [[ -n "${RANKTUNE_BASE:-}" ]] && run_ranktune ranktune-base "$RANKTUNE_BASE" "$run"
+  if [[ -n "${RANKTUNE_BASE:-}" ]] && (( run % 2 == 0 )); then
+    run_ranktune ranktune-base "$RANKTUNE_BASE" "$run"
+    run_ranktune ranktune "$RANKTUNE" "$run"
+  else
+    run_ranktune ranktune "$RANKTUNE" "$run"
+    [[ -n "${RANKTUNE_BASE:-}" ]] && run_ranktune ranktune-base "$RANKTUNE_BASE" "$run"
+  fi
 
   note=""
   # 3. Optuna 3.1, JournalFileStorage, random sampler, 8 processes.

@@ -15,11 +15,12 @@
 #   - a config whose trials checkpoint at their end (the worker must wait for the Pause)
 #     never goes ahead;
 #   - `ranktune ctl` takes back a Start that its worker holds, deterministically: one worker,
-#     trials of one 3 s step, so that trial 2 is held while trial 1 runs. `ctl stop 2` takes
+#     trials of one 4 s step, so that trial 2 is held while trial 1 runs. `ctl stop 2` takes
 #     it back and it never runs (no result, no "start" event, the worker never begins it);
 #     `ctl set 3 x1=1.5` takes back the Start of trial 3 sent next, and trial 3 runs once,
-#     with the new x1 (its noiseless objective is branin(1.5, x2)): a worker that ran the
-#     Start it held instead of dropping it would show the old x1 or two results.
+#     with the new x1 (its noiseless objective is branin(1.5, x2)). The worker's trace
+#     tells which runs it began: before the fix of its look at waiting messages it began
+#     trial 2 once and trial 3 twice (the driver's run numbers kept the file right).
 source "$(dirname "$0")/lib.sh"
 trials=42
 RANKTUNE_TRACE=trials mpirun -np 5 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/a.h5" \
@@ -81,7 +82,7 @@ echo "ok: workers went on by themselves after $went_on of $trials trials; none w
 
 # Taking back a held Start with ctl.
 RANKTUNE_TRACE=trials mpirun -np 2 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/b.h5" \
-    --set experiment.num_samples=4 --set stop.max_t=1 --set trainable.seconds_per_step=3 --set trainable.noise=0.0 \
+    --set experiment.num_samples=4 --set stop.max_t=1 --set trainable.seconds_per_step=4 --set trainable.noise=0.0 \
     > "$WORK/b_out.txt" 2> "$WORK/b_trace.txt" &
 launcher=$!
 wait_for_rank0 "$WORK/b.h5" "$launcher" > /dev/null
@@ -97,7 +98,7 @@ ctl_ok() {  # TEXT ARGS...
   "$RANKTUNE" ctl "$@" > "$WORK/ctl.txt" 2>&1 && grep -q -- "$text" "$WORK/ctl.txt" \
     || { cat "$WORK/ctl.txt"; kill "$launcher"; fail "ctl $*: expected '$text'"; }
 }
-sent 2 1   # trial 1 runs its 3 s step; trial 2's Start waits on the worker
+sent 2 1   # trial 1 runs its 4 s step (ctl needs well under 1 s per call); trial 2's Start waits on the worker
 ctl_ok "applied: trial 2 stopped at iteration 0 (it was PENDING)" stop "$WORK/b.h5" 2
 sent 3 1   # taken back, so the worker was sent trial 3 instead
 ctl_ok "applied: trial 3: x1 .* -> 1.5; it starts with them" set "$WORK/b.h5" 3 x1=1.5
