@@ -450,6 +450,10 @@ class Driver {
       }
       switch (c.kind) {
         case search::Command::Kind::Start: {
+          if (trace_trials_on()) {  // which rank: tests/mpi/take_back.sh follows a Start taken back
+            const std::string to = "driver: Start to rank " + std::to_string(c.worker) + ", trial";
+            trace_trial(to.c_str(), c.trial);
+          }
           Start start{c.trial, c.attempt, c.config, c.until, c.iterations};
           start.gang = c.gang;
           start.cause = c.cause;
