@@ -34,6 +34,7 @@
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
+#include "mpi/progress_yield.h"
 #include "mpi/trace.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
@@ -139,6 +140,9 @@ class Driver {
   }
 
   int run() {
+    // The loop naps between polls: Open MPI's yield in its empty probes is not wanted here
+    // (progress_yield.h); MPI_Finalize gets Open MPI's own choice back.
+    const ProgressYield polling(false);
     log_allocation();
     // Every worker is free at once, so that gangs are placed knowing them all (rank order
     // alone made the first two idle ranks a gang, across hosts under --map-by node).

@@ -23,6 +23,7 @@
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
+#include "mpi/progress_yield.h"
 #include "mpi/rendezvous.h"
 #include "mpi/trace.h"
 #include "mpi/wire.h"
@@ -53,6 +54,11 @@ class Worker {
         placement_(std::move(placement)) {}
 
   int loop() {
+    // Between its polls this rank naps; a yield in each empty probe would only give its
+    // core away mid hand-over (progress_yield.h). Gangs and MPI_Finalize get Open MPI's own
+    // choice back.
+    const ProgressYield polling(false);
+    mpi_yields_ = polling.before();
     for (;;) {
       // A Start that came ahead, during the trial before: this worker goes on to it at once.
       if (!ahead_.empty()) {
@@ -168,7 +174,9 @@ class Worker {
     // A gang trial: the members build their communicator first. A failure to build it is
     // an MPI failure (the job cannot go on consistently), not a failed attempt.
     std::unique_ptr<Gang> gang;
+    std::optional<ProgressYield> as_mpi_chose;  // a gang's collectives block: let them yield
     if (start.gang.size() > 1) {
+      as_mpi_chose.emplace(mpi_yields_);
       // Only a kind that computes on the GPU gets it (the mlp, unless told to stay on the CPU).
       gang = std::make_unique<Gang>(static_cast<MPI_Comm>(gangs_), start.gang, gang_tag(start),
                                     traits_.uses_gpu ? placement_.device : std::string("cpu"));
@@ -432,6 +440,7 @@ class Worker {
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
   std::deque<Start> ahead_;  ///< Starts that came during a trial, to run after it (start-ahead)
+  bool mpi_yields_ = false;  ///< Open MPI's own choice of yielding on an idle poll (progress_yield.h)
   /// This worker's own dispatch cost: from the end of a trial's last step to the next
   /// trial's first step (sending the result, taking in the next Start or waiting for it,
   /// the trainable's set-up). A clock read per step and a histogram of 1 us bins (the
