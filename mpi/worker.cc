@@ -319,7 +319,7 @@ class Worker {
       // is seen before that Start runs. Every miss is probed twice: the messages came while
       // this rank slept, and Open MPI moves them in only on a probe that misses
       // (mpi::try_receive), so one miss after the held Start could hide the Stop behind it
-      // (the worker then ran a trial taken back; mpi.start_ahead's ctl part caught it).
+      // (the worker then ran a trial taken back; mpi.take_back caught it).
       if (auto d = take_in_waiting(start, true)) return *d;
       // The driver sends no Stop for this trial (search::Controller::goes_on): the worker
       // ends it and goes on to the Start it holds, or, holding none, waits for one as an

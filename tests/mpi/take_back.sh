@@ -37,6 +37,20 @@ began() {  # TRIAL [RANK]: how many times a worker (RANK, if given) began TRIAL
 sent_to() {  # TRIAL: the ranks the driver sent TRIAL's Start to, in order
   sed -n "s/.* driver: Start to rank \([0-9]*\), trial $1\$/\1/p" "$trace" | tr '\n' ' '
 }
+# check_file FILE [ARG...] < PYTHON: runs the Python checks on stdin after a prelude that reads
+# FILE: `trials` by id, `results`, `events`, and per trial `per_trial` (results) and
+# `starts` ("start" events).
+prelude=$(cat <<'PY'
+import collections, math, sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    trials = {int(t["trial_id"]): t for t in f["trials"][:] if t["trial_id"] > 0}
+    results = f["results"][:]
+    events = f["events"][:]
+per_trial = collections.Counter(int(r["trial_id"]) for r in results)
+starts = collections.Counter(int(e["trial_id"]) for e in events if e["kind"] == b"start")
+PY
+)
+check_file() { "$PY" - "$@" < <(printf '%s\n' "$prelude"; cat); }
 
 # 1. ctl.
 trace=$WORK/b_trace.txt
@@ -51,17 +65,10 @@ ctl_ok "applied: trial 3: x1 .* -> 1.5; it starts with them" set "$WORK/b.h5" 3 
 wait "$launcher" || { cat "$WORK/b_out.txt" "$trace"; fail "the ctl run exited $?"; }
 [[ $(began 1) == 1 && $(began 2) == 0 && $(began 3) == 1 ]] \
   || fail "the worker began trial 1 $(began 1) times, trial 2 (stopped while held) $(began 2), trial 3 (changed while held) $(began 3)"
-"$PY" - "$WORK/b.h5" <<'PY'
-import collections, math, sys, h5py
+check_file "$WORK/b.h5" <<'PY'
 def branin(x1, x2):
     b, c, t = 5.1 / (4 * math.pi ** 2), 5 / math.pi, 1 / (8 * math.pi)
     return (x2 - b * x1 * x1 + c * x1 - 6) ** 2 + 10 * (1 - t) * math.cos(x1) + 10
-with h5py.File(sys.argv[1], "r") as f:
-    trials = {int(t["trial_id"]): t for t in f["trials"][:] if t["trial_id"] > 0}
-    results = f["results"][:]
-    events = f["events"][:]
-per_trial = collections.Counter(int(r["trial_id"]) for r in results)
-starts = collections.Counter(int(e["trial_id"]) for e in events if e["kind"] == b"start")
 assert sorted(trials) == [1, 2, 3, 4], sorted(trials)
 assert all(t["status"] == b"TERMINATED" for t in trials.values()), {i: t["status"] for i, t in trials.items()}
 assert per_trial == {1: 1, 3: 1, 4: 1} and starts == {1: 1, 3: 1, 4: 1}, (dict(per_trial), dict(starts))
@@ -82,11 +89,7 @@ kill -TERM "$rank0"
 rc=0; wait "$launcher" || rc=$?
 [[ $rc -eq 4 ]] || { cat "$WORK/e_out.txt" "$trace"; fail "expected exit 4 after SIGTERM with a Start held, got $rc"; }
 [[ $(began 2) == 0 ]] || fail "the worker began trial 2, held when the experiment ended"
-"$PY" - "$WORK/e.h5" <<'PY'
-import sys, h5py
-with h5py.File(sys.argv[1], "r") as f:
-    trials = {int(t["trial_id"]): t for t in f["trials"][:] if t["trial_id"] > 0}
-    events = f["events"][:]
+check_file "$WORK/e.h5" <<'PY'
 assert trials[2]["status"] == b"PENDING", trials[2]["status"]
 assert not any(e["kind"] == b"start" and e["trial_id"] == 2 for e in events), "trial 2 has a 'start' event"
 assert not any(t["status"] == b"RUNNING" for t in trials.values()), {i: t["status"] for i, t in trials.items()}
@@ -95,14 +98,7 @@ PY
 mpirun -np 2 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/e.h5" --resume \
     --set experiment.num_samples=3 "${run_args[@]}" > "$WORK/e2_out.txt" 2>&1 \
   || { cat "$WORK/e2_out.txt"; fail "the resumed run exited $?"; }
-"$PY" - "$WORK/e.h5" <<'PY'
-import collections, sys, h5py
-with h5py.File(sys.argv[1], "r") as f:
-    trials = {int(t["trial_id"]): t for t in f["trials"][:] if t["trial_id"] > 0}
-    results = f["results"][:]
-    events = f["events"][:]
-per_trial = collections.Counter(int(r["trial_id"]) for r in results)
-starts = collections.Counter(int(e["trial_id"]) for e in events if e["kind"] == b"start")
+check_file "$WORK/e.h5" <<'PY'
 assert sorted(trials) == [1, 2, 3] and all(t["status"] == b"TERMINATED" for t in trials.values()), \
     {i: t["status"] for i, t in trials.items()}
 assert per_trial == {1: 1, 2: 1, 3: 1}, dict(per_trial)
@@ -126,13 +122,8 @@ wait "$launcher" || { cat "$WORK/s_out.txt" "$trace"; fail "the take-back run ex
 [[ $(sent_to 3) == "$holder $other " ]] || fail "trial 3's Start went to ranks $(sent_to 3), not $holder then $other"
 [[ $(began 3 "$holder") == 0 && $(began 3 "$other") == 1 ]] \
   || fail "trial 3 begun $(began 3 "$holder") times on rank $holder (its holder) and $(began 3 "$other") on rank $other"
-"$PY" - "$WORK/s.h5" "$victim" <<'PY'
-import collections, sys, h5py
-with h5py.File(sys.argv[1], "r") as f:
-    trials = {int(t["trial_id"]): t for t in f["trials"][:] if t["trial_id"] > 0}
-    results = f["results"][:]
+check_file "$WORK/s.h5" "$victim" <<'PY'
 victim = int(sys.argv[2])
-per_trial = collections.Counter(int(r["trial_id"]) for r in results)
 assert all(t["status"] == b"TERMINATED" for t in trials.values()), {i: t["status"] for i, t in trials.items()}
 assert per_trial[3] == 1 and per_trial[6 - victim - 3] == 1, dict(per_trial)
 PY
