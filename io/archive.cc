@@ -2,8 +2,6 @@
 // trailer, and back, with every refusal (io/archive.h: the layout and the rules).
 #include "io/archive.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/archive_api.h"
 #include "io/crc32c.h"
 #include "sys/fd.h"
 
