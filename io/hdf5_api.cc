@@ -22,7 +22,7 @@ Api load(const std::string& path) {
                           "which scripts/setup.sh installs)";
   sys::SharedLibrary library = [&] {
     try {
-      return sys::SharedLibrary::open(path);
+      return sys::SharedLibrary::open_shared(path);
     } catch (const sys::LibraryError& e) {
       throw StoreError(std::string("HDF5: ") + e.what() + fix);
     }

@@ -61,6 +61,15 @@ SharedLibrary SharedLibrary::open(const std::string& path) {
   return SharedLibrary(handle, real);
 }
 
+SharedLibrary SharedLibrary::open_shared(const std::string& path) {
+  const std::string soname = split_path(path).second;
+  // A name without a slash makes dlopen look among the mapped objects by name and SONAME;
+  // RTLD_NOLOAD keeps it from loading anything.
+  if (void* mapped = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); mapped != nullptr)
+    return SharedLibrary(mapped, soname);
+  return open(path);
+}
+
 SharedLibrary::SharedLibrary(SharedLibrary&& o) noexcept
     : handle_(std::exchange(o.handle_, nullptr)), path_(std::move(o.path_)) {}
 

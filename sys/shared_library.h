@@ -30,6 +30,12 @@ class SharedLibrary {
   /// Throws LibraryError saying which rule failed or what dlerror() said.
   static SharedLibrary open(const std::string& path);
 
+  /// For a system library that the process may have mapped already (HDF5 in a program that
+  /// links it): the one of that SONAME (the last part of `path`) if it is mapped, so that a
+  /// process never holds two copies of one library; otherwise open(path). Taking a mapped
+  /// library runs no new code, so it needs none of the checks.
+  static SharedLibrary open_shared(const std::string& path);
+
   SharedLibrary(SharedLibrary&& o) noexcept;
   SharedLibrary& operator=(SharedLibrary&& o) noexcept;
   SharedLibrary(const SharedLibrary&) = delete;

@@ -4,6 +4,7 @@
 // three mapped until the code that needs it runs, then each one, once. The tests run in the
 // order written: the first one looks before anything has been opened.
 
+#include <dlfcn.h>
 #include <link.h>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "io/errors.h"
 #include "io/hdf5_api.h"
 #include "io/store.h"
+#include "sys/shared_library.h"
 #include "sys/temp_dir.h"
 #include "train/blas.h"
 
@@ -59,6 +61,9 @@ TEST(LazyLibraries, Hdf5OpensOnItsFirstCall) {
   EXPECT_TRUE(mapped("libhdf5"));
   EXPECT_FALSE(io::libarchive::loaded());
   EXPECT_FALSE(mapped("libarchive"));  // HDF5 does not bring libarchive with it
+  // Asked again, the process gets the library it has, not a second copy.
+  EXPECT_EQ(sys::SharedLibrary::open_shared(io::h5::library_path()).symbol("H5open"),
+            reinterpret_cast<void*>(io::h5::api().open));
 
   // A real file through the bound library: written, then recognised.
   sys::TempDir dir("lazy_libraries");
@@ -94,17 +99,24 @@ TEST(LazyLibraries, OpenBlasOpensWithTheFirstCpuEngine) {
   EXPECT_FLOAT_EQ(c[3], 50);
 }
 
+TEST(LazyLibraries, AMappedLibraryIsTakenWhereverItCameFrom) {
+  // The C library is mapped in every process: its SONAME finds it, whatever the folder.
+  const auto c = sys::SharedLibrary::open_shared("/nonexistent/libc.so.6");
+  EXPECT_NE(c.symbol("getpid"), nullptr);
+  EXPECT_EQ(c.symbol("getpid"), dlsym(RTLD_DEFAULT, "getpid"));
+}
+
 TEST(LazyLibraries, AMissingLibraryIsAClearError) {
   try {
-    io::h5::load("/nonexistent/libhdf5_serial.so.103");
+    io::h5::load("/nonexistent/libhdf5_absent.so.103");
     FAIL() << "no error";
   } catch (const io::StoreError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("/nonexistent/libhdf5_serial.so.103"), std::string::npos) << what;
+    EXPECT_NE(what.find("/nonexistent/libhdf5_absent.so.103"), std::string::npos) << what;
     EXPECT_NE(what.find("libhdf5-103-1"), std::string::npos) << what;
   }
   try {
-    io::libarchive::load("/nonexistent/libarchive.so.13");
+    io::libarchive::load("/nonexistent/libarchive_absent.so.13");
     FAIL() << "no error";
   } catch (const io::ArchiveError& e) {
     EXPECT_NE(std::string(e.what()).find("libarchive13"), std::string::npos) << e.what();
