@@ -19,7 +19,7 @@ Api load(const std::string& path) {
                           "scripts/setup.sh installs)";
   sys::SharedLibrary library = [&] {
     try {
-      return sys::SharedLibrary::open_shared(path);
+      return sys::SharedLibrary::open_system(path);
     } catch (const sys::LibraryError& e) {
       throw ArchiveError(std::string("libarchive: ") + e.what() + fix);
     }

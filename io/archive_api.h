@@ -2,7 +2,7 @@
 /// libarchive's C API, opened on first use instead of linked, for the reason and in the way
 /// of io/hdf5_api.h: only a worker that packs a command trainable's folder, and the
 /// checkpoint commands, call it, yet a link made every rank load it and what Debian's build
-/// needs (libxml2, ICU, OpenSSL, nettle, the compressors), about 2.5 ms of CPU per process.
+/// needs (libxml2, ICU, OpenSSL, nettle, the compressors), about 3 ms of CPU per process.
 /// Internal to io/archive.cc.
 
 #include <archive.h>

@@ -2,6 +2,7 @@
 #include "io/hdf5_api.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <type_traits>
@@ -22,7 +23,7 @@ Api load(const std::string& path) {
                           "which scripts/setup.sh installs)";
   sys::SharedLibrary library = [&] {
     try {
-      return sys::SharedLibrary::open_shared(path);
+      return sys::SharedLibrary::open_system(path);
     } catch (const sys::LibraryError& e) {
       throw StoreError(std::string("HDF5: ") + e.what() + fix);
     }
@@ -36,13 +37,17 @@ Api load(const std::string& path) {
   };
   // A global may live in the executable instead: one that links HDF5 and names, say,
   // H5T_NATIVE_UINT8 itself (a test) gets a copy relocation, and from then on HDF5's own code
-  // reads and writes that copy, which the process's global scope finds first. The library's
-  // own definition, which its handle would give, is never set.
+  // reads and writes that copy. The library's own definition, which its handle gives, is
+  // never set. So the copy is taken when the main program holds one; an address found in any
+  // other object (another HDF5 of another SONAME, mapped globally) is not ours.
   auto bind_global = [&](auto& member, const char* name) {
-    if (void* copy = ::dlsym(RTLD_DEFAULT, name); copy != nullptr)
-      member = static_cast<std::remove_reference_t<decltype(member)>>(copy);
-    else
-      bind(member, name);
+    bind(member, name);
+    void* found = ::dlsym(RTLD_DEFAULT, name);
+    Dl_info info{};
+    link_map* object = nullptr;
+    if (found != nullptr && ::dladdr1(found, &info, reinterpret_cast<void**>(&object), RTLD_DL_LINKMAP) != 0 &&
+        object != nullptr && object->l_prev == nullptr)  // the head of the link map: the main program
+      member = static_cast<std::remove_reference_t<decltype(member)>>(found);
   };
 #define RANKTUNE_HDF5_BIND(name) bind(a.name, "H5" #name);
   RANKTUNE_HDF5_FUNCTIONS(RANKTUNE_HDF5_BIND)

@@ -1,13 +1,15 @@
 #pragma once
 /// The HDF5 C API, opened on first use instead of linked. Most processes of a run never touch
-/// a results file (every worker rank, `ranktune ctl`, `--version`), yet a link makes each of
-/// them load libhdf5 and what Debian's build of it needs (libcurl, GnuTLS, OpenSSL, Kerberos,
-/// LDAP: 30 libraries), about 6 ms of CPU per process, most of it resolving symbols. On a
-/// 2-core node with 9 ranks that was 0.3% of a 12.5 s experiment's wall (benchmarks/README.md).
+/// a results file (every worker rank, `ranktune --version`, `ranktune ctl` without --wait), yet
+/// a link makes each of them load libhdf5 and what Debian's build of it needs (libcurl,
+/// GnuTLS, OpenSSL, Kerberos, LDAP: 30 libraries), about 6 ms of CPU per process, most of it
+/// resolving symbols. On a 2-core node with 9 ranks that was 58 ms, 0.46% of a 12.5 s
+/// experiment's wall (benchmarks/README.md, "Libraries opened on first use").
 ///
-/// How: `api()` opens the library named at configure time (RANKTUNE_HDF5_SHARED_OBJECT, the
-/// SONAME beside the file CMake found) through sys::SharedLibrary, with its checks against a
-/// planted file, and binds every function and global that io/ uses. Then, as loaders of the
+/// How: `api()` opens the library named at configure time (RANKTUNE_HDF5_SHARED_OBJECT:
+/// cmake/RanktuneSharedObject.cmake) with sys::SharedLibrary::open_system, which trusts it as
+/// a linked library is trusted and returns the copy the process has if it has one, and binds
+/// every function and global that io/ uses. Then, as loaders of the
 /// OpenGL API do, each of those names is a macro for its bound pointer, so that io/ calls
 /// `H5Dwrite(...)` as written in HDF5's manual. A name missing from the lists below stays a
 /// plain reference and fails at link time, since nothing links libhdf5: a new call cannot

@@ -332,6 +332,7 @@ const search::Trial* ResultsFile::trial(search::TrialId id) const {
 }
 
 std::string hdf5_library_version() {
+  const h5::Quiet quiet;
   unsigned major = 0, minor = 0, release = 0;
   H5_CHECK(H5get_libversion(&major, &minor, &release));
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);

@@ -61,13 +61,19 @@ SharedLibrary SharedLibrary::open(const std::string& path) {
   return SharedLibrary(handle, real);
 }
 
-SharedLibrary SharedLibrary::open_shared(const std::string& path) {
+SharedLibrary SharedLibrary::open_system(const std::string& path) {
   const std::string soname = split_path(path).second;
   // A name without a slash makes dlopen look among the mapped objects by name and SONAME;
   // RTLD_NOLOAD keeps it from loading anything.
   if (void* mapped = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); mapped != nullptr)
     return SharedLibrary(mapped, soname);
-  return open(path);
+  ::dlerror();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    throw LibraryError(path + ": cannot be loaded: " + (e != nullptr ? e : "dlopen failed"));
+  }
+  return SharedLibrary(handle, path);
 }
 
 SharedLibrary::SharedLibrary(SharedLibrary&& o) noexcept

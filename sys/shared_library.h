@@ -30,11 +30,14 @@ class SharedLibrary {
   /// Throws LibraryError saying which rule failed or what dlerror() said.
   static SharedLibrary open(const std::string& path);
 
-  /// For a system library that the process may have mapped already (HDF5 in a program that
-  /// links it): the one of that SONAME (the last part of `path`) if it is mapped, so that a
-  /// process never holds two copies of one library; otherwise open(path). Taking a mapped
-  /// library runs no new code, so it needs none of the checks.
-  static SharedLibrary open_shared(const std::string& path);
+  /// For a library the binary was built against, at the path fixed when it was configured
+  /// (io/hdf5_api.h): trusted as far as a linked library is, so without the owner checks
+  /// above (the dynamic linker makes none, and a site's HDF5 may belong to its `spack` user
+  /// or sit in a group-writable /shared/apps); the path comes from the build, never from the
+  /// environment. If a library of its SONAME (the last part of `path`) is mapped already (a
+  /// program that links HDF5 itself), that one is returned, so that a process never holds
+  /// two copies of one library. Throws LibraryError with what dlerror() said.
+  static SharedLibrary open_system(const std::string& path);
 
   SharedLibrary(SharedLibrary&& o) noexcept;
   SharedLibrary& operator=(SharedLibrary&& o) noexcept;

@@ -16,7 +16,7 @@ Blas load() {
                           "which scripts/setup.sh installs)";
   try {
     // RTLD_NODELETE (sys::SharedLibrary): the bound code outlives the handle.
-    const auto library = sys::SharedLibrary::open_shared(RANKTUNE_OPENBLAS_SHARED_OBJECT);
+    const auto library = sys::SharedLibrary::open_system(RANKTUNE_OPENBLAS_SHARED_OBJECT);
     Blas b;
     b.sgemm = reinterpret_cast<decltype(b.sgemm)>(library.symbol("cblas_sgemm"));
     b.set_num_threads = reinterpret_cast<decltype(b.set_num_threads)>(library.symbol("openblas_set_num_threads"));

@@ -1,7 +1,7 @@
 #pragma once
 /// OpenBLAS, opened when the first CPU engine is made instead of linked (io/hdf5_api.h tells
 /// why: most ranks of a run never multiply a matrix on the CPU, and OpenBLAS alone is 14,000
-/// relocations and a thread pool started at load, about 2.4 ms of CPU per process). The CPU
+/// relocations and a thread pool started at load, about 3 ms of CPU per process). The CPU
 /// engine (train/mlp_cpu.cc) is its only caller, through the two functions bound here.
 
 #include <cblas.h>

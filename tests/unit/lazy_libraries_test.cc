@@ -1,8 +1,8 @@
 // HDF5, libarchive and OpenBLAS are opened on first use, not at start (io/hdf5_api.h,
 // io/archive_api.h, train/blas.h). This executable is the one unit test that does not link
 // HDF5 or libarchive itself (tests/CMakeLists.txt), so it sees what a rank sees: none of the
-// three mapped until the code that needs it runs, then each one, once. The tests run in the
-// order written: the first one looks before anything has been opened.
+// three mapped until the code that needs it runs, then each one, once. ctest runs each test
+// in a process of its own (gtest_discover_tests), so each one starts from nothing opened.
 
 #include <dlfcn.h>
 #include <link.h>
@@ -62,7 +62,7 @@ TEST(LazyLibraries, Hdf5OpensOnItsFirstCall) {
   EXPECT_FALSE(io::libarchive::loaded());
   EXPECT_FALSE(mapped("libarchive"));  // HDF5 does not bring libarchive with it
   // Asked again, the process gets the library it has, not a second copy.
-  EXPECT_EQ(sys::SharedLibrary::open_shared(io::h5::library_path()).symbol("H5open"),
+  EXPECT_EQ(sys::SharedLibrary::open_system(io::h5::library_path()).symbol("H5open"),
             reinterpret_cast<void*>(io::h5::api().open));
 
   // A real file through the bound library: written, then recognised.
@@ -101,7 +101,7 @@ TEST(LazyLibraries, OpenBlasOpensWithTheFirstCpuEngine) {
 
 TEST(LazyLibraries, AMappedLibraryIsTakenWhereverItCameFrom) {
   // The C library is mapped in every process: its SONAME finds it, whatever the folder.
-  const auto c = sys::SharedLibrary::open_shared("/nonexistent/libc.so.6");
+  const auto c = sys::SharedLibrary::open_system("/nonexistent/libc.so.6");
   EXPECT_NE(c.symbol("getpid"), nullptr);
   EXPECT_EQ(c.symbol("getpid"), dlsym(RTLD_DEFAULT, "getpid"));
 }
