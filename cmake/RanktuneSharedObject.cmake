@@ -1,13 +1,21 @@
-# ranktune_shared_object(OUT LIBRARY): the path a process should dlopen for LIBRARY, a library
-# found at configure time (a linker name such as .../libopenblas.so): its SONAME
+# ranktune_shared_object(OUT PATTERN LIBRARIES...): the path a process should dlopen for the
+# first of LIBRARIES (what a find module gave, such as HDF5_C_LIBRARIES) whose file name
+# matches the regular expression PATTERN, a linker name such as .../libopenblas.so: its SONAME
 # (libopenblas.so.0) in the folder of that name, else in the folder of the file it resolves
 # to (.../hdf5/serial/libhdf5.so is /usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103.3.0), else
 # that file. The SONAME pins the ABI the code was compiled against, as a link would, and
 # keeps Debian's alternatives (OpenBLAS) working; the folder is the one the build saw, as a
 # RUNPATH would. Used for the libraries that most processes never call (io/hdf5_api.h).
-function(ranktune_shared_object out library)
-  if(NOT EXISTS "${library}")
-    message(FATAL_ERROR "ranktune_shared_object: ${library} does not exist")
+function(ranktune_shared_object out pattern)
+  set(library "")
+  foreach(candidate IN LISTS ARGN)
+    get_filename_component(name "${candidate}" NAME)
+    if(NOT library AND name MATCHES "${pattern}")
+      set(library "${candidate}")
+    endif()
+  endforeach()
+  if(NOT library OR NOT EXISTS "${library}")
+    message(FATAL_ERROR "ranktune_shared_object: no existing library matching ${pattern} among ${ARGN}")
   endif()
   file(REAL_PATH "${library}" real)
   find_program(RANKTUNE_OBJDUMP NAMES objdump REQUIRED)

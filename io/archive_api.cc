@@ -1,53 +1,36 @@
 // Opening and binding libarchive on first use (io/archive_api.h).
 #include "io/archive_api.h"
 
-#include <atomic>
-#include <type_traits>
-
 #include "io/archive.h"
 #include "sys/shared_library.h"
 
 namespace ranktune::io::libarchive {
+
+Api load(const std::string& path) {
+  try {
+    const auto library = sys::SharedLibrary::open_system(path);  // RTLD_NODELETE: outlives the handle
+    Api a;
+#define RANKTUNE_LIBARCHIVE_BIND(name) library.bind(a.name, "archive_" #name);
+    RANKTUNE_LIBARCHIVE_FUNCTIONS(RANKTUNE_LIBARCHIVE_BIND)
+#undef RANKTUNE_LIBARCHIVE_BIND
+    return a;
+  } catch (const sys::LibraryError& e) {
+    throw ArchiveError(std::string("libarchive: ") + e.what() +
+                       "; ranktune needs the libarchive it was built against (Debian: libarchive13, which "
+                       "scripts/setup.sh installs)");
+  }
+}
+
 namespace {
 
-std::atomic<bool> g_loaded{false};
+Api load_configured() { return load(library_path()); }
 
 }  // namespace
 
-Api load(const std::string& path) {
-  const std::string fix = "; ranktune needs the libarchive it was built against (Debian: libarchive13, which "
-                          "scripts/setup.sh installs)";
-  sys::SharedLibrary library = [&] {
-    try {
-      return sys::SharedLibrary::open_system(path);
-    } catch (const sys::LibraryError& e) {
-      throw ArchiveError(std::string("libarchive: ") + e.what() + fix);
-    }
-  }();
-  Api a;
-  auto bind = [&](auto& member, const char* name) {
-    void* address = library.symbol(name);
-    if (address == nullptr)
-      throw ArchiveError("libarchive: " + library.path() + " has no symbol " + name + fix);
-    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(address);
-  };
-#define RANKTUNE_LIBARCHIVE_BIND(name) bind(a.name, "archive_" #name);
-  RANKTUNE_LIBARCHIVE_FUNCTIONS(RANKTUNE_LIBARCHIVE_BIND)
-#undef RANKTUNE_LIBARCHIVE_BIND
-  return a;  // RTLD_NODELETE (sys::SharedLibrary): the bound code outlives the handle
-}
-
 const char* library_path() noexcept { return RANKTUNE_LIBARCHIVE_SHARED_OBJECT; }
 
-const Api& api() {
-  static const Api bound = [] {
-    Api a = load(library_path());
-    g_loaded.store(true, std::memory_order_release);
-    return a;
-  }();
-  return bound;
-}
+const Api& api() { return sys::LoadedOnce<Api, load_configured>::get(); }
 
-bool loaded() noexcept { return g_loaded.load(std::memory_order_acquire); }
+bool loaded() noexcept { return sys::LoadedOnce<Api, load_configured>::loaded(); }
 
 }  // namespace ranktune::io::libarchive

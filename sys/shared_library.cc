@@ -26,6 +26,18 @@ std::string untrusted(const struct stat& st, const char* what, const std::string
   return {};
 }
 
+// dlopen(path) with every symbol bound now and kept local; the code stays mapped after the
+// handle goes (RTLD_NODELETE). Throws LibraryError with what dlerror() said.
+void* open_now(const std::string& path) {
+  ::dlerror();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    throw LibraryError(path + ": cannot be loaded: " + (e != nullptr ? e : "dlopen failed"));
+  }
+  return handle;
+}
+
 }  // namespace
 
 SharedLibrary SharedLibrary::open(const std::string& path) {
@@ -52,13 +64,7 @@ SharedLibrary SharedLibrary::open(const std::string& path) {
     nearest = false;
     if (folder == "/") break;
   }
-  ::dlerror();
-  void* handle = ::dlopen(real.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle == nullptr) {
-    const char* e = ::dlerror();
-    throw LibraryError(real + ": cannot be loaded: " + (e != nullptr ? e : "dlopen failed"));
-  }
-  return SharedLibrary(handle, real);
+  return SharedLibrary(open_now(real), real);
 }
 
 SharedLibrary SharedLibrary::open_system(const std::string& path) {
@@ -67,13 +73,7 @@ SharedLibrary SharedLibrary::open_system(const std::string& path) {
   // RTLD_NOLOAD keeps it from loading anything.
   if (void* mapped = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); mapped != nullptr)
     return SharedLibrary(mapped, soname);
-  ::dlerror();
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle == nullptr) {
-    const char* e = ::dlerror();
-    throw LibraryError(path + ": cannot be loaded: " + (e != nullptr ? e : "dlopen failed"));
-  }
-  return SharedLibrary(handle, path);
+  return SharedLibrary(open_now(path), path);
 }
 
 SharedLibrary::SharedLibrary(SharedLibrary&& o) noexcept

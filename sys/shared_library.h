@@ -12,6 +12,7 @@
 /// the handle is gone (RTLD_NODELETE): CUDA registers exit handlers that must find their
 /// code at exit.
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -47,12 +48,42 @@ class SharedLibrary {
 
   /// The address of `name`, or nullptr when the library has no such symbol.
   void* symbol(const char* name) const;
+
+  /// Sets `pointer` (to a function or to a global) to the address of `name`. Throws
+  /// LibraryError "PATH has no symbol NAME" when the library has none.
+  template <class T>
+  void bind(T*& pointer, const char* name) const {
+    void* address = symbol(name);
+    if (address == nullptr) throw LibraryError(path_ + " has no symbol " + name);
+    pointer = reinterpret_cast<T*>(address);
+  }
   const std::string& path() const { return path_; }
 
  private:
   SharedLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
   void* handle_ = nullptr;
   std::string path_;
+};
+
+/// A library's table of bound functions (io/hdf5_api.h, io/archive_api.h, train/blas.h), made
+/// by `Load` on the first get() and the same afterwards. Thread-safe, as a function-local
+/// static is; a Load that throws is tried again by the next get().
+template <class Api, Api (*Load)()>
+class LoadedOnce {
+ public:
+  static const Api& get() {
+    static const Api api = [] {
+      Api a = Load();
+      loaded_.store(true, std::memory_order_release);
+      return a;
+    }();
+    return api;
+  }
+  /// Whether get() has made the table in this process.
+  static bool loaded() noexcept { return loaded_.load(std::memory_order_acquire); }
+
+ private:
+  static inline std::atomic<bool> loaded_{false};
 };
 
 /// The folder of the running executable (/proc/self/exe), "" if unknown.
