@@ -82,10 +82,6 @@ int run_ctl(const CtlOptions& o) {
   if (!io::marked_open_for_writing(o.results))
     throw std::invalid_argument(o.results + ": no run is writing it, so there is nothing to control (live control " +
                                 "acts on a running experiment; start or resume it with `ranktune run --resume`)");
-  // The answer is read from the results file, whose reads below treat every StoreError as a
-  // file caught mid-flush: an HDF5 that cannot be opened at all must fail here, once, and
-  // before the request is sent.
-  if (o.wait_s > 0) (void)io::hdf5_library_version();
   r.id = new_id();
   io::append_control(o.results, r);  // with our uid; refused unless we own the run's control file
   if (o.wait_s <= 0) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <boost/version.hpp>
+#include <hdf5.h>
 
 #include "ranktune/config.h"
 #include "sys/host.h"
@@ -106,7 +107,9 @@ std::map<std::string, std::string> collect_stack(const std::vector<io::WorkerInf
   MPI_Get_version(&major, &minor);
   s["mpi_standard"] = std::to_string(major) + "." + std::to_string(minor);
 
-  s["hdf5"] = io::hdf5_library_version();
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  s["hdf5"] = std::to_string(h5maj) + "." + std::to_string(h5min) + "." + std::to_string(h5rel);
   s["boost"] = std::to_string(BOOST_VERSION / 100000) + "." + std::to_string(BOOST_VERSION / 100 % 1000);
   const bool cuda_workers = std::any_of(workers.begin(), workers.end(),
                                         [](const io::WorkerInfo& w) { return w.device.rfind("cuda", 0) == 0; });

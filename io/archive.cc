@@ -2,6 +2,8 @@
 // trailer, and back, with every refusal (io/archive.h: the layout and the rules).
 #include "io/archive.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "io/archive_api.h"
 #include "io/crc32c.h"
 #include "sys/fd.h"
 

@@ -16,7 +16,7 @@ void quiet_library_termination() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); 
 
 }  // namespace
 
-Quiet::Quiet() {
+Quiet::Quiet() noexcept {
   if (H5Eget_auto2(H5E_DEFAULT, &func_, &data_) < 0) func_ = nullptr, data_ = nullptr;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   static const bool registered = std::atexit(quiet_library_termination) == 0;

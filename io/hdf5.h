@@ -2,7 +2,7 @@
 /// RAII handles and checked calls for the HDF5 C API. Internal to io/: other layers read
 /// and write results files through io/store.h only.
 
-#include "io/hdf5_api.h"
+#include <hdf5.h>
 
 #include <cstddef>
 #include <string>
@@ -25,12 +25,9 @@ class CallError : public StoreError {
   int sys_errno_ = 0;
 };
 
-/// An HDF5 close function (H5Fclose, H5Dclose...), as bound in Api.
-using CloseFunction = herr_t (*)(hid_t);
-
-/// Owns one HDF5 identifier and closes it with the Api's `Close`. Move-only; the destructor
-/// never throws (a failed close is ignored: there is nothing useful left to do with it).
-template <CloseFunction Api::*Close>
+/// Owns one HDF5 identifier and closes it with `Close`. Move-only; the destructor never
+/// throws (a failed close is ignored: there is nothing useful left to do with it).
+template <herr_t (*Close)(hid_t)>
 class Handle {
  public:
   Handle() = default;
@@ -51,7 +48,7 @@ class Handle {
   explicit operator bool() const noexcept { return id_ >= 0; }
   /// Closes the identifier now (if any); the handle becomes empty.
   void reset() noexcept {
-    if (id_ >= 0) (api().*Close)(id_);
+    if (id_ >= 0) Close(id_);
     id_ = H5I_INVALID_HID;
   }
 
@@ -59,13 +56,13 @@ class Handle {
   hid_t id_ = H5I_INVALID_HID;
 };
 
-using File = Handle<&Api::Fclose>;
-using Group = Handle<&Api::Gclose>;
-using Dataset = Handle<&Api::Dclose>;
-using Dataspace = Handle<&Api::Sclose>;
-using Datatype = Handle<&Api::Tclose>;  ///< never wrap a predefined type (H5T_NATIVE_*)
-using PropList = Handle<&Api::Pclose>;
-using Attribute = Handle<&Api::Aclose>;
+using File = Handle<H5Fclose>;
+using Group = Handle<H5Gclose>;
+using Dataset = Handle<H5Dclose>;
+using Dataspace = Handle<H5Sclose>;
+using Datatype = Handle<H5Tclose>;  ///< never wrap a predefined type (H5T_NATIVE_*)
+using PropList = Handle<H5Pclose>;
+using Attribute = Handle<H5Aclose>;
 
 /// Silences HDF5's automatic error-stack printing on the calling thread (thread-safe builds
 /// keep one error stack per thread) while it lives, so a corrupt file never spews traces to
@@ -78,9 +75,7 @@ using Attribute = Handle<&Api::Aclose>;
 /// and which the store has already reported as a StoreError.
 class Quiet {
  public:
-  /// Throws StoreError when HDF5 cannot be opened (io/hdf5_api.h): every store entry point
-  /// holds one before its first HDF5 call.
-  Quiet();
+  Quiet() noexcept;
   ~Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
   Quiet(const Quiet&) = delete;
   Quiet& operator=(const Quiet&) = delete;

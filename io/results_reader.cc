@@ -331,13 +331,6 @@ const search::Trial* ResultsFile::trial(search::TrialId id) const {
   return it == trials.end() ? nullptr : &*it;
 }
 
-std::string hdf5_library_version() {
-  const h5::Quiet quiet;
-  unsigned major = 0, minor = 0, release = 0;
-  H5_CHECK(H5get_libversion(&major, &minor, &release));
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
-}
-
 bool is_hdf5_file(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) == 0) return false;

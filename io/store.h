@@ -148,11 +148,6 @@ struct CheckpointSpace {
 /// Whether `path` is a non-empty file with an HDF5 signature (whatever its state).
 bool is_hdf5_file(const std::string& path);
 
-/// The version of the HDF5 library this process writes with, "1.10.8": asked of the library
-/// itself, which this opens if nothing has yet (io/hdf5_api.h). Throws StoreError if it
-/// cannot be opened.
-std::string hdf5_library_version();
-
 /// What opening a file to resume found.
 struct ResumeInfo {
   bool mended = false;               ///< its status flags had to be cleared (its writer died)

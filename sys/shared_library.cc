@@ -26,18 +26,6 @@ std::string untrusted(const struct stat& st, const char* what, const std::string
   return {};
 }
 
-// dlopen(path) with every symbol bound now and kept local; the code stays mapped after the
-// handle goes (RTLD_NODELETE). Throws LibraryError with what dlerror() said.
-void* open_now(const std::string& path) {
-  ::dlerror();
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle == nullptr) {
-    const char* e = ::dlerror();
-    throw LibraryError(path + ": cannot be loaded: " + (e != nullptr ? e : "dlopen failed"));
-  }
-  return handle;
-}
-
 }  // namespace
 
 SharedLibrary SharedLibrary::open(const std::string& path) {
@@ -64,16 +52,13 @@ SharedLibrary SharedLibrary::open(const std::string& path) {
     nearest = false;
     if (folder == "/") break;
   }
-  return SharedLibrary(open_now(real), real);
-}
-
-SharedLibrary SharedLibrary::open_system(const std::string& path) {
-  const std::string soname = split_path(path).second;
-  // A name without a slash makes dlopen look among the mapped objects by name and SONAME;
-  // RTLD_NOLOAD keeps it from loading anything.
-  if (void* mapped = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); mapped != nullptr)
-    return SharedLibrary(mapped, soname);
-  return SharedLibrary(open_now(path), path);
+  ::dlerror();
+  void* handle = ::dlopen(real.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    throw LibraryError(real + ": cannot be loaded: " + (e != nullptr ? e : "dlopen failed"));
+  }
+  return SharedLibrary(handle, real);
 }
 
 SharedLibrary::SharedLibrary(SharedLibrary&& o) noexcept

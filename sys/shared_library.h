@@ -12,7 +12,6 @@
 /// the handle is gone (RTLD_NODELETE): CUDA registers exit handlers that must find their
 /// code at exit.
 
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -31,15 +30,6 @@ class SharedLibrary {
   /// Throws LibraryError saying which rule failed or what dlerror() said.
   static SharedLibrary open(const std::string& path);
 
-  /// For a library the binary was built against, at the path fixed when it was configured
-  /// (io/hdf5_api.h): trusted as far as a linked library is, so without the owner checks
-  /// above (the dynamic linker makes none, and a site's HDF5 may belong to its `spack` user
-  /// or sit in a group-writable /shared/apps); the path comes from the build, never from the
-  /// environment. If a library of its SONAME (the last part of `path`) is mapped already (a
-  /// program that links HDF5 itself), that one is returned, so that a process never holds
-  /// two copies of one library. Throws LibraryError with what dlerror() said.
-  static SharedLibrary open_system(const std::string& path);
-
   SharedLibrary(SharedLibrary&& o) noexcept;
   SharedLibrary& operator=(SharedLibrary&& o) noexcept;
   SharedLibrary(const SharedLibrary&) = delete;
@@ -48,42 +38,12 @@ class SharedLibrary {
 
   /// The address of `name`, or nullptr when the library has no such symbol.
   void* symbol(const char* name) const;
-
-  /// Sets `pointer` (to a function or to a global) to the address of `name`. Throws
-  /// LibraryError "PATH has no symbol NAME" when the library has none.
-  template <class T>
-  void bind(T*& pointer, const char* name) const {
-    void* address = symbol(name);
-    if (address == nullptr) throw LibraryError(path_ + " has no symbol " + name);
-    pointer = reinterpret_cast<T*>(address);
-  }
   const std::string& path() const { return path_; }
 
  private:
   SharedLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
   void* handle_ = nullptr;
   std::string path_;
-};
-
-/// A library's table of bound functions (io/hdf5_api.h, io/archive_api.h, train/blas.h), made
-/// by `Load` on the first get() and the same afterwards. Thread-safe, as a function-local
-/// static is; a Load that throws is tried again by the next get().
-template <class Api, Api (*Load)()>
-class LoadedOnce {
- public:
-  static const Api& get() {
-    static const Api api = [] {
-      Api a = Load();
-      loaded_.store(true, std::memory_order_release);
-      return a;
-    }();
-    return api;
-  }
-  /// Whether get() has made the table in this process.
-  static bool loaded() noexcept { return loaded_.load(std::memory_order_acquire); }
-
- private:
-  static inline std::atomic<bool> loaded_{false};
 };
 
 /// The folder of the running executable (/proc/self/exe), "" if unknown.

@@ -1,12 +1,13 @@
 // The CPU engine: row-major activations, OpenBLAS sgemm for the three GEMMs per layer, and
 // plain loops for the rest (they are a few percent of the work at the sizes trained here).
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
 
-#include "train/blas.h"
 #include "train/mlp_engine.h"
 #include "train/rng.h"
 
@@ -16,7 +17,7 @@ namespace {
 class CpuEngine : public MlpEngine {
  public:
   CpuEngine(const MlpShape& shape, OptimizerKind kind, std::shared_ptr<const ImageSet> images, int threads)
-      : blas_(blas()), shape_(shape), images_(std::move(images)), threads_(threads) {
+      : shape_(shape), images_(std::move(images)), threads_(threads) {
     params_.resize(shape_.param_count());
     grad_.resize(shape_.param_count());
     state_.reset(kind, shape_.param_count());
@@ -36,7 +37,7 @@ class CpuEngine : public MlpEngine {
                         float dropout, std::uint64_t key) override {
     // The thread count is per process in OpenBLAS; set it before each batch since another
     // trainable in this process may have changed it.
-    blas_.set_num_threads(threads_);
+    openblas_set_num_threads(threads_);
     const int n = static_cast<int>(count);
     if (n == 0) {  // a gang member whose shard of a short last batch is empty
       std::fill(grad_.begin(), grad_.end(), 0.0f);
@@ -79,7 +80,7 @@ class CpuEngine : public MlpEngine {
   double take_loss_sum() override { return std::exchange(loss_sum_, 0.0); }
 
   EvalSums evaluate(std::span<const std::int32_t> rows) override {
-    blas_.set_num_threads(threads_);
+    openblas_set_num_threads(threads_);
     EvalSums sums;
     const int classes = shape_.sizes.back();
     std::vector<float> p(classes);
@@ -144,7 +145,7 @@ class CpuEngine : public MlpEngine {
       z.resize(std::size_t(n) * out);
       // Bias first, then Z += X W^T with beta = 1: saves a pass over Z.
       for (int i = 0; i < n; ++i) std::copy(b, b + out, z.data() + std::size_t(i) * out);
-      blas_.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, layer_input(l, drop), in, W, in, 1.0f,
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, layer_input(l, drop), in, W, in, 1.0f,
                   z.data(), out);
       if (l == L - 1) break;
       if (shape_.activation == Activation::Relu) {
@@ -178,7 +179,7 @@ class CpuEngine : public MlpEngine {
       float* gW = grad_.data() + shape_.weight_offset(l);
       float* gb = grad_.data() + shape_.bias_offset(l);
       const float* x = layer_input(l, drop);
-      blas_.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, delta, out, x, in, 0.0f, gW, in);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, delta, out, x, in, 0.0f, gW, in);
       std::fill(gb, gb + out, 0.0f);
       for (int i = 0; i < n; ++i) {
         const float* d = delta + std::size_t(i) * out;
@@ -186,7 +187,7 @@ class CpuEngine : public MlpEngine {
       }
       if (l == 0) break;
       // delta of layer l-1: (delta W) * dropout mask * activation'(h).
-      blas_.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, delta, out, W, in, 0.0f, prev, in);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, delta, out, W, in, 0.0f, prev, in);
       const float* h = act_[l - 1].data();
       const std::size_t m = std::size_t(n) * in;
       if (drop) {
@@ -208,7 +209,6 @@ class CpuEngine : public MlpEngine {
     }
   }
 
-  const Blas& blas_;  // opened by the first engine (train/blas.h)
   MlpShape shape_;
   std::shared_ptr<const ImageSet> images_;
   int threads_;
