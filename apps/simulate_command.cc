@@ -97,7 +97,7 @@ int run_simulate(const SimulateOptions& o) {
   io::ResultsWriter writer(cfg.results, meta, io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers,
                            options);
   experiment::Recorder recorder(writer, cfg.trainable.metrics);
-  search::Controller controller = experiment::make_controller(cfg, experiment::controller_options(cfg), &recorder);
+  search::Controller controller = experiment::make_controller(cfg, experiment::controller_options(cfg, experiment::Transport::Simulator), &recorder);
 
   // The step model is the synthetic trainable's own step, with f(x) evaluated once per
   // start of a trial (an exploit changes the config) rather than once per step.

@@ -66,25 +66,12 @@ run_ranktune() {
   local method=$1 binary=$2 run=$3 out=$tmp/$1_$3.h5
   local t0 t1
   t0=$(now)
-  # RANKTUNE_TRACE=1 prints a few lines per rank (not per trial), among them each worker's
-  # "between trials": its mean time from a trial's last step to the next trial's first step.
-  RANKTUNE_TRACE=1 "$binary" run "$here/overhead.toml" --np $workers --results "$out" >"$tmp/${method}_$run.log" 2>&1 \
+  "$binary" run "$here/overhead.toml" --np $workers --results "$out" >"$tmp/${method}_$run.log" 2>&1 \
     || { cat "$tmp/${method}_$run.log" >&2; echo "overhead.sh: $method run failed" >&2; exit 1; }
   t1=$(now)
   printf '%s\t%s\t%s\t%s\t%s\n' "$method" "$run" "$(elapsed "$t0" "$t1")" \
     "$("$PY" "$here/analyze_trials.py" "$out" --span-only)" "$(per_trial_us "$out")" >>"$rows"
   "$PY" "$here/analyze_trials.py" "$out" --step $step | sed "s/^/    $method: /" >>"$tmp/analysis_$run.txt"
-  # The workers' own gap between trials, weighted by their trial counts (a binary older than
-  # this figure prints none).
-  "$PY" - "$tmp/${method}_$run.log" "$method" "$run" >>"$tmp/gaps.tsv" <<'PYEOF'
-import re, sys
-n = s = 0
-for line in open(sys.argv[1], errors="replace"):
-    if m := re.search(r"worker: between trials; (\d+) trials followed one another.*?mean ([0-9.]+) us", line):
-        n += int(m[1]); s += int(m[1]) * float(m[2])
-if n:
-    print(f"{sys.argv[2]}\t{sys.argv[3]}\t{s / n:.1f}")
-PYEOF
   rm -rf "$out" "$out.logs" "$out.control"
 }
 for run in $(seq 1 "$runs"); do
@@ -163,14 +150,9 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # Medians per method; ratios against the ideal and against the sleep floor of the same runs.
 failed=$( [[ -f "$tmp/optuna_failures" ]] && wc -l <"$tmp/optuna_failures" || echo 0 )
-touch "$tmp/gaps.tsv"
-"$PY" - "$rows" "$ideal" "$runs" "$failed" "$step" "$tmp/gaps.tsv" <<'PYEOF'
+"$PY" - "$rows" "$ideal" "$runs" "$failed" "$step" <<'PYEOF'
 import statistics as st, sys
 rows, ideal, runs, optuna_failed = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-gaps = {}
-for line in open(sys.argv[6]):
-    m, _, g = line.rstrip("\n").split("\t")
-    gaps.setdefault(m, []).append(float(g))
 data = {}
 for line in open(rows):
     m, _, wall, span, per_trial = line.rstrip("\n").split("\t")
@@ -209,12 +191,9 @@ if med["ranktune"][2] is not None and med["sleep-floor"][2] is not None:
     print(f"per trial: ranktune {med['ranktune'][2]:.0f} us, a bare sleep of the floor {med['sleep-floor'][2]:.0f} us "
           f"beyond its {float(sys.argv[5]) * 1e3:g} ms in the same runs "
           f"({med['ranktune'][2] - med['sleep-floor'][2]:+.0f} us)")
-for m, g in gaps.items():
-    print(f"{m}: a worker's own time from a trial's last step to the next trial's first step "
-          f"(its 'between trials' trace line): {st.median(g):.0f} us, median over runs of the mean ({', '.join(f'{x:.0f}' for x in g)})")
 for m in ("ranktune", "ranktune-base"):
     if m in med and mpi_floor_wall:
         print(f"{m}: wall {med[m][0] / mpi_floor_wall:.3f}x the MPI floor")
-print("targets (issue 16): ranktune wall <= 1.045x ideal and <= 1.005x the floor, below optuna-journal's wall; "
-      "per-trial overhead <= 100 us")
+print("targets (issue 28): ranktune's wall below optuna-journal's; per trial at most 500 us beyond a bare sleep "
+      "of the same length in the same runs")
 PYEOF

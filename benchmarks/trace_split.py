@@ -18,47 +18,7 @@ import sys
 
 
 TRIAL_PHASES = ("driver: Start out", "worker: Start in", "worker: step begins", "worker: step ends",
-                "driver: drain began", "driver: Result in", "worker: decision in", "worker: goes on ahead")
-
-
-def split_ahead(trial_stamps, trial_rank, step):
-    """The worker's own cycle between two one-step trials when it went on to a Start it held
-    (start-ahead: search/controller_ahead.cc), medians and means in microseconds. Its sum is
-    the worker's cycle less the sleep: with start-ahead the file's end - start - step is that
-    cycle (both ends are the drains that took two successive Results of the worker)."""
-    by_rank = {}
-    for trial, d in trial_stamps.items():
-        if trial in trial_rank and "worker: Start in" in d:
-            by_rank.setdefault(trial_rank[trial], []).append((d["worker: Start in"], trial))
-    legs = {k: [] for k in ("report the Result, take the Start ahead in", "stop the trial, begin the next",
-                            "set-up (make, setup, Placed)", f"the {step * 1e3:g} ms sleep's overshoot",
-                            "cycle less the sleep")}
-    went, waited = 0, 0
-    for trials in by_rank.values():
-        trials.sort()
-        for (_, a), (_, b) in zip(trials, trials[1:]):
-            da, db = trial_stamps[a], trial_stamps[b]
-            if "worker: goes on ahead" not in da:
-                waited += 1
-                continue
-            went += 1
-            need = ("worker: step ends", "worker: step begins")
-            if not all(k in da for k in need) or not all(k in db for k in need):
-                continue
-            values = [da["worker: goes on ahead"] - da["worker: step ends"],
-                      db["worker: Start in"] - da["worker: goes on ahead"],
-                      db["worker: step begins"] - db["worker: Start in"],
-                      db["worker: step ends"] - db["worker: step begins"] - step,
-                      db["worker: step ends"] - da["worker: step ends"] - step]
-            for k, v in zip(legs, values):
-                legs[k].append(v * 1e6)
-    if went == 0:
-        return
-    print(f"start-ahead: {went} trials followed by one their worker held, {waited} not; "
-          f"the worker's legs, us (median / mean):")
-    for k, v in legs.items():
-        if v:
-            print(f"  {k:<42} {statistics.median(v):8.1f} {statistics.mean(v):8.1f}")
+                "driver: drain began", "driver: Result in", "worker: decision in")
 
 
 def split_trials(trial_stamps, trial_rank, flushes, step):
@@ -96,15 +56,7 @@ def split_trials(trial_stamps, trial_rank, flushes, step):
         ("drain began -> Result in (not charged)", lambda n, d: (d.get("driver: Result in"), d.get("driver: drain began"))),
         ("Result in -> worker has the Stop", lambda n, d: (d.get("worker: decision in"), d.get("driver: Result in"))),
     ]
-    ahead = sum(1 for d in trial_stamps.values() if "worker: goes on ahead" in d)
-    # These legs follow a worker that waits for rank 0's Start; one that goes on to a Start
-    # it held (start-ahead) has its own legs (split_ahead).
-    if ahead > len(trial_stamps) // 2:
-        legs = []
-        print(f"per-trial legs: {ahead} of {len(trial_stamps)} trials' workers went on to a Start they held "
-              f"(start-ahead legs below)")
-    else:
-        print(f"per-trial legs over {len(trial_stamps)} trials, us (median / mean / p99):")
+    print(f"per-trial legs over {len(trial_stamps)} trials, us (median / mean / p99):")
     total_med = total_mean = 0.0
     for label, get in legs:
         ds = []
@@ -120,9 +72,8 @@ def split_trials(trial_stamps, trial_rank, flushes, step):
             total_med += med
             total_mean += mean
         print(f"  {label:<42} {med:8.1f} {mean:8.1f} {ds[int(0.99 * (len(ds) - 1))]:9.1f}")
-    if legs:
-        print(f"  {'charged legs, sum':<42} {total_med:8.1f} {total_mean:8.1f}  (the file's end - start - step: "
-              f"its mean is the sum of the means)")
+    print(f"  {'charged legs, sum':<42} {total_med:8.1f} {total_mean:8.1f}  (the file's end - start - step: "
+          f"its mean is the sum of the means)")
     cycle = [(d["driver: drain began"] - prev_drain(n, d) - step) * 1e6 for n, d in trial_stamps.items()
              if "driver: drain began" in d and prev_drain(n, d) is not None]
     if cycle:
@@ -169,7 +120,7 @@ def main():
             flush_began = t
         elif head == "driver: flush ends" and flush_began is not None:
             flushes.append((flush_began, t))
-        else:  # "PHASE; more" (the doorbell counts) counts as PHASE
+        else:  # "PHASE; more" counts as PHASE
             stamps[(int(parts[1]), phase.split(";")[0])] = t
     ranks = sorted({r for r, _ in stamps if r >= 0})
     workers = [r for r in ranks if r > 0]
@@ -226,7 +177,6 @@ def main():
     if trial_stamps:
         step = float(sys.argv[sys.argv.index("--step") + 1]) if "--step" in sys.argv else 0.05
         split_trials(trial_stamps, trial_rank, sorted(flushes), step)
-        split_ahead(trial_stamps, trial_rank, step)
 
 
 if __name__ == "__main__":

@@ -66,8 +66,10 @@ std::unique_ptr<search::Scheduler> make_scheduler(const io::ExperimentConfig& cf
   }
 }
 
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, const std::vector<io::WorkerInfo>& workers) {
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, Transport transport,
+                                             const std::vector<io::WorkerInfo>& workers) {
   search::ControllerOptions o;
+  o.continue_every_result = transport == Transport::Simulator;
   o.metric = cfg.metric;
   o.mode = cfg.mode;
   o.max_t = cfg.max_t;

@@ -30,13 +30,19 @@ std::unique_ptr<search::Searcher> make_searcher(const io::ExperimentConfig& cfg)
 /// The config's scheduler ([scheduler]). An option it refuses is a ConfigError at scheduler.KEY.
 std::unique_ptr<search::Scheduler> make_scheduler(const io::ExperimentConfig& cfg);
 
-/// The controller's options from an experiment config. `workers` (the hosts of the worker
-/// ranks) lets gang placement keep a gang on one node; without it all count as one node.
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg,
+/// Who carries out the controller's commands. The two dispatch alike; they differ in one
+/// thing only: an MPI worker runs its lease without waiting, so the driver answers only the
+/// results that end a lease, while the simulator steps a trial on each Continue.
+enum class Transport { Mpi, Simulator };
+
+/// The controller's options from an experiment config, the one place `run` and `simulate`
+/// take them from. `workers` (the hosts of the worker ranks) lets gang placement keep a
+/// gang on one node; without it all count as one node.
+search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, Transport transport,
                                              const std::vector<io::WorkerInfo>& workers = {});
 
-/// The experiment's controller: `options` (controller_options, possibly adjusted by the
-/// transport) with the config's searcher and scheduler, reporting to `observer`.
+/// The experiment's controller: `options` (controller_options) with the config's searcher
+/// and scheduler, reporting to `observer`.
 search::Controller make_controller(const io::ExperimentConfig& cfg, search::ControllerOptions options,
                                    search::ControllerObserver* observer);
 

@@ -1,15 +1,13 @@
 #pragma once
 /// Sleeping backoff for polling loops. Open MPI has no blocking wait that yields the CPU,
 /// and 17 spinning ranks on 2 cores starve the trials, so idle ranks poll with a nap that
-/// doubles from `min` up to `max` and drops back to `min` as soon as work arrives. A nap
-/// ends early when a peer on this machine rings the rank's doorbell (mpi/doorbell.h).
+/// doubles from `min` up to `max` and drops back to `min` as soon as work arrives.
 
 #include <sys/prctl.h>
 
 #include <algorithm>
 #include <chrono>
-
-#include "mpi/doorbell.h"
+#include <thread>
 
 namespace ranktune::mpi {
 
@@ -22,13 +20,10 @@ class Backoff {
  public:
   Backoff(std::chrono::microseconds min, std::chrono::microseconds max)
       : min_(min), max_(max), next_(min) {}
-  /// Sleeps for the current nap, or until the doorbell rings, and lengthens the next one;
-  /// after a ring the next is the shortest again, since a message is on its way. True when
-  /// the bell rang.
-  bool wait() {
-    const bool rung = bell_wait(next_);
-    next_ = rung ? min_ : std::min(next_ * 2, max_);
-    return rung;
+  /// Sleeps for the current nap and lengthens the next one.
+  void wait() {
+    std::this_thread::sleep_for(next_);
+    next_ = std::min(next_ * 2, max_);
   }
   /// Work arrived: the next nap is the shortest again.
   void reset() { next_ = min_; }

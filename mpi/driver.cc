@@ -29,12 +29,10 @@
 #include "io/store.h"
 #include "mpi/backoff.h"
 #include "mpi/checkpoint_stream.h"
-#include "mpi/doorbell.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
-#include "mpi/progress_yield.h"
 #include "mpi/trace.h"
 #include "mpi/wire.h"
 #include "search/controller.h"
@@ -92,17 +90,6 @@ std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world)
   return workers;
 }
 
-// A worker inside its lease waits for no answer, so the driver's controller answers only
-// the results that end a lease (the simulator's steps a trial on every Continue). Workers
-// take their next trial ahead (search/controller_ahead.cc) unless trials are gangs, end
-// with a checkpoint (the worker must wait for the Pause), or write logs: a command's start
-// costs milliseconds, next to which the round trip saved is noise, while a trial taken back
-// from a worker that had begun it would have two programs writing one attempt's log.
-search::ControllerOptions for_driver(search::ControllerOptions o, const io::ExperimentConfig& cfg) {
-  o.continue_every_result = false;
-  o.start_ahead = o.ranks_per_trial <= 1 && !o.checkpoint_at_end && !train::traits(cfg.trainable).writes_logs;
-  return o;
-}
 
 class Driver {
  public:
@@ -114,7 +101,7 @@ class Driver {
         writer_(writer),
         workers_(workers),
         recorder_(writer, cfg.trainable.metrics),
-        controller_(experiment::make_controller(cfg, for_driver(experiment::controller_options(cfg, workers), cfg), &recorder_)),
+        controller_(experiment::make_controller(cfg, experiment::controller_options(cfg, experiment::Transport::Mpi, workers), &recorder_)),
         board_(stdout, cfg.name, cfg.status_interval_s, cfg.time_budget_s),
         control_(std::move(control)) {
     if (!cfg.report_html.empty()) {
@@ -140,9 +127,6 @@ class Driver {
   }
 
   int run() {
-    // The loop naps between polls: Open MPI's yield in its empty probes is not wanted here
-    // (progress_yield.h); MPI_Finalize gets Open MPI's own choice back.
-    const ProgressYield polling(false);
     log_allocation();
     // Every worker is free at once, so that gangs are placed knowing them all (rank order
     // alone made the first two idle ranks a gang, across hosts under --map-by node).
@@ -150,13 +134,11 @@ class Driver {
     for (int w = 1; w < world_.size(); ++w) workers.push_back(w);
     carry_out(controller_.on_workers_free(workers, now()));
     trace("driver: first Starts sent");
-    // The driver answers every result. Workers on this machine ring its doorbell, which
-    // ends the nap at once; for the others the nap bounds each round trip, so it naps at
-    // most 200 us (5,000 polls/s of one rank cost about 1% of a core).
+    // The driver answers the results that end a lease; its nap bounds each such round
+    // trip, so it naps at most 200 us (5,000 polls/s of one rank cost about 1% of a core).
     Backoff backoff(5us, 200us);
     double last_flush = 0, last_control = 0;
     bool interrupted = false;
-    bool rung = false;  // the first probe after a ring looks twice (mpi::try_receive)
     while (true) {
       int handled = 0;
       // Drain a bounded batch so ticks, flushes and the board still run under a flood.
@@ -165,7 +147,7 @@ class Driver {
       const double t = now();
       drain_began_ = trace_trials_on() ? trace_detail::realtime() : 0;
       while (handled < 512) {
-        auto in = try_receive(world_, MPI_ANY_SOURCE, MPI_ANY_TAG, rung && handled == 0);
+        auto in = try_receive(world_, MPI_ANY_SOURCE, MPI_ANY_TAG);
         if (!in) break;
         handle(*in, t);
         ++handled;
@@ -205,9 +187,8 @@ class Driver {
       if (done) break;
       board_.update(controller_, t);
       if (live_) live_->tick(t, controller_.trials());
-      rung = false;
       if (handled == 0) {
-        rung = backoff.wait();
+        backoff.wait();
       } else {
         backoff.reset();
       }
@@ -288,10 +269,7 @@ class Driver {
     // acks before their Bye); a checkpoint they complete gets its row, which the controller,
     // done by now, does not hear of (a resume finds it).
     streams_.drain(now());
-    for (int w = 1; w < world_.size(); ++w) {
-      send(world_, w, kTagShutdown, Empty{});
-      ring(w);
-    }
+    for (int w = 1; w < world_.size(); ++w) send(world_, w, kTagShutdown, Empty{});
     // Wait for every Bye so no worker is still mid-message when MPI finalizes. Stale
     // results that cross the shutdown are dropped. Chunks of checkpoints still streaming
     // in are acknowledged (the worker waits for that) and thrown away: the controller no
@@ -337,9 +315,8 @@ class Driver {
       case kTagResult: {
         auto r = unpack<Result>(world_, in);
         trace_trial("driver: Result in", r.trial);
-        if (other_run(r.trial, r.run)) break;
         // The moment its drain began: the `t` that the trial's end_time (and the next
-        // trial's start_time) is stamped with.
+        // trial's start_time) is stamped with (benchmarks/trace_split.py).
         if (drain_began_ > 0) trace_detail::print(drain_began_, "driver: drain began", r.trial);
         commands_.clear();
         controller_.on_result(r.trial, r.attempt, r.metrics, t, commands_);
@@ -355,7 +332,7 @@ class Driver {
       case kTagPlaced: {
         const auto p = unpack<Placed>(world_, in);
         const search::Trial* trial = controller_.find(p.trial);
-        if (trial == nullptr || trial->attempt != p.attempt || trial->run != p.run) break;  // stale
+        if (trial == nullptr || trial->attempt != p.attempt) break;  // stale
         nlohmann::json hosts = nlohmann::json::array();
         for (const int w : trial->workers) hosts.push_back(workers_.at(static_cast<std::size_t>(w - 1)).host);
         const nlohmann::json placement = {{"path", p.path},   {"threads", p.threads}, {"ranks", trial->workers},
@@ -368,12 +345,11 @@ class Driver {
         break;
       case kTagEnded: {
         const auto e = unpack<Ended>(world_, in);
-        if (!other_run(e.trial, e.run))
-          carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
-                             : controller_.on_trial_done(e.trial, e.attempt, t, e.log_tail));
+        carry_out(e.failed ? controller_.on_trial_failed(e.trial, e.attempt, e.reason, e.log_tail, t)
+                           : controller_.on_trial_done(e.trial, e.attempt, t, e.log_tail));
         // An attempt the driver failed on a result (a NaN) that ended by itself before the
         // Stop arrived: its Ended carries the tail, not a LogTail. Also when its retry has
-        // started since (another run): on_log_tail keeps it only for the attempt it failed.
+        // started since: on_log_tail keeps it only for the attempt it failed.
         controller_.on_log_tail(e.trial, e.attempt, e.log_tail);
         break;
       }
@@ -386,14 +362,6 @@ class Driver {
         throw MpiError("driver: unexpected message tag " + std::to_string(in.tag) + " from rank " +
                        std::to_string(in.source));
     }
-  }
-
-  /// A message of a run of `trial` other than its latest (Trial::run): one that was taken
-  /// back from a worker that had begun it (start-ahead), which the controller, matching
-  /// trial and attempt only, would take for the run that replaced it.
-  bool other_run(search::TrialId trial, std::uint64_t run) const {
-    const search::Trial* t = controller_.find(trial);
-    return t != nullptr && t->run != run;
   }
 
   /// A checkpoint streamed in and stored: its event, and the controller learns of it.
@@ -430,39 +398,14 @@ class Driver {
     carry_out(controller_.on_trial_failed(c.trial, c.attempt, "cannot restore its checkpoint: " + reason, "", now()));
   }
 
-  /// Rings the doorbells (mpi/doorbell.h) of the workers that carry_out sent a Start, Stop
-  /// or Pause since the last call, each once (a Stop and the next Start: one ring).
-  void ring_answered() {
-    for (const int w : to_ring_) {
-      ring(w);
-      must_ring_[static_cast<std::size_t>(w)] = false;
-    }
-    to_ring_.clear();
-  }
-
-  /// Sends the commands, then rings the workers that got a Start, Stop or Pause: they wait
-  /// for it at a trial's end (or find it at their next step). Continues go unrung: they
-  /// answer the end of a lease, in a stream of results, and a woken worker is placed near
-  /// its waker and preempts it: ringing them preempted the driver once per lease and cost
-  /// recording_mpi.sh two thirds of its throughput on 2 cores, while the worker's nap (at
-  /// most 200 us) is short next to a lease.
+  /// Sends the commands to their workers.
   void carry_out(const std::vector<search::Command>& commands) {
     for (const auto& c : commands) {
-      if (c.kind != search::Command::Kind::Continue && !must_ring_[static_cast<std::size_t>(c.worker)]) {
-        must_ring_[static_cast<std::size_t>(c.worker)] = true;
-        to_ring_.push_back(c.worker);
-      }
       switch (c.kind) {
         case search::Command::Kind::Start: {
-          if (trace_trials_on()) {  // which rank: tests/mpi/take_back.sh follows a Start taken back
-            const std::string to = "driver: Start to rank " + std::to_string(c.worker) + ", trial";
-            trace_trial(to.c_str(), c.trial);
-          }
           Start start{c.trial, c.attempt, c.config, c.until, c.iterations};
           start.gang = c.gang;
           start.cause = c.cause;
-          start.last = c.last;
-          start.run = c.run;
           if (c.restore_trial == 0) {
             send(world_, c.worker, kTagStart, start);
             trace_trial("driver: Start out", c.trial);
@@ -487,7 +430,7 @@ class Driver {
           // The controller answers only the results a worker waits for (the end of its
           // lease), and save requests, which come where leases end.
           send(world_, c.worker, kTagDecision,
-               Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save, false, c.last});
+               Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save, false});
           break;
         case search::Command::Kind::Stop:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop, 0, false, c.failed});
@@ -497,7 +440,6 @@ class Driver {
           break;
       }
     }
-    ring_answered();
   }
 
   const boost::mpi::communicator& world_;
@@ -514,8 +456,6 @@ class Driver {
   bool shut_down_ = false;
   double drain_began_ = 0;  ///< wall clock at the current drain's `t`, with RANKTUNE_TRACE=trials only
   std::vector<search::Command> commands_;  // reused for every result: no allocation per message
-  std::vector<int> to_ring_;               ///< workers for ring_answered(), each once
-  std::vector<bool> must_ring_ = std::vector<bool>(static_cast<std::size_t>(world_.size()), false);  ///< by rank
 
   MpiChunkTransport transport_{world_};
   /// Hold the writer's byte ranges (and join their writer thread): destroyed first.
@@ -603,7 +543,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
     }
   }
   writer.reset();
-  trace_doorbell("driver: results file closed");
+  trace("driver: results file closed");
   std::printf("ranktune: results: %s\n", cfg.results.c_str());
   return code;
 }
@@ -624,8 +564,6 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
   setup.driver_namespace = process_namespace_id();
-  // Before the Setup: a worker may ring it from its Hello on.
-  open_doorbell(doorbell_job(setup.driver_namespace, setup.driver_pid), 0);
   if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect

@@ -159,11 +159,6 @@ void Gang::share(std::int64_t (&decision)[3]) {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_CHECK(MPI_Ibcast(decision, 3, MPI_INT64_T, 0, mpi_->comm(), &request));
   wait(request);
-  // The members nap (up to 200 us) while the leader waits for the driver's decision: the
-  // leader's bells end their naps once the decision is sent (mpi/doorbell.h; a member on
-  // another machine naps on).
-  if (leader())
-    for (std::size_t r = 1; r < members_.size(); ++r) ring(members_[r]);
 }
 
 }  // namespace ranktune::mpi

@@ -19,19 +19,13 @@ void send(const boost::mpi::communicator& comm, int dest, Tag tag, const T& msg)
   MPI_CHECK(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, tag, static_cast<MPI_Comm>(comm)));
 }
 
-std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source, int tag, bool rung) {
+std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source, int tag) {
   int flag = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
   // A matched probe: the message found is the one received, even if another thread or a
   // later probe looks at the same source (plain probe + recv has no such guarantee).
   MPI_CHECK(MPI_Improbe(source, tag, static_cast<MPI_Comm>(comm), &flag, &handle, &status));
-  // Open MPI's probe matches first and runs the progress engine only after a miss, so a
-  // message that arrived while this rank slept shows only to a second probe: probing twice
-  // after a ring saves a whole nap on the message the ring announced. Not on every poll: an
-  // empty probe of an oversubscribed rank calls sched_yield, which hands the core to
-  // another rank (the driver's naps, a worker's polls within its lease).
-  if (!flag && rung) MPI_CHECK(MPI_Improbe(source, tag, static_cast<MPI_Comm>(comm), &flag, &handle, &status));
   if (!flag) return std::nullopt;
   int count = 0;
   MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
@@ -45,9 +39,9 @@ std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int so
 
 Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::microseconds max_nap, int tag) {
   Backoff backoff(std::chrono::microseconds(10), max_nap);
-  for (bool rung = false;;) {
-    if (auto in = try_receive(comm, source, tag, rung)) return std::move(*in);
-    rung = backoff.wait();
+  for (;;) {
+    if (auto in = try_receive(comm, source, tag)) return std::move(*in);
+    backoff.wait();
   }
 }
 

@@ -49,15 +49,6 @@
 /// (search::Command::until). After the Result of that iteration it waits for the Decision;
 /// before it, it only checks between steps for a Stop, without blocking. A worker is free
 /// as soon as the driver sends it a Stop; it carries out its messages in order.
-/// Start-ahead (search/controller_ahead.cc): while a worker runs a lease flagged `last`
-/// (it ends at max_t, so its Decision is a Stop), the driver may send it the Start of its
-/// next trial. The worker keeps it; after reporting the lease's last iteration with a finite
-/// value of the metric it ends the trial itself and begins that Start, or waits for one
-/// as an idle worker; the driver, which knows it, sends no Stop then (one that comes all
-/// the same, for the end of the experiment, is stale). A Stop for a Start it holds takes
-/// it back (the worker drops it, or stops the run it had begun). Every Start carries a
-/// `run` number that the run's Placed, Result and Ended carry back, so that the driver
-/// drops those of a run it took back.
 
 #include <mpi.h>
 
@@ -81,7 +72,7 @@
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 10;
+inline constexpr int kWireVersion = 11;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -162,14 +153,10 @@ struct Start {
   /// Why this run of the attempt starts (search::Command::cause): "start" for a fresh
   /// attempt, else "resume", "exploit ...", ...; a command's log is appended to then.
   std::string cause;
-  /// `until` is max_t: see start-ahead above (search::Command::last).
-  bool last = false;
-  /// Which run of the trial this is (search::Trial::run): sent back in Placed, Result, Ended.
-  std::uint64_t run = 0;
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
     ar & trial & attempt & config & until & iterations & restore & checkpoint_size & checkpoint_crc32c & gang &
-        cause & last & run;
+        cause;
   }
 };
 
@@ -181,9 +168,8 @@ struct Placed {
   std::string path;        ///< "cpu" or "cuda:N"
   int threads = 1;         ///< compute threads per rank
   std::string collective;  ///< the gang's collective ("mpi", "nccl"); empty alone
-  std::uint64_t run = 0;   ///< Start::run
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & path & threads & collective & run; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & path & threads & collective; }
 };
 
 struct Decision {
@@ -196,10 +182,8 @@ struct Decision {
   /// Stop: the driver failed the attempt on the result just sent (a non-finite metric); the
   /// leader answers with its LogTail once the trainable has stopped.
   bool failed = false;
-  /// Continue: the new lease ends at max_t (Start::last).
-  bool last = false;
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save & failed & last; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & until & save & failed; }
 };
 
 /// The last lines of an attempt's output, after a Stop with `failed`: the failure was the
@@ -249,9 +233,8 @@ struct Result {
   int attempt = 0;
   std::int64_t iteration = 0;  ///< 1-based within the attempt
   search::Metrics metrics;
-  std::uint64_t run = 0;  ///< Start::run
 
-  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & metrics & run; }
+  template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & iteration & metrics; }
 };
 
 /// The trial's attempt ended without being stopped: it finished by itself, or it failed.
@@ -261,10 +244,9 @@ struct Ended {
   bool failed = false;
   std::string reason;
   std::string log_tail;
-  std::uint64_t run = 0;  ///< Start::run
 
   template <class Ar> void serialize(Ar& ar, unsigned) {
-    ar & trial & attempt & failed & reason & log_tail & run;
+    ar & trial & attempt & failed & reason & log_tail;
   }
 };
 
@@ -298,12 +280,9 @@ struct Incoming {
 };
 
 /// Receives one message if any is waiting (MPI_Improbe + MPI_Mrecv); never blocks. With a
-/// `tag`, only a message of that tag: the others stay queued, in order. `rung`: the caller's
-/// doorbell has just ended its nap (mpi/doorbell.h), so a miss is probed again: Open MPI's
-/// probe runs the progress engine only after a miss, and a message that came during the
-/// nap shows only to a second probe.
+/// `tag`, only a message of that tag: the others stay queued, in order.
 std::optional<Incoming> try_receive(const boost::mpi::communicator& comm, int source = MPI_ANY_SOURCE,
-                                    int tag = MPI_ANY_TAG, bool rung = false);
+                                    int tag = MPI_ANY_TAG);
 
 /// Waits for one message without spinning: polls with a sleeping backoff that starts at
 /// 10 us and doubles up to `max_nap` (see backoff.h for why).

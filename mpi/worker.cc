@@ -6,7 +6,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -18,12 +17,10 @@
 #include "io/config.h"
 #include "io/crc32c.h"
 #include "mpi/backoff.h"
-#include "mpi/doorbell.h"
 #include "mpi/errors.h"
 #include "mpi/gang.h"
 #include "mpi/launch.h"
 #include "mpi/placement.h"
-#include "mpi/progress_yield.h"
 #include "mpi/rendezvous.h"
 #include "mpi/trace.h"
 #include "mpi/wire.h"
@@ -54,24 +51,10 @@ class Worker {
         placement_(std::move(placement)) {}
 
   int loop() {
-    // Between its polls this rank naps; a yield in each empty probe would only give its
-    // core away mid hand-over (progress_yield.h). Gangs and MPI_Finalize get Open MPI's own
-    // choice back.
-    const ProgressYield polling(false);
-    mpi_yields_ = polling.before();
     for (;;) {
-      // A Start that came ahead, during the trial before: this worker goes on to it at once.
-      if (!ahead_.empty()) {
-        const Start next = std::move(ahead_.front());
-        ahead_.pop_front();
-        gaps_.held = true;  // the next trial's gap needed no message
-        run_trial(next);
-        continue;
-      }
       Incoming in = next_message(2ms);
       switch (in.tag) {
         case kTagStart:
-          gaps_.held = false;
           run_trial(unpack<Start>(world_, in));
           break;
         case kTagDecision: break;  // a Stop for a trial that already ended here: nothing to do
@@ -82,9 +65,7 @@ class Worker {
           // so that no send is in flight when MPI finalizes.
           while (!checkpoints_.idle()) take_ack(receive(world_, kDriver, 2ms, kTagCheckpointAck));
           send(world_, kDriver, kTagBye, Empty{});
-          ring(kDriver);
-          trace(gaps_line().c_str());
-          trace_doorbell("worker: Bye sent");
+          trace("worker: Bye sent");
           return 0;
         default:
           throw MpiError("worker " + std::to_string(world_.rank()) + ": unexpected message tag " +
@@ -96,8 +77,7 @@ class Worker {
  private:
   /// Waits for the driver's next message, taking in the checkpoint acks that arrive
   /// meanwhile. Between trials a worker naps up to 2 ms; while a decision is due it naps at
-  /// most 200 us, since the answer takes microseconds to come. A driver on this machine
-  /// rings the doorbell after its sends, which ends the nap at once (mpi/doorbell.h).
+  /// most 200 us, since the answer takes microseconds to come.
   Incoming next_message(std::chrono::microseconds max_nap) {
     for (;;) {
       Incoming in = receive(world_, kDriver, max_nap);
@@ -106,10 +86,8 @@ class Worker {
     }
   }
   /// The driver's next message if one is waiting (acks taken in), without blocking.
-  /// `thorough`: a miss is probed again (mpi::try_receive's `rung`), for a look that decides
-  /// whether to wait.
-  std::optional<Incoming> poll_message(bool thorough = false) {
-    while (auto in = try_receive(world_, kDriver, MPI_ANY_TAG, thorough)) {
+  std::optional<Incoming> poll_message() {
+    while (auto in = try_receive(world_, kDriver, MPI_ANY_TAG)) {
       if (in->tag != kTagCheckpointAck) return in;
       take_ack(*in);
     }
@@ -174,9 +152,7 @@ class Worker {
     // A gang trial: the members build their communicator first. A failure to build it is
     // an MPI failure (the job cannot go on consistently), not a failed attempt.
     std::unique_ptr<Gang> gang;
-    std::optional<ProgressYield> as_mpi_chose;  // a gang's collectives block: let them yield
     if (start.gang.size() > 1) {
-      as_mpi_chose.emplace(mpi_yields_);
       // Only a kind that computes on the GPU gets it (the mlp, unless told to stay on the CPU).
       gang = std::make_unique<Gang>(static_cast<MPI_Comm>(gangs_), start.gang, gang_tag(start),
                                     traits_.uses_gpu ? placement_.device : std::string("cpu"));
@@ -216,35 +192,26 @@ class Worker {
     if (outcome.ok && leader) {
       const train::ComputeInfo info = trainable->compute_info();
       send(world_, kDriver, kTagPlaced,
-           Placed{start.trial, start.attempt, info.path, info.threads, gang ? gang->collective().name() : "", start.run});
+           Placed{start.trial, start.attempt, info.path, info.threads, gang ? gang->collective().name() : ""});
     }
 
     std::int64_t until = start.until;
-    bool last = start.last;  // the lease ends at max_t
     for (std::int64_t iteration = start.iterations + 1; outcome.ok; ++iteration) {
       train::StepResult r;
       trace_trial("worker: step begins", start.trial);
-      if (iteration == start.iterations + 1) gaps_.trial_begins();
       outcome = agreed(guarded(trainable.get(), [&] { r = trainable->step(); }));
-      gaps_.step_ended();
       trace_trial("worker: step ends", start.trial);
       if (!outcome.ok) break;
       // The leader decides (from its own step and the driver), and the gang follows.
       std::int64_t decision[3] = {kFinished, until, 0};  // kind, lease, save
       bool failed = false;  // a Stop because the driver failed the attempt (the leader's to answer)
       if (leader && !r.done) {
-        // The decision after the last lease's end, reported with a finite metric, is a Stop
-        // (search::Command::last): a worker that holds its next Start needs not wait for it.
-        const auto metric = r.metrics.find(cfg_.metric);
-        const bool may_go_on = !gang && last && iteration >= until && metric != r.metrics.end() &&
-                               std::isfinite(metric->second);
-        send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, iteration, std::move(r.metrics), start.run});
-        const Decision d = next_decision(start, iteration, until, last, may_go_on);
+        send(world_, kDriver, kTagResult, Result{start.trial, start.attempt, iteration, std::move(r.metrics)});
+        const Decision d = next_decision(start, iteration, until);
         decision[0] = d.kind;
         decision[1] = d.until;
         decision[2] = d.save;
         failed = d.kind == Decision::Stop && d.failed;
-        if (d.kind == Decision::Continue) last = d.last;
       }
       if (gang) gang->share(decision);
       if (decision[0] == kFinished) break;  // the trainable finished by itself
@@ -281,19 +248,8 @@ class Worker {
     if (leader) {
       send(world_, kDriver, kTagEnded,
            Ended{start.trial, start.attempt, !outcome.ok, outcome.reason,
-                 outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail, start.run});
-      ring(kDriver);  // it frees this worker: the driver answers with the next Start
+                 outcome.ok && trainable ? trainable->log_tail() : outcome.log_tail});
     }
-  }
-
-  /// A trace line at the end (RANKTUNE_TRACE): this worker's time between trials.
-  std::string gaps_line() const {
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "worker: between trials; %lld trials followed one another (%lld with their Start held), "
-                  "from a step's end to the next trial's first step: mean %.1f us, median %lld us, p90 %lld us",
-                  gaps_.count, gaps_.held_count, gaps_.mean_us(), gaps_.quantile_us(0.5), gaps_.quantile_us(0.9));
-    return line;
   }
 
   /// The trainable's warnings (a program killed with SIGKILL) as events in the results file.
@@ -304,75 +260,29 @@ class Worker {
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless
   /// a Stop is already waiting (the worker does not wait for it); at its end, the driver's.
-  /// `last`: the lease ends at max_t (start-ahead). `may_go_on`: the decision is known to be
-  /// a Stop (the last lease, a finite metric), which the driver does not send: the worker
-  /// stops the trial itself and goes on.
-  Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until, bool last, bool may_go_on) {
+  Decision next_decision(const Start& start, std::int64_t iteration, std::int64_t until) {
     if (iteration < until) {
-      if (auto d = take_in_waiting(start, false)) return *d;
-      return Decision{start.trial, start.attempt, Decision::Continue, until, false, false, last};
+      const auto in = poll_message();
+      if (!in) return Decision{start.trial, start.attempt, Decision::Continue, until, false};
+      return decision_for(start, *in);
     }
-    const Decision self_stop{start.trial, start.attempt, Decision::Stop};
-    if (may_go_on) {
-      // Everything that came during the trial: a decision about it (a Pause that came
-      // before its last result) is carried out, and a Stop that took back the Start ahead
-      // is seen before that Start runs. Every miss is probed twice: the messages came while
-      // this rank slept, and Open MPI moves them in only on a probe that misses
-      // (mpi::try_receive), so one miss after the held Start could hide the Stop behind it
-      // (the worker then ran a trial taken back; mpi.take_back caught it).
-      if (auto d = take_in_waiting(start, true)) return *d;
-      // The driver sends no Stop for this trial (search::Controller::goes_on): the worker
-      // ends it and goes on to the Start it holds, or, holding none, waits for one as an
-      // idle worker, having woken the driver to take the result in and answer with one.
-      // With a Start held the driver is not woken: it learns of the result when it next
-      // looks (within its nap), and a wake-up per trial is what start-ahead saves.
-      if (ahead_.empty()) {
-        ring(kDriver);
-      } else {
-        trace_trial("worker: goes on ahead", start.trial);
-      }
-      return self_stop;
-    }
-    // The end of the lease: the driver's answer is all this worker waits for, so wake it.
-    ring(kDriver);
-    for (;;) {
-      Incoming in = next_message(200us);
-      if (auto d = take_in(start, in)) {
-        trace_trial("worker: decision in", start.trial);
-        return *d;
-      }
-    }
+    Incoming in = next_message(200us);
+    trace_trial("worker: decision in", start.trial);
+    return decision_for(start, in);
   }
 
-  /// take_in of every message waiting now, up to a decision about `start`'s trial, which
-  /// is returned. `thorough`: a miss is probed again.
-  std::optional<Decision> take_in_waiting(const Start& start, bool thorough) {
-    while (const auto in = poll_message(thorough))
-      if (auto d = take_in(start, *in)) return d;
-    return std::nullopt;
-  }
-
-  /// A message from the driver during the trial of `start`: a decision about it is returned.
-  /// A Start is for afterwards (start-ahead: kept in ahead_); a Stop for one of those takes
-  /// it back; a decision about an earlier trial, which this worker ended by itself on its
-  /// last lease, is stale. Anything else is a protocol error.
-  std::optional<Decision> take_in(const Start& start, const Incoming& in) {
-    if (in.tag == kTagStart) {
-      ahead_.push_back(unpack<Start>(world_, in));
-      return std::nullopt;
-    }
+  /// The decision about the running trial; anything else is a protocol error.
+  Decision decision_for(const Start& start, const Incoming& in) const {
     if (in.tag != kTagDecision) {
       throw MpiError("worker " + std::to_string(world_.rank()) + ": expected a decision, got message tag " +
                      std::to_string(in.tag));
     }
     const auto d = unpack<Decision>(world_, in);
-    if (d.trial == start.trial && d.attempt == start.attempt) return d;
-    if (d.kind == Decision::Stop) {
-      const auto held = std::find_if(ahead_.begin(), ahead_.end(),
-                                     [&](const Start& s) { return s.trial == d.trial && s.attempt == d.attempt; });
-      if (held != ahead_.end()) ahead_.erase(held);
+    if (d.trial != start.trial || d.attempt != start.attempt) {
+      throw MpiError("worker " + std::to_string(world_.rank()) + ": decision for trial " + std::to_string(d.trial) +
+                     " while running trial " + std::to_string(start.trial));
     }
-    return std::nullopt;
+    return d;
   }
 
   /// Runs one phase of the trial; a failure becomes its Outcome. MPI errors propagate: they
@@ -439,42 +349,6 @@ class Worker {
   Setup setup_;
   Placement placement_;
   ChunkWindow checkpoints_{world_, kDriver, kTagCheckpoint};  ///< chunks of saves in flight to the driver
-  std::deque<Start> ahead_;  ///< Starts that came during a trial, to run after it (start-ahead)
-  bool mpi_yields_ = false;  ///< Open MPI's own choice of yielding on an idle poll (progress_yield.h)
-  /// This worker's own dispatch cost: from the end of a trial's last step to the next
-  /// trial's first step (sending the result, taking in the next Start or waiting for it,
-  /// the trainable's set-up). A clock read per step and a histogram of 1 us bins (the
-  /// last one for everything from 1 ms on), so memory stays bounded whatever the number of
-  /// trials. Printed in a trace line before the Bye's (benchmarks/overhead.sh reads it).
-  struct Gaps {
-    static constexpr std::size_t kBins = 1001;
-    std::optional<std::chrono::steady_clock::time_point> last_step_end;
-    std::chrono::nanoseconds total{0};
-    long long count = 0;
-    long long held_count = 0;
-    bool held = false;  ///< the trial about to begin came ahead (start-ahead)
-    std::vector<long long> bins = std::vector<long long>(kBins, 0);
-    void step_ended() { last_step_end = std::chrono::steady_clock::now(); }
-    void trial_begins() {
-      const bool was_held = std::exchange(held, false);
-      if (!last_step_end) return;
-      const auto gap = std::chrono::steady_clock::now() - *last_step_end;
-      total += gap;
-      ++count;
-      held_count += was_held ? 1 : 0;
-      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(gap).count();
-      ++bins[static_cast<std::size_t>(std::clamp<long long>(us, 0, kBins - 1))];
-    }
-    double mean_us() const { return count == 0 ? 0.0 : std::chrono::duration<double, std::micro>(total).count() / count; }
-    /// The q-quantile in whole microseconds (1000 means "1 ms or more"); 0 without gaps.
-    long long quantile_us(double q) const {
-      long long seen = 0;
-      const auto want = static_cast<long long>(std::ceil(q * static_cast<double>(count)));
-      for (std::size_t i = 0; i < kBins; ++i)
-        if ((seen += bins[i]) >= want && seen > 0) return static_cast<long long>(i);
-      return 0;
-    }
-  } gaps_;
 };
 
 }  // namespace
@@ -496,8 +370,6 @@ int run_worker(const boost::mpi::communicator& world) {
   // When rank 0 dies, mpirun SIGTERMs (ignored, above) and then SIGKILLs us: leave first,
   // with our trials and folders.
   exit_with_process(static_cast<pid_t>(setup.driver_pid), setup.driver_namespace);
-  // Before the Hello, after which the driver may ring it.
-  open_doorbell(doorbell_job(setup.driver_namespace, setup.driver_pid), world.rank());
   try {
     if (setup.wire_version != kWireVersion) {
       throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +
@@ -523,7 +395,6 @@ int run_worker(const boost::mpi::communicator& world) {
     const boost::mpi::communicator gangs = gang_parent(world);
     send(world, kDriver, kTagHello,
          Hello{kWireVersion, placement.host, placement.local_index, placement.device, placement.device_name});
-    ring(kDriver);
     trace("worker: Hello sent");
     return Worker(world, gangs, std::move(cfg), std::move(setup), std::move(placement)).loop();
   } catch (const std::exception& e) {

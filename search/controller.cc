@@ -114,32 +114,23 @@ std::vector<Command> Controller::on_workers_free(const std::vector<int>& workers
 }
 
 void Controller::dispatch(double now, std::vector<Command>& out) {
-  begin_ahead(now);
   const auto gang_size = static_cast<std::size_t>(std::max(1, options_.ranks_per_trial));
   while (accepting() && idle_workers_.size() >= gang_size) {
-    auto choice = next_choice();
-    // Nothing new to start: a trial that waits on a busy worker (sent ahead) starts here.
-    if (!choice && take_back_one(out)) choice = next_choice();
+    const auto choice = next_choice();
     if (!choice) break;
     Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
     std::vector<int> gang = *choose_gang(idle_workers_, static_cast<int>(gang_size), options_.worker_nodes);
     std::erase_if(idle_workers_, [&](int w) { return std::find(gang.begin(), gang.end(), w) != gang.end(); });
     start_trial(t, std::move(gang), now, out);
   }
-  fill_ahead(out);
   end_abandoned(now);
 }
 
-std::optional<TrialId> Controller::next_choice(bool ahead) {
+std::optional<TrialId> Controller::next_choice() {
   auto choice = scheduler_->choose_trial_to_run(trials_);
   if (!choice && !searcher_finished_) {
     const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
     Suggestion s = searcher_->suggest(id);
-    // Asked for a trial to send ahead, a searcher that has proposed all its trials is not
-    // taken at its word yet: until a worker is idle `ranktune ctl add --count` can still
-    // extend it, as it could before start-ahead asked earlier (searchers answer Finished
-    // again when asked again).
-    if (s.kind == Suggestion::Kind::Finished && ahead) return std::nullopt;
     if (s.kind == Suggestion::Kind::Finished) {
       searcher_finished_ = true;
       scheduler_->on_searcher_finished();
@@ -206,7 +197,6 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
 void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
   const std::string cause = begin_run(t, std::move(workers), now);
   t.lease_until = lease(t);
-  t.run = ++runs_;
   for (const int w : t.workers) {
     Command c{Command::Kind::Start, t.id, w, t.attempt, t.config, t.lease_until};
     c.iterations = t.iterations;
@@ -214,12 +204,8 @@ void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std
     c.restore_checkpoint = t.restore_checkpoint;
     c.gang = t.workers;
     c.cause = cause;
-    c.last = last_lease(t);
-    c.run = t.run;
     out.push_back(std::move(c));
-    slot(w).current = t.id;
   }
-  want_ahead(t);
 }
 
 void Controller::end_abandoned(double now) {
@@ -258,16 +244,7 @@ std::int64_t Controller::lease(const Trial& t) const {
 }
 
 void Controller::release(Trial& t) {
-  for (int w : t.workers) {
-    WorkerSlot& s = slot(w);
-    if (s.current == t.id) s.current = 0;
-    // A worker that holds its next trial goes on to it (begin_ahead, from dispatch).
-    if (s.ahead != 0) {
-      moved_on_.push_back(w);
-    } else {
-      idle_workers_.push_back(w);
-    }
-  }
+  idle_workers_.insert(idle_workers_.end(), t.workers.begin(), t.workers.end());
   t.workers.clear();
 }
 
@@ -284,11 +261,10 @@ void Controller::finish(Trial& t, TrialStatus s, double now) {
   searcher_->on_trial_complete(t.id, t.last_metrics, s == TrialStatus::Error);
 }
 
-void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out, bool tell) {
+void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out) {
   // A trial that ends with at_end checkpoints: the worker's Pause saves, then stops.
   const bool save = options_.checkpoint_at_end && final_status == TrialStatus::Terminated;
-  if (tell || save)
-    for (int w : t.workers) out.push_back({save ? Command::Kind::Pause : Command::Kind::Stop, t.id, w, t.attempt, {}});
+  for (int w : t.workers) out.push_back({save ? Command::Kind::Pause : Command::Kind::Stop, t.id, w, t.attempt, {}});
   if (save && !t.workers.empty()) {
     t.saving = true;
     ++saving_;
@@ -450,11 +426,6 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       Command& c = out.emplace_back(Command{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
       c.save = save;
       t.lease_until = c.until;
-      c.last = last_lease(t);
-      if (c.last) {  // its worker may take its next trial now
-        want_ahead(t);
-        fill_ahead(out);
-      }
       break;
     }
     case Decision::Pause:
@@ -472,7 +443,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         break;
       }
       if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
-      stop_trial(t, TrialStatus::Terminated, now, out, !goes_on(t, it != metrics.end() && std::isfinite(it->second)));
+      stop_trial(t, TrialStatus::Terminated, now, out);
       dispatch(now, out);
       break;
   }
@@ -643,10 +614,6 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
   if (!accepting()) return out;
   end_reason_ = why;
   event(now, nullptr, "end", to_string(why));
-  // Trials sent ahead have not begun as far as the record knows: taken back first, they
-  // stay PENDING (and their workers become idle when their current trials stop below).
-  for (WorkerSlot& s : slots_)
-    if (s.ahead != 0) take_back(trials_[static_cast<std::size_t>(s.ahead - 1)], out);
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Running) continue;
     if (why == EndReason::Interrupted && options_.checkpoint_on_stop) {
@@ -691,9 +658,6 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
                   " so far)");
   const std::string name = "trial " + std::to_string(t->id);
   if (t->finished()) return refuse(name + " already ended (" + to_string(t->status) + ")");
-  // A trial sent ahead to a busy worker has not begun: it is taken back, and changes as any
-  // pending trial does.
-  if (t->sent_ahead != 0) take_back(*t, out);
   if (r.kind == ControlRequest::Kind::Stop) {
     const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
                              to_string(t->status) + ")";

@@ -61,13 +61,6 @@ struct ControllerOptions {
   /// The host of each worker rank (index 0: the driver's slot), recorded with each trial's
   /// ranks; empty when unknown (a simulation).
   std::vector<std::string> worker_hosts;
-  /// Start-ahead (controller_ahead.cc): while a trial of one worker runs the lease that ends
-  /// at max_t, after which its worker is free whatever it reports, the worker's next trial
-  /// is sent to it already (Command::last), so that it goes on to it as it reports the last
-  /// result instead of waiting a round trip for a Stop and a Start. Only trials that never
-  /// ran go ahead (no checkpoint to stream, no log to append to). A worker that becomes
-  /// idle with nothing to do takes such a trial back from the worker that holds it.
-  bool start_ahead = false;
 };
 
 /// An instruction for the transport.
@@ -104,14 +97,6 @@ struct Command {
   /// attempt), "retry", "resume", "exploit of trial D at iteration N", "ctl set: ...",
   /// "ranktune run --resume". Any cause but "start" appends to the attempt's log.
   std::string cause;
-  /// Start and Continue, with start-ahead on and one worker: `until` is max_t, so the
-  /// decision after it is a Stop. The worker ends the trial itself after reporting
-  /// iteration `until` with a finite value of the metric, and goes on to the Start it holds
-  /// (or waits for its next one as an idle worker); no Stop is sent then (goes_on).
-  bool last = false;
-  /// Start: the number of this run (Trial::run), which the worker sends back with what the
-  /// run reports; messages of another run of the same attempt are stale.
-  std::uint64_t run = 0;
 };
 
 /// Receives every change worth recording. The driver writes them to the results file.
@@ -241,17 +226,15 @@ class Controller {
   void set_status(Trial& t, TrialStatus s);
   /// The iteration up to which `t` may run without waiting (see Command::until).
   std::int64_t lease(const Trial& t) const;
-  /// Gives work to idle workers while there is some, then (start-ahead) to the workers on
-  /// their last lease; appends the Starts to `out`.
+  /// Gives work to idle workers while there is some; appends the Starts to `out`.
   void dispatch(double now, std::vector<Command>& out);
   /// The trial to start next (the scheduler's pick, else a new one from the searcher), or
-  /// nullopt when there is none now. `ahead`: for a worker that is still busy (start-ahead).
-  std::optional<TrialId> next_choice(bool ahead = false);
+  /// nullopt when there is none now.
+  std::optional<TrialId> next_choice();
   /// Returns the trial's workers to the idle queue.
   void release(Trial& t);
-  /// Stops a running trial: a Stop to each of its workers (unless `tell` is false: its
-  /// worker stops it by itself), then `final_status`.
-  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out, bool tell = true);
+  /// Stops a running trial: a Stop to each of its workers, then `final_status`.
+  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Command> end_experiment(EndReason why, TrialStatus final_status, double now);
   /// A failure before the first result of a start that changed `t`'s hyperparameters on
@@ -282,35 +265,6 @@ class Controller {
   /// Why `t`'s next start happens (Command::cause), without consuming Trial::start_cause.
   std::string cause_of(const Trial& t) const;
 
-  // Start-ahead (controller_ahead.cc).
-  struct WorkerSlot {
-    TrialId current = 0;  ///< the trial it runs, as far as the controller knows
-    TrialId ahead = 0;    ///< the trial whose Start it holds for afterwards (0: none)
-  };
-  WorkerSlot& slot(int worker);
-  /// `t` (just started, or given a new lease) runs its last lease on one worker: that
-  /// worker may be sent its next trial.
-  void want_ahead(const Trial& t);
-  /// Sends the workers that want one their next trial while there is one to send.
-  void fill_ahead(std::vector<Command>& out);
-  /// Appends `t`'s Start for `worker`, which is busy with its current trial.
-  void send_ahead(Trial& t, int worker, std::vector<Command>& out);
-  /// Start-ahead is on and `t` (of one worker) runs the lease that ends at max_t:
-  /// Command::last.
-  bool last_lease(const Trial& t) const;
-  /// Whether the worker of `t`, which has just reported the last iteration of its last
-  /// lease (`finite`: with a finite value of the metric), ends `t` by itself, so that the
-  /// Stop would only be read and dropped: it goes on to the trial it holds, or waits as an
-  /// idle worker for its next Start (mpi/worker.cc, next_decision).
-  bool goes_on(const Trial& t, bool finite) const;
-  /// Takes back `t`'s Start sent ahead (a Stop for it, which its worker drops): it is an
-  /// ordinary pending trial again.
-  void take_back(Trial& t, std::vector<Command>& out);
-  /// An idle worker has nothing to do: takes back one trial sent ahead (from the worker
-  /// whose current trial started last) so that it can start here. False when none is.
-  bool take_back_one(std::vector<Command>& out);
-  /// The workers released with a trial sent ahead to them have moved on to it: it runs.
-  void begin_ahead(double now);
   /// A new PENDING trial with the next id, told to the scheduler and the observer.
   Trial& append_trial(Config config);
   void changed(const Trial& t);
@@ -324,11 +278,6 @@ class Controller {
   std::vector<Trial> trials_;           // index = id - 1
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
-  std::vector<WorkerSlot> slots_;        // by worker id (start-ahead's bookkeeping)
-  std::deque<int> wants_ahead_;          // workers on their last lease, maybe without a trial ahead
-  std::vector<int> moved_on_;            // released workers that hold a trial ahead (begin_ahead)
-  std::int64_t ahead_ = 0;               // trials sent ahead and not yet begun or taken back
-  std::uint64_t runs_ = 0;               // Starts given so far (Trial::run)
   std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
   // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
   // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.

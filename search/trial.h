@@ -77,23 +77,10 @@ struct Trial {
   /// Why the trial's next Start happens when start_trial cannot tell by itself (an exploit,
   /// a `ctl set`, a resumed run): Command::cause. Cleared by the Start. Not recorded.
   std::string start_cause;
-  /// Start-ahead (ControllerOptions::start_ahead): the worker that already holds this
-  /// trial's Start, to begin once its current trial ends; 0: none. Such a trial stays
-  /// PENDING, as the results file knows it, until the controller learns that its worker
-  /// has moved on to it, and no scheduler picks it meanwhile (runnable()). Not recorded.
-  int sent_ahead = 0;
-  /// Which Start the trial's current (or last) run began with: a number the controller
-  /// gives every Start, which the worker sends back with what the run reports. It tells
-  /// apart two runs of one attempt, as when a Start sent ahead is taken back from a worker
-  /// that had already begun it. Not recorded.
-  std::uint64_t run = 0;
 
   bool finished() const { return status == TrialStatus::Terminated || status == TrialStatus::Error; }
-  /// Whether a scheduler may pick it to run: Pending (and not sent ahead to a worker), or
-  /// Paused with its checkpoint stored.
-  bool runnable() const {
-    return (status == TrialStatus::Pending && sent_ahead == 0) || (status == TrialStatus::Paused && !saving);
-  }
+  /// Whether a scheduler may pick it to run: Pending, or Paused with its checkpoint stored.
+  bool runnable() const { return status == TrialStatus::Pending || (status == TrialStatus::Paused && !saving); }
 };
 
 }  // namespace ranktune::search

@@ -43,8 +43,6 @@ Start a_start() {
   s.checkpoint_crc32c = 0xdeadbeef;
   s.gang = {1, 5, 9};
   s.cause = "exploit of trial 7 at its iteration 12";
-  s.last = true;
-  s.run = std::numeric_limits<std::uint64_t>::max();
   return s;
 }
 
@@ -67,30 +65,25 @@ TEST(Codec, StartSurvivesWithEveryFieldAndTheConfigsTypes) {
   EXPECT_EQ(back.checkpoint_crc32c, s.checkpoint_crc32c);
   EXPECT_EQ(back.gang, s.gang);
   EXPECT_EQ(back.cause, s.cause);
-  EXPECT_EQ(back.last, s.last);
-  EXPECT_EQ(back.run, s.run);
 }
 
 TEST(Codec, EveryOtherMessageSurvives) {
-  const Result r = round_trip(Result{7, 1, 42, {{"loss", 0.5}, {"acc", -INFINITY}}, 99});
+  const Result r = round_trip(Result{7, 1, 42, {{"loss", 0.5}, {"acc", -INFINITY}}});
   EXPECT_EQ(r.trial, 7);
   EXPECT_EQ(r.iteration, 42);
   EXPECT_EQ(r.metrics, (search::Metrics{{"loss", 0.5}, {"acc", -INFINITY}}));
-  EXPECT_EQ(r.run, 99u);
-  const Decision d = round_trip(Decision{7, 1, Decision::Pause, 80, true, true, true});
+  const Decision d = round_trip(Decision{7, 1, Decision::Pause, 80, true, true});
   EXPECT_EQ(d.kind, Decision::Pause);
   EXPECT_EQ(d.until, 80);
-  EXPECT_TRUE(d.save && d.failed && d.last);
-  const Ended e = round_trip(Ended{7, 1, true, "exit 3", std::string(100000, 'x'), 5});
+  EXPECT_TRUE(d.save && d.failed);
+  const Ended e = round_trip(Ended{7, 1, true, "exit 3", std::string(100000, 'x')});
   EXPECT_TRUE(e.failed);
   EXPECT_EQ(e.reason, "exit 3");
   EXPECT_EQ(e.log_tail.size(), 100000u);
-  EXPECT_EQ(e.run, 5u);
-  const Placed p = round_trip(Placed{7, 1, "cuda:3", 8, "nccl", 6});
+  const Placed p = round_trip(Placed{7, 1, "cuda:3", 8, "nccl"});
   EXPECT_EQ(p.path, "cuda:3");
   EXPECT_EQ(p.threads, 8);
   EXPECT_EQ(p.collective, "nccl");
-  EXPECT_EQ(p.run, 6u);
   const Hello h = round_trip(Hello{kWireVersion, "node7", 2, "cpu", "AMD EPYC"});
   EXPECT_EQ(h.wire_version, kWireVersion);
   EXPECT_EQ(h.host, "node7");
@@ -131,7 +124,7 @@ TEST(Codec, HugeCountsBadFlagsAndBadAlternativesAreRefused) {
   std::memcpy(huge.data() + 12, &n, sizeof n);
   EXPECT_NE(refusal(huge).find("announces"), std::string::npos) << refusal(huge);
 
-  // A flag that is neither 0 nor 1: Decision's last byte is `last`.
+  // A flag that is neither 0 nor 1: Decision's last byte is `failed`.
   std::vector<char> d;
   encode(Decision{1, 0, Decision::Stop}, d);
   d.back() = 7;
