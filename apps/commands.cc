@@ -19,7 +19,7 @@ int g_exit_code = experiment::kExitUsage;
 int run_reporting_errors(const std::function<int()>& command) {
   try {
     return command();
-  } catch (const io::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
     return experiment::kExitUsage;
   } catch (const io::StoreError& e) {

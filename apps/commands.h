@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/config.h"
+#include "config/config.h"
 
 namespace CLI {
 class App;

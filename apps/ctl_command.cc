@@ -13,12 +13,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/stored.h"
 #include "apps/commands.h"
 #include "experiment/exit_codes.h"
 #include "io/control_file.h"
 #include "io/store.h"
 #include "mpi/launch.h"
-#include "search/control.h"
+#include "controller/control.h"
 
 namespace ranktune::apps {
 namespace {
@@ -56,27 +57,27 @@ std::string new_id() {
 int run_ctl(const CtlOptions& o) {
   mpi::require_one_process("ranktune ctl", "send the request again");
   const io::ResultsFile file = io::ResultsFile::read(o.results);  // a results file, or a clear error
-  search::ControlRequest r;
-  r.kind = o.op == "stop" ? search::ControlRequest::Kind::Stop
-           : o.op == "set" ? search::ControlRequest::Kind::Set
-                           : search::ControlRequest::Kind::Add;
+  controller::ControlRequest r;
+  r.kind = o.op == "stop" ? controller::ControlRequest::Kind::Stop
+           : o.op == "set" ? controller::ControlRequest::Kind::Set
+                           : controller::ControlRequest::Kind::Add;
   r.trial = o.trial;
   r.force = o.force;
   r.count = o.count;
-  if (r.kind == search::ControlRequest::Kind::Add && (o.count > 0) == !o.assignments.empty())
+  if (r.kind == controller::ControlRequest::Kind::Add && (o.count > 0) == !o.assignments.empty())
     throw std::invalid_argument("ctl add: give either a whole config (name=value for every parameter) or --count N");
-  // The bound rank 0 applies to one request (search/control.h), for a prompt answer.
-  if (r.count > search::kMaxAddCount)
-    throw std::invalid_argument("ctl add --count: " + search::check_added_trials(r.count, 0, -1));
+  // The bound rank 0 applies to one request (controller/control.h), for a prompt answer.
+  if (r.count > controller::kMaxAddCount)
+    throw std::invalid_argument("ctl add --count: " + controller::check_added_trials(r.count, 0, -1));
   for (const std::string& a : o.assignments) {
     auto [name, value] = parse_assignment(a);
     r.config[name] = value;
   }
   // Checked here for a prompt answer; rank 0 checks again (the file is an open channel).
-  if (r.kind != search::ControlRequest::Kind::Stop && r.count == 0) {
-    const io::ExperimentConfig cfg = io::stored_config(file);
+  if (r.kind != controller::ControlRequest::Kind::Stop && r.count == 0) {
+    const config::ExperimentConfig cfg = config::stored_config(file);
     const std::string why =
-        search::check_control_config(cfg.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);
+        controller::check_control_config(cfg.space, r.config, r.kind == controller::ControlRequest::Kind::Add, r.force);
     if (!why.empty()) throw std::invalid_argument(why);
   }
   if (!io::marked_open_for_writing(o.results))

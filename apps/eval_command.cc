@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "config/stored.h"
 #include "apps/commands.h"
 #include "eval/evaluator.h"
 #include "eval/leaders.h"
@@ -75,7 +76,7 @@ int run_eval(const EvalOptions& o) {
                            "to evaluate it now without recording");
     }
   }
-  const io::ExperimentConfig cfg = io::stored_config(file, o.config);
+  const config::ExperimentConfig cfg = config::stored_config(file, o.config);
   eval::require_evaluable(file, cfg);  // before choosing leaders: nothing to pass over for nothing
   const eval::LeaderChoice choice =
       eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
@@ -95,7 +96,7 @@ int run_eval(const EvalOptions& o) {
   // A program that the config names (a command) runs where the stored config's relative
   // paths lead: next to the results file unless --config says where the config was.
   const bool runs_program = [&] {
-    io::ExperimentConfig read = cfg;
+    config::ExperimentConfig read = cfg;
     train::read_trainable(read);
     return train::traits(read.trainable).writes_logs;
   }();
@@ -107,7 +108,7 @@ int run_eval(const EvalOptions& o) {
       evals.push_back(eval::evaluate_leader(file, cfg, l, opt));
     } catch (const io::StoreError&) {
       throw;
-    } catch (const io::ConfigError&) {
+    } catch (const config::ConfigError&) {
       throw;
     } catch (const std::runtime_error& e) {
       if (!runs_program || !o.config.empty()) throw;

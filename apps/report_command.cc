@@ -62,7 +62,7 @@ extern "C" void on_watch_signal(int) { g_stop_watching = 1; }
 
 int run_report(const ReportOptions& o) {
   const report::Format format = format_of(o.format);
-  std::optional<search::importance::Method> method;
+  std::optional<analysis::Method> method;
   if (!o.importance.empty()) {
     method = report::parse_importance_method(o.importance);
     if (!method) throw std::invalid_argument("unknown --importance '" + o.importance + "'; valid: ped-anova, fanova");

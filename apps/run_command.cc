@@ -32,7 +32,7 @@ std::string joined(const std::vector<std::string>& argv) {
 int run_run(const RunOptions& o, int argc, char** argv) {
   if (!mpi::under_mpi_launcher()) {
     // Validate before launching anything, so a bad config costs no mpirun start-up.
-    const io::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
+    const config::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
     // An existing results file is resumed. Checked here too, before mpirun starts, so that a
     // damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
     // checks again before it writes; it alone can mend a file whose writer died before it
@@ -70,7 +70,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
 
   // Rank 0 leaves its exit code for a self-launcher before MPI_Finalize: after a signal,
   // mpirun may end the job while the ranks finalize.
-  io::ExperimentConfig cfg;
+  config::ExperimentConfig cfg;
   try {
     cfg = experiment::load_experiment(o.config, o.sets, o.results);
   } catch (...) {
@@ -84,7 +84,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     const int code = mpi::run_driver(world, cfg, {joined(o.argv), o.force});
     mpi::report_exit_code(code);
     return code;
-  } catch (const io::ConfigError&) {  // too few workers for a gang
+  } catch (const config::ConfigError&) {  // too few workers for a gang
     mpi::report_exit_code(experiment::kExitUsage);
     throw;
   } catch (...) {

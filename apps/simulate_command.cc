@@ -8,13 +8,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/stored.h"
 #include "apps/commands.h"
 #include "experiment/exit_codes.h"
 #include "experiment/experiment.h"
 #include "experiment/recorder.h"
 #include "experiment/stack.h"
 #include "io/store.h"
-#include "search/simulator.h"
+#include "controller/simulator.h"
 #include "train/synthetic.h"
 
 namespace ranktune::apps {
@@ -47,7 +48,7 @@ std::string joined(const std::vector<std::string>& argv) {
 }  // namespace
 
 int run_simulate(const SimulateOptions& o) {
-  io::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
+  config::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
   const train::SyntheticOptions* synthetic = train::find_options<train::SyntheticOptions>(cfg.trainable);
   if (synthetic == nullptr) {
     cfg.fail("trainable.kind", "ranktune simulate needs [trainable] kind = \"synthetic\" (got \"" +
@@ -62,7 +63,7 @@ int run_simulate(const SimulateOptions& o) {
                                               std::to_string(o.workers) + ")");
   }
 
-  search::SimulatorOptions sim;
+  controller::SimulatorOptions sim;
   sim.workers = o.workers;
   sim.seed = o.seed.value_or(cfg.seed);
   sim.jitter = o.jitter;
@@ -78,7 +79,7 @@ int run_simulate(const SimulateOptions& o) {
   std::vector<io::WorkerInfo> workers;
   workers.reserve(static_cast<std::size_t>(o.workers));
   for (int w = 1; w <= o.workers; ++w) workers.push_back({w, "simulated", w - 1, "sim", "virtual worker"});
-  io::StoreMeta meta = io::experiment_meta(cfg, joined(o.argv));
+  io::StoreMeta meta = config::experiment_meta(cfg, joined(o.argv));
   // The stack of the machine that simulated, marked as such, plus what shaped the virtual run.
   meta.stack = experiment::collect_stack(workers, o.workers + 1);
   meta.stack["hosts"] = "simulated (on " + meta.stack["driver_host"] + ")";
@@ -97,7 +98,7 @@ int run_simulate(const SimulateOptions& o) {
   io::ResultsWriter writer(cfg.results, meta, io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers,
                            options);
   experiment::Recorder recorder(writer, cfg.trainable.metrics);
-  search::Controller controller = experiment::make_controller(cfg, experiment::controller_options(cfg, experiment::Transport::Simulator), &recorder);
+  controller::Controller controller = experiment::make_controller(cfg, experiment::controller_options(cfg, experiment::Transport::Simulator), &recorder);
 
   // The step model is the synthetic trainable's own step, with f(x) evaluated once per
   // start of a trial (an exploit changes the config) rather than once per step.
@@ -107,8 +108,8 @@ int run_simulate(const SimulateOptions& o) {
     train::SyntheticPoint point;
   };
   std::vector<Cached> points;
-  const search::StepModel model = [&](const search::Config& config, search::TrialId trial, int attempt,
-                                      search::ModelState& state) {
+  const controller::StepModel model = [&](const search::Config& config, search::TrialId trial, int attempt,
+                                      controller::ModelState& state) {
     const auto i = static_cast<std::size_t>(trial);
     if (i >= points.size()) points.resize(i + 1);
     if (points[i].run != state.run) points[i] = {state.run, train::evaluate_synthetic(*function, config)};
@@ -125,14 +126,14 @@ int run_simulate(const SimulateOptions& o) {
               static_cast<unsigned long long>(sim.seed), cfg.results.c_str());
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
-  const search::SimulationSummary s = search::simulate(controller, model, sim);
+  const controller::SimulationSummary s = controller::simulate(controller, model, sim);
   recorder.flush(controller.trials());
   const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const auto counts = controller.counts();
   const auto n = [&](search::TrialStatus st) { return static_cast<long long>(counts[static_cast<std::size_t>(st)]); };
   std::printf("ranktune: %s after %.6g virtual s: %lld trials (%lld terminated, %lld error), %lld results\n",
-              search::to_string(s.end_reason), s.end_time, static_cast<long long>(controller.trials().size()),
+              controller::to_string(s.end_reason), s.end_time, static_cast<long long>(controller.trials().size()),
               n(search::TrialStatus::Terminated), n(search::TrialStatus::Error), static_cast<long long>(s.results));
   std::printf("ranktune: simulated %.3g results/s (%.3f s real)\n", real > 0 ? s.results / real : 0.0, real);
   if (s.best_trial != 0) {
@@ -154,7 +155,7 @@ int run_simulate(const SimulateOptions& o) {
   std::printf("ranktune: peak RSS %.1f MiB\n", peak_rss_mib());
   std::printf("ranktune: results: %s\n", cfg.results.c_str());
 
-  if (s.end_reason == search::EndReason::None) {
+  if (s.end_reason == controller::EndReason::None) {
     std::fprintf(stderr, "ranktune: the simulation stalled: the searcher had nothing to start and no trial ran\n");
     return experiment::kExitInternal;
   }

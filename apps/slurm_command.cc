@@ -50,8 +50,8 @@ struct SlurmCommand {
   bool wait = false;
   std::string status_results;
 
-  io::ExperimentConfig experiment() const {
-    io::ExperimentConfig cfg = experiment::load_experiment(config, sets, results);
+  config::ExperimentConfig experiment() const {
+    config::ExperimentConfig cfg = experiment::load_experiment(config, sets, results);
     return cfg;
   }
 
@@ -69,7 +69,7 @@ struct SlurmCommand {
   }
 
   int run_submit() const {
-    const io::ExperimentConfig cfg = experiment();
+    const config::ExperimentConfig cfg = experiment();
     const slurm::ScriptOptions o = script_options();
     // Without --resume the job would refuse the file anyway; say so before queueing.
     if (!o.resume) experiment::refuse_existing_results(cfg);

@@ -1,7 +1,7 @@
 // bench_recording: how many results per second rank 0 can record into the results file.
 //
 // Three measurements, in one process (MPI singleton init: no mpirun needed):
-//   1. "driver path": a real search::Controller (random searcher, fifo scheduler, max_t so
+//   1. "driver path": a real controller::Controller (random searcher, fifo scheduler, max_t so
 //      large that trials never end) observed by experiment::Recorder, the exact observer the
 //      driver uses, writing into a real io::ResultsWriter. Results are fed round-robin to
 //      the running trials and the writer is flushed the way mpi/driver.cc's run() loop
@@ -41,7 +41,7 @@
 #include "experiment/recorder.h"
 #include "mpi/codec.h"
 #include "mpi/wire.h"
-#include "search/controller.h"
+#include "controller/controller.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 
@@ -207,12 +207,12 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   io::ResultsWriter& writer = *writer_owner;
   experiment::Recorder recorder(writer, kMetrics);
 
-  search::ControllerOptions copts;
+  controller::ControllerOptions copts;
   copts.metric = "loss";
   copts.mode = search::Mode::Min;
   copts.max_t = std::numeric_limits<std::int64_t>::max() / 2;  // trials never finish
   copts.continue_every_result = false;  // as mpi/driver.cc: answer only the end of a lease
-  search::Controller controller(
+  controller::Controller controller(
       copts, search::make_searcher("random", space, {1, o.trials}),
       search::make_scheduler("fifo", {copts.metric, copts.mode, copts.max_t}), &recorder);
 
@@ -226,7 +226,7 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   std::vector<Running> running;
   for (int w = 1; w <= o.trials; ++w)
     for (const auto& c : controller.on_worker_free(w, now()))
-      if (c.kind == search::Command::Kind::Start) running.push_back({c.trial, c.attempt});
+      if (c.kind == controller::Instruction::Kind::Start) running.push_back({c.trial, c.attempt});
   if (static_cast<int>(running.size()) != o.trials) throw std::runtime_error("controller started too few trials");
   recorder.flush(controller.trials());  // the starts are lifecycle changes; keep them out of the timed loop
   (void)recorder.take_lifecycle();
@@ -236,7 +236,7 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
   search::Metrics metrics{{"loss", 0.0}, {"objective", 0.0}};
   double& loss = metrics["loss"];
   double& objective = metrics["objective"];
-  std::vector<search::Command> commands;  // reused, as driver.cc does
+  std::vector<controller::Instruction> commands;  // reused, as driver.cc does
   DriverRun run;
   const auto t0 = Clock::now();
   double last_flush = now();
@@ -255,7 +255,7 @@ DriverRun run_driver_path(const Options& o, const fs::path& file) {
       commands.clear();
       controller.on_result(r.trial, r.attempt, metrics, drain_time, commands);
       // FIFO decides nothing: the only answer is the Continue that renews a lease.
-      if (commands.size() > 1 || (commands.size() == 1 && commands.front().kind != search::Command::Kind::Continue))
+      if (commands.size() > 1 || (commands.size() == 1 && commands.front().kind != controller::Instruction::Kind::Continue))
         throw std::runtime_error("expected at most one Continue per result");
       run.continues += static_cast<std::int64_t>(commands.size());
     }

@@ -4,7 +4,7 @@
 //
 // Workload: N workers each run one trial; in each round every running trial reports its
 // next iteration with a seeded uniform score (max mode). The decision is carried out as
-// the controller does (search/controller.cc), with checkpoints that land at once:
+// the controller does (controller/controller.cc), with checkpoints that land at once:
 //   Continue: the trial goes on (a PBT checkpoint request is noted, so it can be a donor);
 //   Exploit:  the trial takes the donor's config and goes on (PBT);
 //   Pause:    the trial is Paused and requeued, and its worker takes the next choice;

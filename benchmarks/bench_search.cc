@@ -1,5 +1,5 @@
 // bench_search: search quality of searcher + scheduler pairs on the virtual-time simulator
-// (search/simulator.h), the way `ranktune simulate` runs the synthetic trainable.
+// (controller/simulator.h), the way `ranktune simulate` runs the synthetic trainable.
 //
 // For each function (hartmann6, branin) and pair (random+fifo, random+asha,
 // random+hyperband, bohb+hyperband, bohb+asha, tpe+fifo, tpe+asha, and both with TPE's constant_liar off), over seeds 1..S, on W
@@ -31,12 +31,13 @@
 
 #include "search/scheduler.h"
 #include "search/searcher.h"
-#include "search/simulator.h"
+#include "controller/simulator.h"
 #include "train/synthetic.h"
 
 namespace {
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 namespace train = ranktune::train;
 
 constexpr std::int64_t kMaxT = 27;

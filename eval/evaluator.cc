@@ -57,15 +57,15 @@ LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64
   return summarize_latency(batch, std::move(times));
 }
 
-// The trainable of a config that io::parse_config read: its kind's keys read too.
-io::TrainableSpec read_spec(const io::ExperimentConfig& cfg) {
+// The trainable of a config that config::parse_config read: its kind's keys read too.
+config::TrainableSpec read_spec(const config::ExperimentConfig& cfg) {
   if (cfg.trainable.options) return cfg.trainable;
-  io::ExperimentConfig read = cfg;
+  config::ExperimentConfig read = cfg;
   train::read_trainable(read);
   return read.trainable;
 }
 
-void require_evaluable(const io::ResultsFile& file, const io::TrainableSpec& spec) {
+void require_evaluable(const io::ResultsFile& file, const config::TrainableSpec& spec) {
   const train::TrainableTraits traits = train::traits(spec);
   if (traits.can_evaluate && traits.can_checkpoint) return;
   if (!traits.no_evaluation.empty())
@@ -89,11 +89,11 @@ LatencyStats stats_of(const train::MeasuredLatency& m) {
 
 }  // namespace
 
-void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& cfg) {
+void require_evaluable(const io::ResultsFile& file, const config::ExperimentConfig& cfg) {
   require_evaluable(file, read_spec(cfg));
 }
 
-LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
+LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& o) {
   const auto t0 = Clock::now();
   train::Context ctx;
@@ -121,12 +121,12 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::Experime
     throw std::invalid_argument("--device: '" + o.device + "' is not a device; valid: auto, cpu, cuda:N");
   }
 
-  const io::TrainableSpec stored = read_spec(cfg);
+  const config::TrainableSpec stored = read_spec(cfg);
   require_evaluable(file, stored);
   // Its output beside the trials' logs, one file per trial, replaced by the next evaluation.
   if (train::traits(stored).writes_logs) ctx.log_dir = file.path + ".logs/eval";
   const train::TrainableKind& kind = train::kind_of(stored);
-  const io::TrainableSpec spec = kind.on_compute ? kind.on_compute(stored, device, o.threads) : stored;
+  const config::TrainableSpec spec = kind.on_compute ? kind.on_compute(stored, device, o.threads) : stored;
   std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
   // One that times itself is told the batch sizes before it starts (the held-out samples,
   // which bound them otherwise, are known only afterwards).

@@ -16,7 +16,7 @@
 
 #include "eval/latency.h"
 #include "eval/leaders.h"
-#include "io/config.h"
+#include "config/config.h"
 #include "io/store.h"
 
 namespace ranktune::eval {
@@ -47,7 +47,7 @@ struct LeaderEvaluation {
 /// Throws std::invalid_argument, naming the file and the trainable's kind, when the
 /// experiment's trainable has no held-out evaluation (a synthetic trainable, a command
 /// without checkpoint = true): `ranktune eval` asks this before it chooses any leader.
-void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& cfg);
+void require_evaluable(const io::ResultsFile& file, const config::ExperimentConfig& cfg);
 
 /// Evaluates one leader. The manifest holds the results file and experiment, the trial and
 /// its hyperparameters, the checkpoint (iteration, attempt, size, CRC-32C, score), the
@@ -61,7 +61,7 @@ void require_evaluable(const io::ResultsFile& file, const io::ExperimentConfig& 
 /// bad option); io::StoreError for a checkpoint that is damaged or does not restore; and
 /// std::runtime_error when restoring or evaluating fails otherwise (a script's exit, its
 /// last line and its output's tail).
-LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const io::ExperimentConfig& cfg, const Leader& leader,
+LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::ExperimentConfig& cfg, const Leader& leader,
                                  const EvalOptions& options);
 
 }  // namespace ranktune::eval

@@ -30,10 +30,10 @@ std::vector<int> worker_nodes(const std::vector<io::WorkerInfo>& workers) {
 
 }  // namespace
 
-io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
+config::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
                                      const std::string& results) {
   if (!results.empty()) sets.push_back("experiment.results=" + nlohmann::json(results).dump());
-  io::ExperimentConfig cfg = io::load_config(path, sets);
+  config::ExperimentConfig cfg = config::load_config(path, sets);
   train::validate(cfg);
   // Build the algorithms once, so their options are checked before any rank starts.
   make_searcher(cfg);
@@ -41,7 +41,7 @@ io::ExperimentConfig load_experiment(const std::string& path, std::vector<std::s
   return cfg;
 }
 
-void refuse_existing_results(const io::ExperimentConfig& cfg) {
+void refuse_existing_results(const config::ExperimentConfig& cfg) {
   if (std::filesystem::exists(cfg.results)) {
     cfg.fail("experiment.results",
              "results file " + cfg.results +
@@ -49,7 +49,7 @@ void refuse_existing_results(const io::ExperimentConfig& cfg) {
   }
 }
 
-std::unique_ptr<search::Searcher> make_searcher(const io::ExperimentConfig& cfg) {
+std::unique_ptr<search::Searcher> make_searcher(const config::ExperimentConfig& cfg) {
   try {
     return search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode},
                                  cfg.search_options);
@@ -58,17 +58,17 @@ std::unique_ptr<search::Searcher> make_searcher(const io::ExperimentConfig& cfg)
   }
 }
 
-std::unique_ptr<search::Scheduler> make_scheduler(const io::ExperimentConfig& cfg) {
+std::unique_ptr<search::Scheduler> make_scheduler(const config::ExperimentConfig& cfg) {
   try {
-    return search::make_scheduler(cfg.scheduler, io::scheduler_context(cfg), cfg.scheduler_options);
+    return search::make_scheduler(cfg.scheduler, config::scheduler_context(cfg), cfg.scheduler_options);
   } catch (const search::OptionError& e) {
     cfg.fail("scheduler." + e.key(), e.what());
   }
 }
 
-search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, Transport transport,
+controller::ControllerOptions controller_options(const config::ExperimentConfig& cfg, Transport transport,
                                              const std::vector<io::WorkerInfo>& workers) {
-  search::ControllerOptions o;
+  controller::ControllerOptions o;
   o.continue_every_result = transport == Transport::Simulator;
   o.metric = cfg.metric;
   o.mode = cfg.mode;
@@ -76,7 +76,7 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, Tr
   o.time_budget_s = cfg.time_budget_s;
   o.target = cfg.target;
   o.max_failures = cfg.max_failures;
-  o.non_finite = cfg.non_finite == "worst" ? search::NonFinitePolicy::Worst : search::NonFinitePolicy::Error;
+  o.non_finite = cfg.non_finite == "worst" ? controller::NonFinitePolicy::Worst : controller::NonFinitePolicy::Error;
   // A graceful stop checkpoints the running trials, so a resume goes on where they were;
   // command trainables that do not checkpoint ([trainable] checkpoint = false) are stopped
   // and start over.
@@ -91,9 +91,9 @@ search::ControllerOptions controller_options(const io::ExperimentConfig& cfg, Tr
   return o;
 }
 
-search::Controller make_controller(const io::ExperimentConfig& cfg, search::ControllerOptions options,
-                                   search::ControllerObserver* observer) {
-  return search::Controller(std::move(options), make_searcher(cfg), make_scheduler(cfg), observer);
+controller::Controller make_controller(const config::ExperimentConfig& cfg, controller::ControllerOptions options,
+                                   controller::ControllerObserver* observer) {
+  return controller::Controller(std::move(options), make_searcher(cfg), make_scheduler(cfg), observer);
 }
 
 }  // namespace ranktune::experiment

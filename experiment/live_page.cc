@@ -16,7 +16,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-LivePage::LivePage(const io::ExperimentConfig& cfg, io::StoreMeta meta, std::vector<std::string> metrics,
+LivePage::LivePage(const config::ExperimentConfig& cfg, io::StoreMeta meta, std::vector<std::string> metrics,
                    std::vector<io::WorkerInfo> workers)
     : path_(cfg.report_html),
       interval_s_(cfg.report_html_interval_s),

@@ -16,17 +16,17 @@
 #include <thread>
 #include <vector>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "io/store.h"
 #include "report/run_config.h"
-#include "search/controller.h"
+#include "controller/controller.h"
 
 namespace ranktune::experiment {
 
-class LivePage final : public search::ControllerObserver {
+class LivePage final : public controller::ControllerObserver {
  public:
   /// `meta`, `metrics` and `workers`: the run's, as its results file has them.
-  LivePage(const io::ExperimentConfig& cfg, io::StoreMeta meta, std::vector<std::string> metrics,
+  LivePage(const config::ExperimentConfig& cfg, io::StoreMeta meta, std::vector<std::string> metrics,
            std::vector<io::WorkerInfo> workers);
   /// Waits for a page being rendered, then joins the thread.
   ~LivePage() override;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "io/store.h"
-#include "search/controller.h"
+#include "controller/controller.h"
 
 namespace ranktune::experiment {
 
@@ -22,7 +22,7 @@ namespace ranktune::experiment {
 /// results of other trials waited.
 inline bool commits_soon(std::string_view kind) { return kind != "placement"; }
 
-class Recorder final : public search::ControllerObserver {
+class Recorder final : public controller::ControllerObserver {
  public:
   Recorder(io::ResultsWriter& writer, const std::vector<std::string>& declared_metrics);
 
@@ -42,7 +42,7 @@ class Recorder final : public search::ControllerObserver {
   bool take_lifecycle() { return std::exchange(lifecycle_, false); }
   /// Also tells `also` (the live page) of every result and event as it is recorded, in the
   /// form recorded (an exploit as its lineage event). nullptr: nobody.
-  void mirror_to(search::ControllerObserver* also) { mirror_ = also; }
+  void mirror_to(controller::ControllerObserver* also) { mirror_ = also; }
   /// Writes the progress of the trials that changed since the last call (`trials` indexed
   /// by id - 1, as Controller::trials()), then flushes the file. Deferring progress to the
   /// flush packs each trial row once per flush instead of once per result.
@@ -57,7 +57,7 @@ class Recorder final : public search::ControllerObserver {
   std::vector<search::TrialId> dirty_;  ///< trials with unwritten progress, each once
   std::vector<char> dirty_flag_;        ///< by id - 1: listed in dirty_
   bool lifecycle_ = false;
-  search::ControllerObserver* mirror_ = nullptr;
+  controller::ControllerObserver* mirror_ = nullptr;
 };
 
 }  // namespace ranktune::experiment

@@ -54,7 +54,7 @@ std::string line_diff(const std::string& a, const std::string& b) {
   return out;
 }
 
-void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force) {
+void check_same_experiment(const config::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force) {
   std::string overrides;
   for (const auto& s : cfg.overrides) overrides += s + "\n";
   const std::string diff = line_diff(stored.config_text, cfg.text) +
@@ -96,13 +96,13 @@ ResumePoint resume_point(const io::ResultsFile& previous) {
   return p;
 }
 
-void check_resumable(const io::ExperimentConfig& cfg, bool force) {
+void check_resumable(const config::ExperimentConfig& cfg, bool force) {
   if (!std::filesystem::exists(cfg.results)) return;
   const std::optional<io::ResultsFile> previous = io::read_for_resume(cfg.results);
   if (previous) check_same_experiment(cfg, previous->meta, force);
 }
 
-std::unique_ptr<io::ResultsWriter> open_to_resume(const io::ExperimentConfig& cfg, bool force,
+std::unique_ptr<io::ResultsWriter> open_to_resume(const config::ExperimentConfig& cfg, bool force,
                                                   std::optional<io::ResultsFile>& previous, io::ResumeInfo& resumed) {
   previous = io::read_for_resume(cfg.results);
   if (previous) check_same_experiment(cfg, previous->meta, force);

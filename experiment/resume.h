@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "io/store.h"
 
 namespace ranktune::experiment {
@@ -17,10 +17,10 @@ namespace ranktune::experiment {
 /// from a longest-common-subsequence match of the lines. "" when they are equal.
 std::string line_diff(const std::string& a, const std::string& b);
 
-/// Refuses (io::ConfigError at experiment.results) to resume a file that was written for
+/// Refuses (config::ConfigError at experiment.results) to resume a file that was written for
 /// another experiment: its config text or --set overrides differ from `cfg`'s. The message
 /// shows the diff and says how to go on anyway (--force) or start afresh.
-void check_same_experiment(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force);
+void check_same_experiment(const config::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force);
 
 /// Brings each unfinished trial's `attempt` and `iterations` (as /trials recorded them) up
 /// to what `results` holds for it: the newest attempt with rows, and its last iteration.
@@ -43,12 +43,12 @@ ResumePoint resume_point(const io::ResultsFile& previous);
 
 /// Before a launch: when cfg.results exists and can be read, refuses it if it holds another
 /// experiment (check_same_experiment). A damaged file throws io::StoreError.
-void check_resumable(const io::ExperimentConfig& cfg, bool force);
+void check_resumable(const config::ExperimentConfig& cfg, bool force);
 
 /// Opens the existing results file to go on writing it, after read_for_resume found nothing
 /// wrong with it (`previous` gets what it read); a file whose writer died is mended by
 /// opening it, then read and checked again. `resumed` says whether it was mended.
-std::unique_ptr<io::ResultsWriter> open_to_resume(const io::ExperimentConfig& cfg, bool force,
+std::unique_ptr<io::ResultsWriter> open_to_resume(const config::ExperimentConfig& cfg, bool force,
                                                   std::optional<io::ResultsFile>& previous, io::ResumeInfo& resumed);
 
 /// Why this run resumes, for the "resume" event: a mended file after a crash, a Slurm

@@ -40,14 +40,14 @@ StatusBoard::StatusBoard(std::FILE* out, std::string experiment, double interval
       interval_s_(interval_s),
       budget_s_(budget_s) {}
 
-void StatusBoard::update(const search::Controller& c, double now) {
+void StatusBoard::update(const controller::Controller& c, double now) {
   if (now - last_draw_ < (tty_ ? 0.25 : interval_s_)) return;
   draw(c, now);
 }
 
-void StatusBoard::final(const search::Controller& c, double now) { draw(c, now); }
+void StatusBoard::final(const controller::Controller& c, double now) { draw(c, now); }
 
-void StatusBoard::draw(const search::Controller& c, double now) {
+void StatusBoard::draw(const controller::Controller& c, double now) {
   last_draw_ = now;
   const auto n = c.counts();
   const auto count = [&](TrialStatus s) { return n[static_cast<std::size_t>(s)]; };

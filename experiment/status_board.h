@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "search/controller.h"
+#include "controller/controller.h"
 
 namespace ranktune::experiment {
 
@@ -17,12 +17,12 @@ class StatusBoard {
   StatusBoard(std::FILE* out, std::string experiment, double interval_s, double budget_s);
 
   /// Redraws or prints a line if it is time to.
-  void update(const search::Controller& c, double now);
+  void update(const controller::Controller& c, double now);
   /// Draws the final state unconditionally.
-  void final(const search::Controller& c, double now);
+  void final(const controller::Controller& c, double now);
 
  private:
-  void draw(const search::Controller& c, double now);
+  void draw(const controller::Controller& c, double now);
 
   std::FILE* out_;
   std::string experiment_;

@@ -82,12 +82,12 @@ sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create =
 
 std::string control_path(const std::string& results) { return results + ".control"; }
 
-std::string control_line(const search::ControlRequest& r) {
-  nlohmann::json j = {{"id", r.id}, {"op", search::to_string(r.kind)}};
-  if (r.kind != search::ControlRequest::Kind::Add) j["trial"] = r.trial;
-  if (r.kind == search::ControlRequest::Kind::Add && r.count > 0) {
+std::string control_line(const controller::ControlRequest& r) {
+  nlohmann::json j = {{"id", r.id}, {"op", controller::to_string(r.kind)}};
+  if (r.kind != controller::ControlRequest::Kind::Add) j["trial"] = r.trial;
+  if (r.kind == controller::ControlRequest::Kind::Add && r.count > 0) {
     j["count"] = r.count;
-  } else if (r.kind != search::ControlRequest::Kind::Stop) {
+  } else if (r.kind != controller::ControlRequest::Kind::Stop) {
     j["config"] = to_json(r.config);
   }
   if (r.force) j["force"] = true;
@@ -95,7 +95,7 @@ std::string control_line(const search::ControlRequest& r) {
   return j.dump();
 }
 
-search::ControlRequest parse_control_line(const std::string& line) {
+controller::ControlRequest parse_control_line(const std::string& line) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
@@ -103,37 +103,37 @@ search::ControlRequest parse_control_line(const std::string& line) {
     throw std::invalid_argument(std::string("not JSON: ") + e.what());
   }
   if (!j.is_object()) throw std::invalid_argument("not a JSON object");
-  search::ControlRequest r;
+  controller::ControlRequest r;
   if (j.contains("id") && j["id"].is_string()) r.id = j["id"];
   if (!j.contains("op") || !j["op"].is_string()) throw std::invalid_argument("no \"op\" (stop, set or add)");
   const std::string op = j["op"];
   if (op == "stop") {
-    r.kind = search::ControlRequest::Kind::Stop;
+    r.kind = controller::ControlRequest::Kind::Stop;
   } else if (op == "set") {
-    r.kind = search::ControlRequest::Kind::Set;
+    r.kind = controller::ControlRequest::Kind::Set;
   } else if (op == "add") {
-    r.kind = search::ControlRequest::Kind::Add;
+    r.kind = controller::ControlRequest::Kind::Add;
   } else {
     throw std::invalid_argument("unknown op '" + op + "'; valid: stop, set, add");
   }
-  if (r.kind != search::ControlRequest::Kind::Add) {
+  if (r.kind != controller::ControlRequest::Kind::Add) {
     if (!j.contains("trial") || !j["trial"].is_number_integer() || j["trial"].get<std::int64_t>() < 1)
       throw std::invalid_argument("\"" + op + "\" needs \"trial\", a trial id >= 1");
     r.trial = j["trial"];
   }
-  if (r.kind == search::ControlRequest::Kind::Add && j.contains("count")) {
+  if (r.kind == controller::ControlRequest::Kind::Add && j.contains("count")) {
     const nlohmann::json& count = j["count"];
     if (!count.is_number_integer() || j.contains("config"))
       throw std::invalid_argument("\"count\" must be an integer >= 1, without a \"config\"");
     // Bounded here, before anything else sees it (a count near 2^63 made a run that never
     // ends); the total that control may add is checked where it is known (mpi/driver.cc).
-    if (count.is_number_unsigned() && count.get<std::uint64_t>() > static_cast<std::uint64_t>(search::kMaxAddCount))
-      throw std::invalid_argument("\"count\" " + count.dump() + " is more than " + std::to_string(search::kMaxAddCount) +
+    if (count.is_number_unsigned() && count.get<std::uint64_t>() > static_cast<std::uint64_t>(controller::kMaxAddCount))
+      throw std::invalid_argument("\"count\" " + count.dump() + " is more than " + std::to_string(controller::kMaxAddCount) +
                                   ", the most one request may add");
     if (count.get<std::int64_t>() < 1)
       throw std::invalid_argument("\"count\" must be an integer >= 1, without a \"config\"");
     r.count = count;
-  } else if (r.kind != search::ControlRequest::Kind::Stop) {
+  } else if (r.kind != controller::ControlRequest::Kind::Stop) {
     if (!j.contains("config") || !j["config"].is_object())
       throw std::invalid_argument("\"" + op + "\" needs \"config\", an object of parameter values");
     try {
@@ -154,7 +154,7 @@ search::ControlRequest parse_control_line(const std::string& line) {
   return r;
 }
 
-void append_control(const std::string& results, search::ControlRequest request) {
+void append_control(const std::string& results, controller::ControlRequest request) {
   const std::string path = control_path(results);
   request.uid = static_cast<std::int64_t>(::getuid());
   const std::string line = control_line(request) + "\n";

@@ -8,7 +8,7 @@
 ///
 /// One request per line: {"id": "...", "op": "stop"|"set"|"add", "trial": N,
 /// "config": {...}, "count": N, "force": false, "uid": N}; "add" has a "config" or a
-/// "count" (at most search::kMaxAddCount).
+/// "count" (at most controller::kMaxAddCount).
 ///
 /// Who may control a run (README, "Threat model"): rank 0 makes the file itself when the
 /// run starts, mode 0600, so only the job's user (and root) can write to it; it reads only
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "search/control.h"
+#include "controller/control.h"
 
 namespace ranktune::io {
 
@@ -31,17 +31,17 @@ namespace ranktune::io {
 std::string control_path(const std::string& results);
 
 /// The request as one JSON line (no newline).
-std::string control_line(const search::ControlRequest& request);
+std::string control_line(const controller::ControlRequest& request);
 
 /// Parses one line. Throws std::invalid_argument saying what is wrong.
-search::ControlRequest parse_control_line(const std::string& line);
+controller::ControlRequest parse_control_line(const std::string& line);
 
 /// Appends `request` (its uid set to this process's) to control_path(results) in one
 /// write(2), under an exclusive flock, so concurrent `ranktune ctl`s never interleave.
 /// Throws std::invalid_argument, saying why and what to do, when the file is absent (no
 /// run of this ranktune is going), not a regular file, a link, not this user's, not mode
 /// 0600, or not writable; std::runtime_error when the write fails.
-void append_control(const std::string& results, search::ControlRequest request);
+void append_control(const std::string& results, controller::ControlRequest request);
 
 /// Checks an existing control_path(results) as a ControlInbox would, without making one:
 /// `run` does it before it launches mpirun, so that a planted file costs no launch. Throws
@@ -50,7 +50,7 @@ void check_control_file(const std::string& results);
 
 /// One line read by a ControlInbox.
 struct ControlLine {
-  std::optional<search::ControlRequest> request;  ///< set when the line parsed, and its sender may control the run
+  std::optional<controller::ControlRequest> request;  ///< set when the line parsed, and its sender may control the run
   std::string id;     ///< the request's id when it could be read, else ""
   std::string error;  ///< why it did not parse, or why it is refused
 };

@@ -95,19 +95,6 @@ SpaceReserve::~SpaceReserve() {
 
 }  // namespace detail
 
-StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& command_line) {
-  StoreMeta meta;
-  meta.experiment = cfg.name;
-  meta.metric = cfg.metric;
-  meta.mode = cfg.mode;
-  meta.config_text = cfg.text;
-  for (const auto& o : cfg.overrides) meta.overrides += o + "\n";
-  meta.command_line = command_line;
-  std::error_code ec;
-  if (!cfg.path.empty()) meta.config_path = fs::absolute(cfg.path, ec).lexically_normal().string();
-  return meta;
-}
-
 void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<WorkerInfo>& worker_list, bool compress,
                                  bool& created) {
   std::vector<std::string> param_names, metric_names = schema.metrics;

@@ -1,7 +1,7 @@
 #pragma once
 /// The columns of the results file: the one place that names the fixed columns of each
 /// table, their kinds, string widths and chunk sizes, and the schema version. No HDF5 here
-/// (io/config.cc reads the trial column names from it); io/h5_table.h lays these columns
+/// (config/config.cc reads the trial column names from it); io/h5_table.h lays these columns
 /// out as HDF5 rows. The layout itself is described in io/store.h and the README.
 
 #include <cstddef>

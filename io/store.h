@@ -49,7 +49,6 @@
 #include <string_view>
 #include <vector>
 
-#include "io/config.h"
 #include "io/errors.h"
 #include "io/retention.h"
 #include "io/schema.h"
@@ -86,10 +85,6 @@ struct ParamColumn {
   search::ValueType type = search::ValueType::Float;
   std::size_t length = 0;  ///< String columns: fixed width in bytes (longest value, min 8)
 };
-
-/// The experiment-level metadata of `cfg` (name, metric, mode, config text, overrides)
-/// and the command line; the caller adds the stack.
-StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& command_line);
 
 /// The columns that depend on the experiment.
 struct StoreSchema {
@@ -354,11 +349,6 @@ struct ResultsFile {
 /// does that), so it is checked for truncation only, and must be checked again after.
 std::optional<ResultsFile> read_for_resume(const std::string& path);
 
-/// The experiment config stored in `file` (its text and --set overrides), parsed as if it
-/// lay at `config_path` (relative paths in it resolve there). "": at the config file the run
-/// started from (StoreMeta::config_path) while that file exists, else next to the results
-/// file. Throws ConfigError.
-ExperimentConfig stored_config(const ResultsFile& file, const std::string& config_path = "");
 
 /// Whether the superblock of `path` says a writer has it open (a run writing it now, or
 /// one that was killed and not resumed yet). A fact of the file itself, so it holds across

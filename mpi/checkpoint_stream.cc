@@ -125,7 +125,7 @@ CheckpointStreams::Outbox& CheckpointStreams::outbox(int worker) {
   return it->second;
 }
 
-std::vector<RestoreFailure> CheckpointStreams::restore(const search::Command& start,
+std::vector<RestoreFailure> CheckpointStreams::restore(const controller::Instruction& start,
                                                        io::ResultsWriter::CheckpointSource source) {
   restores_.try_emplace(start.worker, start.worker).first->second.queue.push_back(Restore{start, std::move(source)});
   return pump(start.worker);

@@ -19,7 +19,7 @@
 #include "io/store.h"
 #include "mpi/wire.h"
 #include "mpi/write_thread.h"
-#include "search/controller.h"
+#include "controller/controller.h"
 
 namespace ranktune::mpi {
 
@@ -60,7 +60,7 @@ class MpiChunkTransport final : public ChunkTransport {
 /// A restore whose bytes failed their checksum once all of them were sent: its attempt
 /// fails (the worker, which checks them too, fails the same attempt).
 struct RestoreFailure {
-  search::Command command;  ///< the Start the restore followed
+  controller::Instruction command;  ///< the Start the restore followed
   std::string reason;
 };
 
@@ -105,7 +105,7 @@ class CheckpointStreams {
 
   /// Queues the checkpoint of `start` (a Start with a restore, already sent to
   /// start.worker) and sends what the window allows of it.
-  std::vector<RestoreFailure> restore(const search::Command& start, io::ResultsWriter::CheckpointSource source);
+  std::vector<RestoreFailure> restore(const controller::Instruction& start, io::ResultsWriter::CheckpointSource source);
   /// A restore chunk arrived at `worker`: sends the next ones as far as the window allows.
   std::vector<RestoreFailure> acknowledged(int worker, const ChunkAck& ack);
 
@@ -151,7 +151,7 @@ class CheckpointStreams {
   std::unique_ptr<char[]> take_buffer();
   /// A checkpoint streaming out to a worker that restores it.
   struct Restore {
-    search::Command command;  ///< the Start it follows
+    controller::Instruction command;  ///< the Start it follows
     io::ResultsWriter::CheckpointSource source;
   };
   /// The restores of one worker, sent one after another (their chunks share a tag).

@@ -1,5 +1,6 @@
 // The driver loop on rank 0 (mpi/driver.h): the handshake with the workers, the controller
 // run against them over MPI, the results file, signals, live control and resume.
+#include "config/stored.h"
 #include "mpi/driver.h"
 
 #include <sys/resource.h>
@@ -35,7 +36,7 @@
 #include "mpi/placement.h"
 #include "mpi/trace.h"
 #include "mpi/wire.h"
-#include "search/controller.h"
+#include "controller/controller.h"
 #include "sys/safe_fs.h"
 #include "train/registry.h"
 
@@ -93,7 +94,7 @@ std::vector<io::WorkerInfo> gather_hellos(const boost::mpi::communicator& world)
 
 class Driver {
  public:
-  Driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+  Driver(const boost::mpi::communicator& world, const config::ExperimentConfig& cfg,
          io::ResultsWriter& writer, const std::vector<io::WorkerInfo>& workers, io::ControlInbox control,
          const io::StoreMeta& meta)
       : world_(world),
@@ -211,7 +212,7 @@ class Driver {
     trace("driver: final flush done");
 
     const auto counts = controller_.counts();
-    if (controller_.end_reason() == search::EndReason::Interrupted) return experiment::kExitInterrupted;
+    if (controller_.end_reason() == controller::EndReason::Interrupted) return experiment::kExitInterrupted;
     if (counts[static_cast<std::size_t>(search::TrialStatus::Terminated)] == 0) return experiment::kExitFailed;
     return experiment::kExitOk;
   }
@@ -231,21 +232,21 @@ class Driver {
         recorder_.on_event(t, -1, -1, "control", tag + " refused: " + line.error);
         continue;
       }
-      search::ControlRequest& r = *line.request;
+      controller::ControlRequest& r = *line.request;
       // The file is an input like any other: its values are checked here, whatever the
       // sender checked.
       std::string why;
-      if (r.kind != search::ControlRequest::Kind::Stop && r.count == 0)
-        why = search::check_control_config(cfg_.space, r.config, r.kind == search::ControlRequest::Kind::Add, r.force);
-      if (why.empty() && r.kind == search::ControlRequest::Kind::Add)
-        why = search::check_added_trials(std::max<std::int64_t>(r.count, 1), controller_.added_by_control(),
+      if (r.kind != controller::ControlRequest::Kind::Stop && r.count == 0)
+        why = controller::check_control_config(cfg_.space, r.config, r.kind == controller::ControlRequest::Kind::Add, r.force);
+      if (why.empty() && r.kind == controller::ControlRequest::Kind::Add)
+        why = controller::check_added_trials(std::max<std::int64_t>(r.count, 1), controller_.added_by_control(),
                                          controller_.expected_trials());
-      std::vector<search::Command> out;
-      const search::ControlOutcome o =
-          why.empty() ? controller_.on_control(r, t, out) : search::ControlOutcome{false, why};
+      std::vector<controller::Instruction> out;
+      const controller::ControlOutcome o =
+          why.empty() ? controller_.on_control(r, t, out) : controller::ControlOutcome{false, why};
       // The event is about the trial it names, when there is one.
       const auto known = static_cast<search::TrialId>(controller_.trials().size());
-      const search::TrialId trial = r.kind == search::ControlRequest::Kind::Add ? (o.applied && r.count == 0 ? known : -1)
+      const search::TrialId trial = r.kind == controller::ControlRequest::Kind::Add ? (o.applied && r.count == 0 ? known : -1)
                                     : r.trial <= known                          ? r.trial
                                                                                 : -1;
       // "pending": accepted, in effect later (a second "control" event says when).
@@ -391,7 +392,7 @@ class Driver {
   /// A Start's checkpoint cannot be read (it fails its checksum): the attempt fails, never
   /// the run. The checkpoint is dropped, so that the retry restores the one before it, or
   /// starts over when there is none.
-  void restore_failed(const search::Command& c, const std::string& reason) {
+  void restore_failed(const controller::Instruction& c, const std::string& reason) {
     writer_.drop_checkpoint(c.restore_trial, c.restore_checkpoint);
     controller_.on_checkpoint_lost(c.restore_trial, c.restore_checkpoint,
                                    writer_.previous_checkpoint(c.restore_trial, c.restore_checkpoint));
@@ -399,10 +400,10 @@ class Driver {
   }
 
   /// Sends the commands to their workers.
-  void carry_out(const std::vector<search::Command>& commands) {
+  void carry_out(const std::vector<controller::Instruction>& commands) {
     for (const auto& c : commands) {
       switch (c.kind) {
-        case search::Command::Kind::Start: {
+        case controller::Instruction::Kind::Start: {
           Start start{c.trial, c.attempt, c.config, c.until, c.iterations};
           start.gang = c.gang;
           start.cause = c.cause;
@@ -426,16 +427,16 @@ class Driver {
           restores_failed(streams_.restore(c, std::move(*source)));
           break;
         }
-        case search::Command::Kind::Continue:
+        case controller::Instruction::Kind::Continue:
           // The controller answers only the results a worker waits for (the end of its
           // lease), and save requests, which come where leases end.
           send(world_, c.worker, kTagDecision,
                Decision{c.trial, c.attempt, Decision::Continue, c.until, c.save, false});
           break;
-        case search::Command::Kind::Stop:
+        case controller::Instruction::Kind::Stop:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Stop, 0, false, c.failed});
           break;
-        case search::Command::Kind::Pause:
+        case controller::Instruction::Kind::Pause:
           send(world_, c.worker, kTagDecision, Decision{c.trial, c.attempt, Decision::Pause});
           break;
       }
@@ -443,11 +444,11 @@ class Driver {
   }
 
   const boost::mpi::communicator& world_;
-  const io::ExperimentConfig& cfg_;
+  const config::ExperimentConfig& cfg_;
   io::ResultsWriter& writer_;
   const std::vector<io::WorkerInfo>& workers_;  ///< by rank - 1
   experiment::Recorder recorder_;
-  search::Controller controller_;
+  controller::Controller controller_;
   experiment::StatusBoard board_;
   std::unique_ptr<experiment::LivePage> live_;  ///< [report] html, when set
   io::ControlInbox control_;
@@ -455,7 +456,7 @@ class Driver {
   double offset_ = 0;  ///< the time the runs before this one spent (resume)
   bool shut_down_ = false;
   double drain_began_ = 0;  ///< wall clock at the current drain's `t`, with RANKTUNE_TRACE=trials only
-  std::vector<search::Command> commands_;  // reused for every result: no allocation per message
+  std::vector<controller::Instruction> commands_;  // reused for every result: no allocation per message
 
   MpiChunkTransport transport_{world_};
   /// Hold the writer's byte ranges (and join their writer thread): destroyed first.
@@ -481,14 +482,14 @@ struct RunStopped {
 
 // Everything of run_driver after the workers have the Setup. Throws on any error: the
 // caller ends the job, since returning would leave the workers waiting.
-int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg, const DriverOptions& options) {
+int drive(const boost::mpi::communicator& world, const config::ExperimentConfig& cfg, const DriverOptions& options) {
   place(world);
   const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it
   trace("driver: placed");
   const auto workers = gather_hellos(world);
   trace("driver: every Hello in");
 
-  io::StoreMeta meta = io::experiment_meta(cfg, options.command_line);
+  io::StoreMeta meta = config::experiment_meta(cfg, options.command_line);
   meta.stack = experiment::collect_stack(workers, world.size());
   trace("driver: stack collected");
 
@@ -550,7 +551,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
 
 }  // namespace
 
-int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+int run_driver(const boost::mpi::communicator& world, const config::ExperimentConfig& cfg,
                const DriverOptions& options) {
   trace("driver: MPI_Init done, config loaded");
   if (const int workers = world.size() - 1; workers < cfg.ranks_per_trial) {
@@ -572,7 +573,7 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
       (void)sys::make_private_directory(setup.log_dir);
     } catch (const sys::FsError& e) {
       abort_setup(world);
-      throw io::ConfigError(cfg.results, 0, "", std::string("the trial logs' folder: ") + e.what());
+      throw config::ConfigError(cfg.results, 0, "", std::string("the trial logs' folder: ") + e.what());
     }
   }
   boost::mpi::broadcast(world, setup, 0);

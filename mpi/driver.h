@@ -6,7 +6,7 @@
 
 #include <boost/mpi/communicator.hpp>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "io/store.h"
 
 namespace ranktune::mpi {
@@ -20,10 +20,10 @@ struct DriverOptions {
 void abort_setup(const boost::mpi::communicator& world);
 
 /// Runs the experiment to its end. Workers must be in run_worker. Returns an experiment::ExitCode.
-/// Throws (io::ConfigError) only before the workers are given the Setup; an error after it
+/// Throws (config::ConfigError) only before the workers are given the Setup; an error after it
 /// is printed and ends the whole job (abort_job: MPI_Abort with the error's exit code), and
 /// a full disk during the run stops it with exit 4 (rows committed) or 1.
-int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg,
+int run_driver(const boost::mpi::communicator& world, const config::ExperimentConfig& cfg,
                const DriverOptions& options);
 
 }  // namespace ranktune::mpi

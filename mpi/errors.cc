@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "experiment/exit_codes.h"
-#include "io/config.h"
+#include "config/config.h"
 #include "io/store.h"
 #include "mpi/launch.h"
 #include "sys/host.h"
@@ -28,7 +28,7 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
 }
 
 ErrorReport describe_error(const std::exception& e) {
-  if (dynamic_cast<const io::ConfigError*>(&e) != nullptr)
+  if (dynamic_cast<const config::ConfigError*>(&e) != nullptr)
     return {experiment::kExitUsage, std::string("ranktune: config error: ") + e.what()};
   // Nothing is wrong with a file on a full disk: an environment failure, as for HDF5.
   if (dynamic_cast<const io::DiskFullError*>(&e) != nullptr) return {experiment::kExitInternal, std::string("ranktune: ") + e.what()};

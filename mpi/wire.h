@@ -46,7 +46,7 @@
 /// and reads Decisions during the trial, which it passes on over the gang's communicator.
 /// A Stop or Pause also goes to every member, which finds it stale once the trial is over.
 /// Leases: Start and Continue say up to which iteration the worker may run without waiting
-/// (search::Command::until). After the Result of that iteration it waits for the Decision;
+/// (controller::Instruction::until). After the Result of that iteration it waits for the Decision;
 /// before it, it only checks between steps for a Stop, without blocking. A worker is free
 /// as soon as the driver sends it a Stop; it carries out its messages in order.
 
@@ -150,7 +150,7 @@ struct Start {
   /// The trial's gang: world ranks, leader first. Every member gets the same Start; only
   /// the leader talks to the driver during the trial. Empty or one rank: no gang.
   std::vector<int> gang;
-  /// Why this run of the attempt starts (search::Command::cause): "start" for a fresh
+  /// Why this run of the attempt starts (controller::Instruction::cause): "start" for a fresh
   /// attempt, else "resume", "exploit ...", ...; a command's log is appended to then.
   std::string cause;
 

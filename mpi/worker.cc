@@ -14,7 +14,7 @@
 #include <boost/mpi/collectives/broadcast.hpp>
 
 #include "experiment/exit_codes.h"
-#include "io/config.h"
+#include "config/config.h"
 #include "io/crc32c.h"
 #include "mpi/backoff.h"
 #include "mpi/errors.h"
@@ -40,7 +40,7 @@ constexpr std::int64_t kFinished = -1;
 
 class Worker {
  public:
-  Worker(const boost::mpi::communicator& world, const boost::mpi::communicator& gangs, io::ExperimentConfig cfg,
+  Worker(const boost::mpi::communicator& world, const boost::mpi::communicator& gangs, config::ExperimentConfig cfg,
          Setup setup, Placement placement)
       : world_(world),
         gangs_(gangs),
@@ -343,7 +343,7 @@ class Worker {
 
   const boost::mpi::communicator& world_;
   const boost::mpi::communicator& gangs_;  ///< parent of the gangs' communicators
-  io::ExperimentConfig cfg_;
+  config::ExperimentConfig cfg_;
   train::TrainableTraits traits_;  ///< of cfg_'s trainable, read once
   std::string config_dir_;         ///< the config's folder (train::Context::config_dir), made once
   Setup setup_;
@@ -375,7 +375,7 @@ int run_worker(const boost::mpi::communicator& world) {
       throw MpiError("wire version mismatch: driver " + std::to_string(setup.wire_version) +
                      ", worker " + std::to_string(kWireVersion) + " (mixed ranktune builds?)");
     }
-    io::ExperimentConfig cfg = io::parse_config(setup.config_text, setup.config_path, setup.overrides);
+    config::ExperimentConfig cfg = config::parse_config(setup.config_text, setup.config_path, setup.overrides);
     // The driver validated the same config; failing here means this node differs (the
     // data or the program is missing on it).
     train::validate(cfg);

@@ -167,7 +167,7 @@ std::string importance_chart(const ImportanceReport& r) {
   const double row = 22, left = 160, width = 420;
   SvgCanvas svg(left + width + 90, 30 + row * static_cast<double>(r.scores.size()) + 10);
   svg.text(10, 18,
-           r.options.method == search::importance::Method::PedAnova
+           r.options.method == analysis::Method::PedAnova
                ? "PED-ANOVA: what set the top " + std::to_string(static_cast<int>(std::lround(100 * r.options.quantile))) +
                      "% of " + std::to_string(r.trials) + " trials apart"
                : "fANOVA: share of the variance over a forest of " + std::to_string(r.options.trees) + " trees, " +

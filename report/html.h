@@ -19,14 +19,14 @@
 #include "io/store.h"
 #include "report/run_config.h"
 #include "report/scale.h"
-#include "search/importance.h"
+#include "analysis/importance.h"
 
 namespace ranktune::report {
 
 struct HtmlOptions {
   std::size_t top = 0;  ///< rows of the leaderboard (0: all)
   LogChoice log_y = LogChoice::Auto;
-  search::importance::Method importance = search::importance::Method::PedAnova;
+  analysis::Method importance = analysis::Method::PedAnova;
   /// > 0: the page of a run still going, which the browser reloads every `refresh_s`.
   double refresh_s = 0;
   /// The run's stored config (report::run_config): the space's scales, the algorithm and

@@ -10,7 +10,7 @@
 
 
 namespace ranktune::report {
-namespace si = search::importance;
+namespace si = ranktune::analysis;
 namespace {
 
 /// A space from the values alone: numbers uniform over [min, max], strings listed.

@@ -1,5 +1,5 @@
 #pragma once
-/// The hyperparameter importance of a results file's trials (search/importance.h does the
+/// The hyperparameter importance of a results file's trials (analysis/importance.h does the
 /// arithmetic), as a section of `ranktune report` and of the HTML report.
 
 #include <optional>
@@ -9,14 +9,14 @@
 #include "io/store.h"
 #include "report/leaderboard.h"
 #include "report/run_config.h"
-#include "search/importance.h"
+#include "analysis/importance.h"
 
 namespace ranktune::report {
 
 struct ImportanceReport {
-  search::importance::Options options;
+  analysis::Options options;
   std::size_t trials = 0;  ///< trials with a finite best value, the ones judged
-  std::vector<search::importance::Score> scores;
+  std::vector<analysis::Score> scores;
   /// Said under the figures: domains guessed from the values (the stored config did not
   /// parse), or too few trials for the figures to mean much.
   std::string note;
@@ -28,10 +28,10 @@ struct ImportanceReport {
 search::Space space_of(const io::ResultsFile& file, const RunConfig* config, std::string* note);
 
 /// "ped-anova" or "fanova"; nullopt for anything else.
-std::optional<search::importance::Method> parse_importance_method(const std::string& name);
+std::optional<analysis::Method> parse_importance_method(const std::string& name);
 
 /// Each trial's best value (the leaderboard's) against its config, over space_of(file, config).
-ImportanceReport importance_of(const io::ResultsFile& file, const search::importance::Options& options,
+ImportanceReport importance_of(const io::ResultsFile& file, const analysis::Options& options,
                                const RunConfig* config);
 
 /// The section for people: a bar per hyperparameter (Table, Markdown), most important first.

@@ -1,11 +1,12 @@
 // The report's view of a run's stored config (report/run_config.h).
+#include "config/stored.h"
 #include "report/run_config.h"
 
-#include "io/config.h"
+#include "config/config.h"
 
 namespace ranktune::report {
 
-RunConfig run_config(const io::ExperimentConfig& cfg) {
+RunConfig run_config(const config::ExperimentConfig& cfg) {
   RunConfig r;
   r.parsed = true;
   r.space = cfg.space;
@@ -19,7 +20,7 @@ RunConfig run_config(const io::ExperimentConfig& cfg) {
 
 RunConfig run_config(const io::ResultsFile& file) {
   try {
-    return run_config(io::stored_config(file));
+    return run_config(config::stored_config(file));
   } catch (const std::exception& e) {
     RunConfig r;
     r.error = e.what();

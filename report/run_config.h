@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "io/store.h"
 #include "search/options.h"
 #include "search/space.h"
@@ -23,8 +23,8 @@ struct RunConfig {
 };
 
 /// What the report needs of a parsed config (a run's own, as rank 0's live page has it).
-RunConfig run_config(const io::ExperimentConfig& cfg);
-/// The stored config of `file`, parsed as io::stored_config does; never throws (an error is
+RunConfig run_config(const config::ExperimentConfig& cfg);
+/// The stored config of `file`, parsed as config::stored_config does; never throws (an error is
 /// kept in RunConfig::error, and the report guesses the space from the values).
 RunConfig run_config(const io::ResultsFile& file);
 

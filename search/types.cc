@@ -3,7 +3,6 @@
 #include <array>
 #include <cstdio>
 
-#include "search/controller.h"
 #include "search/scheduler.h"
 #include "search/space.h"
 #include "search/trial.h"
@@ -68,17 +67,6 @@ const char* to_string(DomainKind k) {
     case DomainKind::RandInt: return "randint";
     case DomainKind::Choice: return "choice";
     case DomainKind::Grid: return "grid";
-  }
-  return "?";
-}
-
-const char* to_string(EndReason r) {
-  switch (r) {
-    case EndReason::None: return "running";
-    case EndReason::Completed: return "completed";
-    case EndReason::TargetReached: return "target reached";
-    case EndReason::TimeBudget: return "time budget spent";
-    case EndReason::Interrupted: return "interrupted";
   }
   return "?";
 }

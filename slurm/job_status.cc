@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "io/config.h"
+#include "config/config.h"
 
 namespace ranktune::slurm {
 namespace {
@@ -83,7 +83,7 @@ Progress progress_of(const io::ResultsFile& file) {
     for (std::string l; std::getline(lines, l);) {
       if (!l.empty()) overrides.push_back(l);
     }
-    p.planned_trials = io::parse_config(file.meta.config_text, file.path + ":/config", overrides).num_samples;
+    p.planned_trials = config::parse_config(file.meta.config_text, file.path + ":/config", overrides).num_samples;
   } catch (const std::exception&) {
   }
   return p;

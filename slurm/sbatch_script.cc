@@ -61,7 +61,7 @@ std::string script_path_for(const std::string& results) { return strip_h5(result
 
 std::string output_path_for(const std::string& results) { return strip_h5(results) + "-%j.out"; }
 
-JobShape job_shape(const io::ExperimentConfig& cfg, const ScriptOptions& o) {
+JobShape job_shape(const config::ExperimentConfig& cfg, const ScriptOptions& o) {
   JobShape s;
   if (o.nodes < 1) throw std::invalid_argument("--nodes must be at least 1, got " + std::to_string(o.nodes));
   if (o.gpus_per_node < 0) throw std::invalid_argument("--gpus-per-node must be 0 or more");
@@ -120,7 +120,7 @@ JobShape job_shape(const io::ExperimentConfig& cfg, const ScriptOptions& o) {
   return s;
 }
 
-std::string sbatch_script(const io::ExperimentConfig& cfg, const ScriptOptions& o) {
+std::string sbatch_script(const config::ExperimentConfig& cfg, const ScriptOptions& o) {
   const JobShape s = job_shape(cfg, o);
   if (cfg.path.empty() || cfg.path[0] != '/' || cfg.results.empty() || cfg.results[0] != '/') {
     throw std::invalid_argument("the experiment and results paths must be absolute in a job script (got '" + cfg.path +

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "io/config.h"
+#include "config/config.h"
 
 namespace ranktune::slurm {
 
@@ -51,11 +51,11 @@ struct JobShape {
 
 /// Checks the options against the config and sizes the job. Throws std::invalid_argument
 /// with one line naming the option and what to do.
-JobShape job_shape(const io::ExperimentConfig& cfg, const ScriptOptions& options);
+JobShape job_shape(const config::ExperimentConfig& cfg, const ScriptOptions& options);
 
 /// The script. cfg.path and cfg.results must be absolute (load_config makes them so).
 /// Throws as job_shape.
-std::string sbatch_script(const io::ExperimentConfig& cfg, const ScriptOptions& options);
+std::string sbatch_script(const config::ExperimentConfig& cfg, const ScriptOptions& options);
 
 /// Where `submit` writes the script: RESULTS without a trailing ".h5", plus ".sbatch".
 std::string script_path_for(const std::string& results);

@@ -255,7 +255,7 @@ std::string TrialLog::tail(int max_lines, std::size_t max_bytes) const {
 
 // ---- CommandTrainable ----
 
-CommandTrainable::CommandTrainable(const io::TrainableSpec& spec)
+CommandTrainable::CommandTrainable(const config::TrainableSpec& spec)
     : spec_(options_of<CommandOptions>(spec)), metrics_(spec.metrics) {}
 
 std::string python_helper_dir() {

@@ -144,8 +144,8 @@ std::map<std::string, std::string> distributed_variables(const DistributedEnv& d
                                                          const char* visible);
 
 /// `[trainable] kind = "command"`: its own keys (configs/README.md). Its `metrics` key is the
-/// spec's metrics (io::TrainableSpec::metrics).
-struct CommandOptions : io::TrainableOptions {
+/// spec's metrics (config::TrainableSpec::metrics).
+struct CommandOptions : config::TrainableOptions {
   static constexpr const char* kKind = "command";
   std::vector<std::string> command;           ///< argv; argv[0] relative to config dir if it has a '/'
   std::string workdir;                        ///< absolute after loading ("" = config dir)
@@ -162,7 +162,7 @@ struct CommandOptions : io::TrainableOptions {
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
   /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
   bool checkpoint = false;
-  void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
+  void print(config::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 
 /// The command kind: its line of trainable_kinds() (train/registry.h; train/command_config.cc).
@@ -172,7 +172,7 @@ TrainableKind command_kind();
 /// JSON line the program reports; its exit ends the trial (code 0: done, else a failure).
 class CommandTrainable : public Trainable {
  public:
-  explicit CommandTrainable(const io::TrainableSpec& spec);
+  explicit CommandTrainable(const config::TrainableSpec& spec);
   ~CommandTrainable() override = default;  // child_ terminates and reaps
 
   /// Starts the program. Throws TrialFailure when it cannot be started.
@@ -300,7 +300,7 @@ class CommandTrainable : public Trainable {
 
 /// The command as the manifest of a `ranktune eval` records it: its argv, workdir, and its
 /// program file (the script, when argv[0] is an interpreter) with size and CRC-32C.
-nlohmann::json command_describe(const io::TrainableSpec& spec);
+nlohmann::json command_describe(const config::TrainableSpec& spec);
 
 /// The folder holding the `ranktune` Python helper package (installed copy first, then the
 /// source tree), or "" if neither exists. Command trainables get it appended to PYTHONPATH.

@@ -23,7 +23,7 @@ const std::vector<std::string>& command_keys() {
   return keys;
 }
 
-std::shared_ptr<const io::TrainableOptions> read_command(const io::TrainableKeys& keys, io::ExperimentConfig& cfg) {
+std::shared_ptr<const config::TrainableOptions> read_command(const config::TrainableKeys& keys, config::ExperimentConfig& cfg) {
   auto tr = std::make_shared<CommandOptions>();
   const fs::path config_dir = train::config_dir(cfg);
   keys.read_required("command", tr->command, "[\"python3\", \"train.py\"]");
@@ -45,16 +45,16 @@ std::shared_ptr<const io::TrainableOptions> read_command(const io::TrainableKeys
   // sane log and keeps the byte count far from overflow.
   keys.read_min("max_log_mb", tr->max_log_mb, 0.0);
   if (tr->max_log_mb != 0 && !(tr->max_log_mb >= 0.01 && tr->max_log_mb <= 1e6))
-    keys.fail("max_log_mb", "must be 0 (no cap) or between 0.01 and 1000000 MiB (got " + io::number_text(tr->max_log_mb) +
+    keys.fail("max_log_mb", "must be 0 (no cap) or between 0.01 and 1000000 MiB (got " + config::number_text(tr->max_log_mb) +
                                 "). Use e.g. 100");
   // Bounded: the worker waits this long for every stopped trial, and a huge value would
   // keep a graceful stop from ever ending.
   if (keys.read("kill_grace_s", tr->kill_grace_s) && !(tr->kill_grace_s >= 0 && tr->kill_grace_s <= kMaxKillGraceS))
-    keys.fail("kill_grace_s", "must be between 0 and " + io::number_text(kMaxKillGraceS) + " seconds (got " +
+    keys.fail("kill_grace_s", "must be between 0 and " + config::number_text(kMaxKillGraceS) + " seconds (got " +
                                   keys.got("kill_grace_s") +
                                   "): the time a stopped program has between SIGTERM and SIGKILL. Use e.g. 2");
   if (keys.read("stop_grace_s", tr->stop_grace_s) && !(tr->stop_grace_s >= 0 && tr->stop_grace_s <= kMaxKillGraceS))
-    keys.fail("stop_grace_s", "must be between 0 and " + io::number_text(kMaxKillGraceS) + " seconds (got " +
+    keys.fail("stop_grace_s", "must be between 0 and " + config::number_text(kMaxKillGraceS) + " seconds (got " +
                                   keys.got("stop_grace_s") +
                                   "): the time a program asked to stop has to exit by itself before SIGTERM. Use e.g. 30");
   keys.read("checkpoint", tr->checkpoint);
@@ -72,7 +72,7 @@ std::shared_ptr<const io::TrainableOptions> read_command(const io::TrainableKeys
 
 }  // namespace
 
-void CommandOptions::print(io::TomlWriter& out, const std::vector<std::string>& metrics) const {
+void CommandOptions::print(config::TomlWriter& out, const std::vector<std::string>& metrics) const {
   out.strings("command", command);
   out.string("workdir", workdir);
   out.table("env", env);
@@ -87,7 +87,7 @@ void CommandOptions::print(io::TomlWriter& out, const std::vector<std::string>& 
 namespace {
 
 // The program can be run and the workdir is a folder.
-void check_command(const io::ExperimentConfig& cfg) {
+void check_command(const config::ExperimentConfig& cfg) {
   const CommandOptions& spec = options_of<CommandOptions>(cfg.trainable);
   if (spec.command.empty()) {
     cfg.fail("trainable.command", "is empty; give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
@@ -110,7 +110,7 @@ void check_command(const io::ExperimentConfig& cfg) {
   }
 }
 
-TrainableTraits command_traits(const io::TrainableSpec& spec) {
+TrainableTraits command_traits(const config::TrainableSpec& spec) {
   TrainableTraits t;
   t.can_checkpoint = options_of<CommandOptions>(spec).checkpoint;
   t.can_evaluate = t.can_checkpoint;  // `ranktune eval` restores the checkpoint (command_eval.cc)
@@ -126,7 +126,7 @@ TrainableTraits command_traits(const io::TrainableSpec& spec) {
   return t;
 }
 
-std::unique_ptr<Trainable> make_command(const io::TrainableSpec& spec) { return std::make_unique<CommandTrainable>(spec); }
+std::unique_ptr<Trainable> make_command(const config::TrainableSpec& spec) { return std::make_unique<CommandTrainable>(spec); }
 
 }  // namespace
 

@@ -199,7 +199,7 @@ HeldOutResult CommandTrainable::evaluate_held_out() {
   return out;
 }
 
-nlohmann::json command_describe(const io::TrainableSpec& spec) {
+nlohmann::json command_describe(const config::TrainableSpec& spec) {
   const CommandOptions& o = options_of<CommandOptions>(spec);
   nlohmann::json program = nlohmann::json::array();
   // Every argument that names a file (the interpreter, found in PATH, and the script,

@@ -126,7 +126,7 @@ MlpHyper parse_mlp_hyper(const search::Config& c, std::uint64_t default_seed) {
   return h;
 }
 
-MlpTrainable::MlpTrainable(const io::TrainableSpec& spec) : spec_(options_of<MlpOptions>(spec)) {}
+MlpTrainable::MlpTrainable(const config::TrainableSpec& spec) : spec_(options_of<MlpOptions>(spec)) {}
 MlpTrainable::~MlpTrainable() = default;
 
 int MlpTrainable::gang_size() const { return context_.collective ? context_.collective->size() : 1; }
@@ -400,7 +400,7 @@ const std::vector<std::string>& mlp_keys() {
   return keys;
 }
 
-std::shared_ptr<const io::TrainableOptions> read_mlp(const io::TrainableKeys& keys, io::ExperimentConfig& cfg) {
+std::shared_ptr<const config::TrainableOptions> read_mlp(const config::TrainableKeys& keys, config::ExperimentConfig& cfg) {
   auto o = std::make_shared<MlpOptions>();
   std::string data_dir;
   if (keys.read("data_dir", data_dir)) {
@@ -408,7 +408,7 @@ std::shared_ptr<const io::TrainableOptions> read_mlp(const io::TrainableKeys& ke
     o->data_dir = (config_dir(cfg) / data_dir).lexically_normal().string();
   }
   if (keys.read("val_fraction", o->val_fraction) && !(o->val_fraction > 0 && o->val_fraction < 1))
-    keys.fail("val_fraction", "must be in (0, 1) (got " + io::number_text(o->val_fraction) + "). Use e.g. 0.1");
+    keys.fail("val_fraction", "must be in (0, 1) (got " + config::number_text(o->val_fraction) + "). Use e.g. 0.1");
   keys.read_range("batches_per_step", o->batches_per_step, std::int64_t{0}, search::kMaxIterations);
   keys.read_min("threads_per_worker", o->threads_per_worker, 1);
   if (o->threads_per_worker > 1024)
@@ -421,7 +421,7 @@ std::shared_ptr<const io::TrainableOptions> read_mlp(const io::TrainableKeys& ke
 
 }  // namespace
 
-void MlpOptions::print(io::TomlWriter& out, const std::vector<std::string>&) const {
+void MlpOptions::print(config::TomlWriter& out, const std::vector<std::string>&) const {
   if (data_dir.empty())
     out.comment("data_dir: not set ($RANKTUNE_DATA_DIR, else /usr/share/datasets/fashion-mnist)");
   else
@@ -437,7 +437,7 @@ void MlpOptions::print(io::TomlWriter& out, const std::vector<std::string>&) con
 namespace {
 
 // Every value of the space makes a valid trial, the metric is one it reports, the data is there.
-void check_mlp(const io::ExperimentConfig& cfg) {
+void check_mlp(const config::ExperimentConfig& cfg) {
   const MlpOptions& spec = options_of<MlpOptions>(cfg.trainable);
   const auto& names = mlp_param_names();
   for (const auto& p : cfg.space.params) {
@@ -494,7 +494,7 @@ void check_mlp(const io::ExperimentConfig& cfg) {
   }
 }
 
-TrainableTraits mlp_traits(const io::TrainableSpec& spec) {
+TrainableTraits mlp_traits(const config::TrainableSpec& spec) {
   TrainableTraits t;
   t.can_checkpoint = true;
   t.uses_gpu = options_of<MlpOptions>(spec).device != "cpu";
@@ -504,17 +504,17 @@ TrainableTraits mlp_traits(const io::TrainableSpec& spec) {
   return t;
 }
 
-std::unique_ptr<Trainable> make_mlp(const io::TrainableSpec& spec) { return std::make_unique<MlpTrainable>(spec); }
+std::unique_ptr<Trainable> make_mlp(const config::TrainableSpec& spec) { return std::make_unique<MlpTrainable>(spec); }
 
-io::TrainableSpec mlp_on_compute(const io::TrainableSpec& spec, const std::string& device, int threads) {
-  io::TrainableSpec out = spec;
+config::TrainableSpec mlp_on_compute(const config::TrainableSpec& spec, const std::string& device, int threads) {
+  config::TrainableSpec out = spec;
   MlpOptions& o = edit_options<MlpOptions>(out);
   if (threads > 0) o.threads_per_worker = threads;
   o.device = device;
   return out;
 }
 
-nlohmann::json mlp_describe(const io::TrainableSpec& spec) {
+nlohmann::json mlp_describe(const config::TrainableSpec& spec) {
   const MlpOptions& o = options_of<MlpOptions>(spec);
   return {{"data_dir", o.data_dir}, {"val_fraction", o.val_fraction}};
 }

@@ -65,7 +65,7 @@ MlpHyper parse_mlp_hyper(const search::Config& config, std::uint64_t default_see
 const std::vector<std::string>& mlp_metrics();
 
 /// `[trainable] kind = "mlp"`: its own keys (configs/README.md).
-struct MlpOptions : io::TrainableOptions {
+struct MlpOptions : config::TrainableOptions {
   static constexpr const char* kKind = "mlp";
   std::string data_dir;                 ///< IDX folder, absolute after loading ("" = Debian's Fashion-MNIST)
   double val_fraction = 0.1;            ///< share of the 60k training images held out for validation
@@ -74,7 +74,7 @@ struct MlpOptions : io::TrainableOptions {
   std::string device = "auto";          ///< "auto" (the worker's GPU if any), "cpu" or "cuda"
   std::int64_t train_samples = 0;       ///< use only this many training images (0: all)
   std::int64_t val_samples = 0;         ///< use only this many validation images (0: all)
-  void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
+  void print(config::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 
 /// The mlp kind: its line of trainable_kinds() (train/registry.h).
@@ -82,7 +82,7 @@ TrainableKind mlp_kind();
 
 class MlpTrainable : public Trainable {
  public:
-  explicit MlpTrainable(const io::TrainableSpec& spec);
+  explicit MlpTrainable(const config::TrainableSpec& spec);
   ~MlpTrainable() override;
 
   /// Loads the data (once per process and folder), builds the engine (GPU when the context

@@ -41,21 +41,21 @@ bool contains(const std::vector<std::string>& v, const std::string& s) { return 
 
 }  // namespace
 
-const TrainableKind& kind_of(const io::TrainableSpec& spec) {
+const TrainableKind& kind_of(const config::TrainableSpec& spec) {
   if (const TrainableKind* k = find_kind(spec.kind)) return *k;
   throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: " + search::comma_list(trainable_kind_names()));
 }
 
-TrainableTraits traits(const io::TrainableSpec& spec) { return kind_of(spec).traits(spec); }
+TrainableTraits traits(const config::TrainableSpec& spec) { return kind_of(spec).traits(spec); }
 
-std::filesystem::path config_dir(const io::ExperimentConfig& cfg) {
+std::filesystem::path config_dir(const config::ExperimentConfig& cfg) {
   return cfg.path.empty() ? std::filesystem::current_path() : std::filesystem::path(cfg.path).parent_path();
 }
 
-void read_trainable(io::ExperimentConfig& cfg) {
-  io::TrainableSpec& spec = cfg.trainable;
+void read_trainable(config::ExperimentConfig& cfg) {
+  config::TrainableSpec& spec = cfg.trainable;
   if (!spec.options && !spec.keys.empty()) {
-    const io::TrainableKeys& keys = spec.keys;
+    const config::TrainableKeys& keys = spec.keys;
     keys.read_enum("kind", trainable_kind_names(), spec.kind, /*required=*/true);
     const TrainableKind& kind = kind_of(spec);
     std::vector<std::string> allowed = {"kind"};
@@ -85,11 +85,11 @@ void read_trainable(io::ExperimentConfig& cfg) {
   }
 }
 
-std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec) { return kind_of(spec).make(spec); }
+std::unique_ptr<Trainable> make_trainable(const config::TrainableSpec& spec) { return kind_of(spec).make(spec); }
 
-std::vector<std::string> reported_metrics(const io::TrainableSpec& spec) { return traits(spec).metrics; }
+std::vector<std::string> reported_metrics(const config::TrainableSpec& spec) { return traits(spec).metrics; }
 
-void validate(io::ExperimentConfig& cfg) {
+void validate(config::ExperimentConfig& cfg) {
   read_trainable(cfg);
   kind_of(cfg.trainable).check(cfg);
   // The experiment metric first (the results table's first metric column), no duplicates.

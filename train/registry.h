@@ -1,7 +1,7 @@
 #pragma once
 /// The trainable kinds: one table, trainable_kinds(), a line per kind with its name, one line
 /// of help, its own `[trainable]` keys, how it reads, checks and prints them, its traits and
-/// its factory. The config layer hands the kind's keys over unread (io::TrainableKeys, with
+/// its factory. The config layer hands the kind's keys over unread (config::TrainableKeys, with
 /// their file:line); the driver, the worker, `check`, `simulate` and `eval` ask the traits
 /// and never compare kind names. A new kind is its own file pair and one line in the table
 /// (docs/architecture.md, "Adding a trainable kind").
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "train/trainable.h"
 
 namespace ranktune::train {
@@ -43,40 +43,40 @@ struct TrainableKind {
   /// Its own `[trainable]` keys (besides `kind`); a key of another kind is refused as such.
   const std::vector<std::string>& (*keys)();
   /// Reads its keys, defaults for the absent ones; may set cfg.trainable.metrics. Throws
-  /// io::ConfigError (through `keys`).
-  std::shared_ptr<const io::TrainableOptions> (*read)(const io::TrainableKeys& keys, io::ExperimentConfig& cfg);
+  /// config::ConfigError (through `keys`).
+  std::shared_ptr<const config::TrainableOptions> (*read)(const config::TrainableKeys& keys, config::ExperimentConfig& cfg);
   /// Checks what only the kind knows (the function exists, the program runs, the data is
-  /// there) against the rest of the config. Throws io::ConfigError (cfg.fail).
-  void (*check)(const io::ExperimentConfig& cfg);
-  TrainableTraits (*traits)(const io::TrainableSpec& spec);
+  /// there) against the rest of the config. Throws config::ConfigError (cfg.fail).
+  void (*check)(const config::ExperimentConfig& cfg);
+  TrainableTraits (*traits)(const config::TrainableSpec& spec);
   /// Builds a trainable; only reads the spec (a command is not started before setup()).
-  std::unique_ptr<Trainable> (*make)(const io::TrainableSpec& spec);
+  std::unique_ptr<Trainable> (*make)(const config::TrainableSpec& spec);
   /// Why it cannot run as a gang, for the error (nullptr: it can).
   const char* no_gang = nullptr;
   /// `ranktune eval`, for kinds that can_evaluate: the spec on the compute asked for
   /// (device "auto", "cpu" or "cuda"; threads 0: as configured) and what the evaluation's
   /// manifest records of the trainable besides its kind and seed.
-  io::TrainableSpec (*on_compute)(const io::TrainableSpec& spec, const std::string& device, int threads) = nullptr;
-  nlohmann::json (*describe)(const io::TrainableSpec& spec) = nullptr;
+  config::TrainableSpec (*on_compute)(const config::TrainableSpec& spec, const std::string& device, int threads) = nullptr;
+  nlohmann::json (*describe)(const config::TrainableSpec& spec) = nullptr;
 };
 
 /// Every kind, in the order messages list them.
 const std::vector<TrainableKind>& trainable_kinds();
 std::vector<std::string> trainable_kind_names();
 /// The kind of `spec`. Throws std::invalid_argument naming the valid kinds.
-const TrainableKind& kind_of(const io::TrainableSpec& spec);
+const TrainableKind& kind_of(const config::TrainableSpec& spec);
 
 /// The traits of `spec`'s kind with its options. Throws std::invalid_argument.
-TrainableTraits traits(const io::TrainableSpec& spec);
+TrainableTraits traits(const config::TrainableSpec& spec);
 
 /// Reads `[trainable]`: checks the kind against the table, refuses keys of other kinds and
 /// unknown keys, lets the kind read its own, and refuses a gang of a kind that cannot run as
 /// one. Does nothing more once cfg.trainable.options is set (a spec built in code, or read
-/// before). Throws io::ConfigError at file:line:key. validate() calls it; so must every
-/// caller of io::parse_config that builds or describes the trainable.
-void read_trainable(io::ExperimentConfig& cfg);
+/// before). Throws config::ConfigError at file:line:key. validate() calls it; so must every
+/// caller of config::parse_config that builds or describes the trainable.
+void read_trainable(config::ExperimentConfig& cfg);
 
 /// The folder relative paths of the config are relative to.
-std::filesystem::path config_dir(const io::ExperimentConfig& cfg);
+std::filesystem::path config_dir(const config::ExperimentConfig& cfg);
 
 }  // namespace ranktune::train

@@ -116,7 +116,7 @@ double seeded_normal(std::uint64_t seed, std::int64_t trial_id, int attempt, std
   return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
 }
 
-SyntheticTrainable::SyntheticTrainable(const io::TrainableSpec& spec)
+SyntheticTrainable::SyntheticTrainable(const config::TrainableSpec& spec)
     : function_(find_synthetic_function(options_of<SyntheticOptions>(spec).function)),
       seconds_per_step_(options_of<SyntheticOptions>(spec).seconds_per_step),
       noise_(options_of<SyntheticOptions>(spec).noise) {}  // an unknown name fails in setup(), so building never throws
@@ -199,7 +199,7 @@ int x_index(const std::string& name) {
 }
 
 // The function exists, its parameters are in the space and numeric, the metric is one it reports.
-void check_synthetic(const io::ExperimentConfig& cfg) {
+void check_synthetic(const config::ExperimentConfig& cfg) {
   const auto& spec = options_of<SyntheticOptions>(cfg.trainable);
   const SyntheticFunction* f = find_synthetic_function(spec.function);
   if (f == nullptr) {
@@ -249,7 +249,7 @@ const std::vector<std::string>& synthetic_keys() {
   return keys;
 }
 
-std::shared_ptr<const io::TrainableOptions> read_synthetic(const io::TrainableKeys& keys, io::ExperimentConfig&) {
+std::shared_ptr<const config::TrainableOptions> read_synthetic(const config::TrainableKeys& keys, config::ExperimentConfig&) {
   auto o = std::make_shared<SyntheticOptions>();
   keys.read("function", o->function);
   // A longer sleep overflows the clock and sleeps not at all.
@@ -260,7 +260,7 @@ std::shared_ptr<const io::TrainableOptions> read_synthetic(const io::TrainableKe
 
 }  // namespace
 
-void SyntheticOptions::print(io::TomlWriter& out, const std::vector<std::string>&) const {
+void SyntheticOptions::print(config::TomlWriter& out, const std::vector<std::string>&) const {
   out.string("function", function);
   out.number("seconds_per_step", seconds_per_step);
   out.number("noise", noise);
@@ -268,7 +268,7 @@ void SyntheticOptions::print(io::TomlWriter& out, const std::vector<std::string>
 
 namespace {
 
-TrainableTraits synthetic_traits(const io::TrainableSpec& spec) {
+TrainableTraits synthetic_traits(const config::TrainableSpec& spec) {
   TrainableTraits t;
   t.can_checkpoint = true;
   t.can_gang = true;
@@ -277,7 +277,7 @@ TrainableTraits synthetic_traits(const io::TrainableSpec& spec) {
   return t;
 }
 
-std::unique_ptr<Trainable> make_synthetic(const io::TrainableSpec& spec) { return std::make_unique<SyntheticTrainable>(spec); }
+std::unique_ptr<Trainable> make_synthetic(const config::TrainableSpec& spec) { return std::make_unique<SyntheticTrainable>(spec); }
 
 }  // namespace
 

@@ -75,12 +75,12 @@ search::Metrics synthetic_step(const SyntheticPoint& point, double noise, std::u
                                search::TrialId trial, int attempt, std::int64_t t);
 
 /// `[trainable] kind = "synthetic"`: its own keys (configs/README.md).
-struct SyntheticOptions : io::TrainableOptions {
+struct SyntheticOptions : config::TrainableOptions {
   static constexpr const char* kKind = "synthetic";
   std::string function = "branin";  ///< one of synthetic_functions()
   double seconds_per_step = 0.0;    ///< sleep per step, to emulate work
   double noise = 0.0;               ///< std-dev of seeded Gaussian noise added to each report
-  void print(io::TomlWriter& out, const std::vector<std::string>& metrics) const override;
+  void print(config::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 
 /// The synthetic kind: its line of trainable_kinds() (train/registry.h).
@@ -91,7 +91,7 @@ TrainableKind synthetic_kind();
 /// no curve). It never finishes by itself; the stop rule ends it.
 class SyntheticTrainable : public Trainable {
  public:
-  explicit SyntheticTrainable(const io::TrainableSpec& spec);
+  explicit SyntheticTrainable(const config::TrainableSpec& spec);
   /// Reads the function's parameters (Float or Int values). Throws TrialFailure when one is
   /// missing or a string.
   void setup(const search::Config& config, const Context& context) override;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "train/checkpoint.h"
 #include "search/types.h"
 
@@ -191,7 +191,7 @@ DataFile fingerprint_file(const std::string& path);
 /// The options of `spec` as its kind's struct (SyntheticOptions, CommandOptions, ...).
 /// Throws std::invalid_argument when the spec holds other options or none.
 template <class Options>
-const Options& options_of(const io::TrainableSpec& spec) {
+const Options& options_of(const config::TrainableSpec& spec) {
   const auto* o = dynamic_cast<const Options*>(spec.options.get());
   if (o == nullptr)
     throw std::invalid_argument("the '" + spec.kind + "' trainable has no " + Options::kKind +
@@ -201,13 +201,13 @@ const Options& options_of(const io::TrainableSpec& spec) {
 
 /// The options of `spec` if they are `Options`, else nullptr.
 template <class Options>
-const Options* find_options(const io::TrainableSpec& spec) {
+const Options* find_options(const config::TrainableSpec& spec) {
   return dynamic_cast<const Options*>(spec.options.get());
 }
 
 /// The options of `spec` to change: a copy of its own (copies of a spec share their options).
 template <class Options>
-Options& edit_options(io::TrainableSpec& spec) {
+Options& edit_options(config::TrainableSpec& spec) {
   auto copy = std::make_shared<Options>(options_of<Options>(spec));
   Options& out = *copy;
   spec.options = std::move(copy);
@@ -216,8 +216,8 @@ Options& edit_options(io::TrainableSpec& spec) {
 
 /// A spec of `options`' kind, built in code.
 template <class Options>
-io::TrainableSpec make_spec(Options options, std::vector<std::string> metrics = {}) {
-  io::TrainableSpec spec;
+config::TrainableSpec make_spec(Options options, std::vector<std::string> metrics = {}) {
+  config::TrainableSpec spec;
   spec.kind = Options::kKind;
   spec.metrics = std::move(metrics);
   spec.options = std::make_shared<const Options>(std::move(options));
@@ -226,16 +226,16 @@ io::TrainableSpec make_spec(Options options, std::vector<std::string> metrics = 
 
 /// Builds the trainable that `spec` describes (train/registry.h). Throws
 /// std::invalid_argument for an unknown kind.
-std::unique_ptr<Trainable> make_trainable(const io::TrainableSpec& spec);
+std::unique_ptr<Trainable> make_trainable(const config::TrainableSpec& spec);
 
 /// Metrics the trainable is known to report (synthetic: its function's metrics;
 /// command: the declared `metrics`, which may be just the experiment metric).
-std::vector<std::string> reported_metrics(const io::TrainableSpec& spec);
+std::vector<std::string> reported_metrics(const config::TrainableSpec& spec);
 
 /// Reads [trainable] (train::read_trainable) and checks what only the trainable layer
 /// knows: a synthetic function exists, its parameters are in the space, the experiment
 /// metric is one it reports, the command's program exists. Fills cfg.trainable.metrics.
-/// Throws io::ConfigError.
-void validate(io::ExperimentConfig& cfg);
+/// Throws config::ConfigError.
+void validate(config::ExperimentConfig& cfg);
 
 }  // namespace ranktune::train

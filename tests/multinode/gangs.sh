@@ -2,7 +2,7 @@
 # Gang trials across hosts (network namespaces, TCP between them):
 #  1. ranks_per_trial = 2 with 2 workers on each of 3 hosts, the ranks spread round-robin
 #     (mpirun --map-by node, so consecutive ranks are on different hosts): every gang stays
-#     on one host (search/gang_placement.h: one node when possible).
+#     on one host (controller/gang_placement.h: one node when possible).
 #  2. A data-parallel gang of 4 (tests/mpi/gang_mlp.cc) on 2 hosts x 2 ranks: its MPI
 #     allreduce goes over TCP between the hosts (Open MPI's own log says so) and all 4 ranks
 #     end with bit-identical weights, equal to one rank's within tolerance.

@@ -11,11 +11,12 @@
 #include "search/bohb_searcher.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
-#include "search/simulator.h"
+#include "controller/simulator.h"
 #include "tests/unit/controller_fixtures.h"
 #include "train/synthetic.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {

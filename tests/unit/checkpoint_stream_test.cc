@@ -88,8 +88,8 @@ std::vector<Piece> chunks_of(search::TrialId trial, int attempt, std::int64_t it
   return out;
 }
 
-search::Command restore_start(int worker, search::TrialId trial, int attempt, std::int64_t checkpoint) {
-  search::Command c{search::Command::Kind::Start};
+controller::Instruction restore_start(int worker, search::TrialId trial, int attempt, std::int64_t checkpoint) {
+  controller::Instruction c{controller::Instruction::Kind::Start};
   c.worker = worker;
   c.trial = trial;
   c.attempt = attempt;

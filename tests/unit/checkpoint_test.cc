@@ -18,7 +18,7 @@
 
 #include "io/archive.h"
 #include "io/crc32c.h"
-#include "io/config.h"
+#include "config/config.h"
 #include "io/retention.h"
 #include "io/store.h"
 #include "train/command.h"
@@ -124,36 +124,36 @@ command = ["python3", "t.py"]
 )";
 
 TEST(CheckpointConfig, RetentionKeysAndTheCommandFlagAreReadAndChecked) {
-  io::ExperimentConfig cfg = io::parse_config(
+  config::ExperimentConfig cfg = config::parse_config(
       std::string(kConfig) + "checkpoint = true\n[checkpoint]\nkeep_last = 3\nkeep_best = 1\n", "/tmp/c.toml");
   train::read_trainable(cfg);  // the kind's own keys
   EXPECT_TRUE(train::options_of<train::CommandOptions>(cfg.trainable).checkpoint);
   EXPECT_EQ(cfg.checkpoint_keep_last, 3);
   EXPECT_EQ(cfg.checkpoint_keep_best, 1);
-  EXPECT_NE(io::render_config(cfg).find("keep_last = 3"), std::string::npos);
+  EXPECT_NE(config::render_config(cfg).find("keep_last = 3"), std::string::npos);
   try {
-    io::parse_config(std::string(kConfig) + "[checkpoint]\nkeep_last = -1\n", "/tmp/c.toml");
+    config::parse_config(std::string(kConfig) + "[checkpoint]\nkeep_last = -1\n", "/tmp/c.toml");
     ADD_FAILURE() << "a negative keep_last was accepted";
-  } catch (const io::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     EXPECT_EQ(e.key(), "checkpoint.keep_last") << e.what();
   }
   // `checkpoint` belongs to command trainables only.
-  io::ExperimentConfig synthetic = io::parse_config("[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
+  config::ExperimentConfig synthetic = config::parse_config("[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\nx = { uniform = [0.0, 1.0] }\n"
                                 "[trainable]\nkind = \"synthetic\"\ncheckpoint = true\n", "/tmp/c.toml");
   EXPECT_THROW(train::read_trainable(synthetic),
-               io::ConfigError);
+               config::ConfigError);
 }
 
 TEST(CheckpointConfig, FsyncIsOffByDefaultReadAsABooleanAndABadValueNamesTheKey) {
-  EXPECT_FALSE(io::parse_config(kConfig, "/tmp/c.toml").checkpoint_fsync);
-  const io::ExperimentConfig cfg = io::parse_config(std::string(kConfig) + "[checkpoint]\nfsync = true\n", "/tmp/c.toml");
+  EXPECT_FALSE(config::parse_config(kConfig, "/tmp/c.toml").checkpoint_fsync);
+  const config::ExperimentConfig cfg = config::parse_config(std::string(kConfig) + "[checkpoint]\nfsync = true\n", "/tmp/c.toml");
   EXPECT_TRUE(cfg.checkpoint_fsync);
-  EXPECT_NE(io::render_config(cfg).find("fsync = true"), std::string::npos);
+  EXPECT_NE(config::render_config(cfg).find("fsync = true"), std::string::npos);
   for (const char* bad : {"fsync = \"yes\"\n", "fsync = 1\n"}) {
     try {
-      io::parse_config(std::string(kConfig) + "[checkpoint]\n" + bad, "/tmp/c.toml");
+      config::parse_config(std::string(kConfig) + "[checkpoint]\n" + bad, "/tmp/c.toml");
       ADD_FAILURE() << "accepted " << bad;
-    } catch (const io::ConfigError& e) {
+    } catch (const config::ConfigError& e) {
       EXPECT_EQ(e.key(), "checkpoint.fsync") << e.what();
       EXPECT_NE(std::string(e.what()).find("true or false"), std::string::npos) << e.what();
     }
@@ -576,7 +576,7 @@ class CommandCheckpointTest : public CheckpointStoreTest {
  protected:
   // A Python program that counts steps, saves the count on request, and starts from a
   // restored count; `extra` runs in the save function (to misbehave).
-  io::TrainableSpec spec(const std::string& extra = "") const {
+  config::TrainableSpec spec(const std::string& extra = "") const {
     const std::string program = (dir_ / "counter.py").string();
     std::ofstream(program) << "import os, ranktune\n"
                               "d = ranktune.checkpoint_dir()\n"
@@ -664,7 +664,7 @@ TEST_F(CommandCheckpointTest, ADamagedCheckpointIsRefusedBeforeTheProgramStarts)
 }
 
 TEST_F(CommandCheckpointTest, AProgramThatDoesNotWaitIsACleanFailure) {
-  io::TrainableSpec s = spec();
+  config::TrainableSpec s = spec();
   // Reports without the helper, never reading RANKTUNE_CONTROL_FD.
   std::ofstream(dir_ / "rude.py") << "import os\nf = os.fdopen(3, 'w', buffering=1)\n"
                                      "for i in range(1, 6): f.write('{\"loss\": %d}\\n' % i)\n"

@@ -52,7 +52,7 @@ class CommandTrainableTest : public ::testing::Test {
     return p.string();
   }
 
-  io::TrainableSpec spec(std::vector<std::string> command, double step_timeout_s = 0) const {
+  config::TrainableSpec spec(std::vector<std::string> command, double step_timeout_s = 0) const {
     CommandOptions s;
     s.command = std::move(command);
     s.step_timeout_s = step_timeout_s;

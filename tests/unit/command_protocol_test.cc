@@ -97,7 +97,7 @@ constexpr const char* kPolite =
     "done";
 
 TEST_F(CommandTrainableTest, AProgramThatSaidHelloIsAnsweredAndStopsByItself) {
-  io::TrainableSpec s = spec({script("polite.sh", kPolite)});
+  config::TrainableSpec s = spec({script("polite.sh", kPolite)});
   CommandTrainable t(s);
   Context c = context();
   t.setup({}, c);
@@ -113,7 +113,7 @@ TEST_F(CommandTrainableTest, AProgramThatSaidHelloIsAnsweredAndStopsByItself) {
 }
 
 TEST_F(CommandTrainableTest, AProgramThatIgnoresTheStopGetsSigtermAfterTheGrace) {
-  io::TrainableSpec s = spec({script("deaf.sh",
+  config::TrainableSpec s = spec({script("deaf.sh",
                                      "echo '{\"ranktune\": \"hello\", \"protocol\": 2}' >&3\n"
                                      "echo '{\"loss\": 1}' >&3\n"
                                      "read answer <&4\n"

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "train/command.h"
 #include "train/trainable.h"
 #include "tests/unit/command_fixtures.h"
@@ -194,7 +194,7 @@ TEST_F(CommandTrainableTest, StopKillsTheProcessGroup) {
 }
 
 TEST_F(CommandTrainableTest, KillGraceBoundsTheWaitAndSIGKILLLeavesAWarning) {
-  io::TrainableSpec stubborn = spec({script("stubborn.sh", "trap '' TERM\necho '{\"loss\": 1}' >&3\nexec sleep 1000")});
+  config::TrainableSpec stubborn = spec({script("stubborn.sh", "trap '' TERM\necho '{\"loss\": 1}' >&3\nexec sleep 1000")});
   edit_options<CommandOptions>(stubborn).kill_grace_s = 0.3;
   CommandTrainable t(stubborn);
   t.setup({}, context(7, 2));
@@ -442,7 +442,7 @@ TEST_F(CommandTrainableTest, AMetricThatIsNotANumberIsMalformed) {
   for (const auto& [value, type] : std::vector<std::pair<std::string, std::string>>{
            {"\"0.5\"", "a string (\"0.5\")"}, {"true", "a boolean (true)"}, {"{\"a\": 1}", "an object"},
            {"[1]", "an array"}}) {
-    io::TrainableSpec recorded = spec({script("typed.sh", "echo '{\"loss\": 1, \"phase\": \"train\"}' >&3\n"
+    config::TrainableSpec recorded = spec({script("typed.sh", "echo '{\"loss\": 1, \"phase\": \"train\"}' >&3\n"
                                                           "echo '{\"step\": 2, \"loss\": " + value + "}' >&3\nsleep 100")});
     recorded.metrics = {"loss"};  // only a recorded metric must be a number: "phase" is left out
     CommandTrainable t(recorded);

@@ -8,25 +8,26 @@
 
 #include <gtest/gtest.h>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "tests/unit/expect_text.h"
 #include "train/command.h"
 #include "train/registry.h"
 #include "train/synthetic.h"
 
 namespace ranktune::io::config_fixtures {
+using namespace ranktune::config;
 
 // parse_config and load_config as `ranktune check` reads a config: the [trainable] kind's
 // own keys are read by train/ (train::read_trainable), which these tests cover too.
 inline ExperimentConfig parse_config(const std::string& text, const std::string& path,
                                 const std::vector<std::string>& overrides = {}) {
-  ExperimentConfig cfg = io::parse_config(text, path, overrides);
+  ExperimentConfig cfg = config::parse_config(text, path, overrides);
   train::read_trainable(cfg);
   return cfg;
 }
 
 inline ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {}) {
-  ExperimentConfig cfg = io::load_config(path, overrides);
+  ExperimentConfig cfg = config::load_config(path, overrides);
   train::read_trainable(cfg);
   return cfg;
 }

@@ -2,7 +2,7 @@
 // clamps, counts and durations past ranktune's limits, names that cannot make a file,
 // empty files and very big configs.
 
-#include "io/config.h"
+#include "config/config.h"
 #include "tests/unit/config_fixtures.h"
 #include "tests/unit/expect_text.h"
 
@@ -14,6 +14,7 @@
 #include <tuple>
 
 namespace ranktune::io {
+using namespace ranktune::config;
 namespace {
 
 namespace fs = std::filesystem;

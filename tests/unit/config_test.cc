@@ -1,7 +1,7 @@
-// The experiment config (io/config.h): the sections and their defaults, errors at file:line:key,
+// The experiment config (config/config.h): the sections and their defaults, errors at file:line:key,
 // --set overrides, rendering and the shipped examples. Hostile configs: config_hostile_test.cc.
 
-#include "io/config.h"
+#include "config/config.h"
 #include "tests/unit/config_fixtures.h"
 #include "tests/unit/expect_text.h"
 
@@ -14,6 +14,7 @@
 #include <tuple>
 
 namespace ranktune::io {
+using namespace ranktune::config;
 namespace {
 
 namespace fs = std::filesystem;

@@ -14,10 +14,11 @@
 
 #include "expect_text.h"
 #include "io/control_file.h"
-#include "search/control.h"
+#include "controller/control.h"
 #include "tests/unit/control_fixtures.h"
 
 namespace ranktune::search {
+using namespace ranktune::controller;
 namespace {
 
 using fixtures::request;

@@ -3,9 +3,10 @@
 
 #include <utility>
 
-#include "search/control.h"
+#include "controller/control.h"
 
 namespace ranktune::search::fixtures {
+using namespace ranktune::controller;
 
 /// The search space the control tests send values for: lr, layers, act.
 inline Space space() {

@@ -6,12 +6,13 @@
 #include <cmath>
 
 #include "expect_text.h"
-#include "search/control.h"
-#include "search/controller.h"
+#include "controller/control.h"
+#include "controller/controller.h"
 #include "tests/unit/control_fixtures.h"
 #include "tests/unit/controller_fixtures.h"
 
 namespace ranktune::search {
+using namespace ranktune::controller;
 namespace {
 
 using fixtures::Events;
@@ -64,9 +65,9 @@ Controller running_trial(std::int64_t max_t, std::initializer_list<double> losse
   return c;
 }
 
-std::size_t count(const std::vector<Command>& cmds, Command::Kind k, TrialId trial) {
+std::size_t count(const std::vector<Instruction>& cmds, Instruction::Kind k, TrialId trial) {
   return static_cast<std::size_t>(
-      std::count_if(cmds.begin(), cmds.end(), [&](const Command& c) { return c.kind == k && c.trial == trial; }));
+      std::count_if(cmds.begin(), cmds.end(), [&](const Instruction& c) { return c.kind == k && c.trial == trial; }));
 }
 
 TEST(Control, StopEndsARunningTrialAndFreesItsWorkerForTheNext) {
@@ -74,13 +75,13 @@ TEST(Control, StopEndsARunningTrialAndFreesItsWorkerForTheNext) {
   Controller c = make(opts(10), 3, &ev);
   c.on_worker_free(1, 0);
   c.on_result(1, 0, {{"loss", 1.0}}, 1);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   const ControlOutcome o = c.on_control(request(ControlRequest::Kind::Stop, 1), 2, out);
   EXPECT_TRUE(o.applied);
   EXPECT_EQ(o.message, "trial 1 stopped at iteration 1 (it was RUNNING)");
   EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
-  EXPECT_EQ(count(out, Command::Kind::Stop, 1), 1u);
-  EXPECT_EQ(count(out, Command::Kind::Start, 2), 1u);  // the freed worker takes trial 2
+  EXPECT_EQ(count(out, Instruction::Kind::Stop, 1), 1u);
+  EXPECT_EQ(count(out, Instruction::Kind::Start, 2), 1u);  // the freed worker takes trial 2
   // Again: it has ended.
   const ControlOutcome again = c.on_control(request(ControlRequest::Kind::Stop, 1), 3, out);
   EXPECT_FALSE(again.applied);
@@ -94,9 +95,9 @@ TEST(Control, StopWithAtEndCheckpointsFirst) {
   Controller c = make(o, 1, nullptr);
   c.on_worker_free(1, 0);
   c.on_result(1, 0, {{"loss", 1.0}}, 1);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Stop, 1), 2, out).applied);
-  EXPECT_EQ(count(out, Command::Kind::Pause, 1), 1u);  // saves, then stops
+  EXPECT_EQ(count(out, Instruction::Kind::Pause, 1), 1u);  // saves, then stops
   EXPECT_FALSE(c.finished());                          // until the checkpoint lands
   c.on_checkpoint(1, 0, 1, 3);
   EXPECT_TRUE(c.finished());
@@ -105,7 +106,7 @@ TEST(Control, StopWithAtEndCheckpointsFirst) {
 TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNewValues) {
   Events ev;
   Controller c = running_trial(10, {1.0, 0.9}, &ev);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   const double old_x = std::get<double>(c.find(1)->config.at("x"));
   ControlRequest set = request(ControlRequest::Kind::Set, 1, {{"x", 0.25}});
   set.id = "r1";
@@ -115,15 +116,15 @@ TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNew
   EXPECT_TRUE(r.pending);
   EXPECT_CONTAINS(r.message, "trial 1 takes x ");
   EXPECT_CONTAINS(r.message, "-> 0.25 when it resumes from its next checkpoint (pausing it at iteration 2");
-  EXPECT_EQ(count(out, Command::Kind::Pause, 1), 1u);
+  EXPECT_EQ(count(out, Instruction::Kind::Pause, 1), 1u);
   EXPECT_EQ(c.find(1)->status, TrialStatus::Paused);
   // The config (what /trials shows) is what it trained with; the request waits.
   EXPECT_EQ(std::get<double>(c.find(1)->config.at("x")), old_x);
   EXPECT_EQ(std::get<double>(c.find(1)->pending.at("x")), 0.25);
   // Its checkpoint lands: it starts again on the free worker, from iteration 2, with x = 0.25.
   const auto starts = c.on_checkpoint(1, 0, 2, 4);
-  ASSERT_EQ(count(starts, Command::Kind::Start, 1), 1u);
-  const Command& s = starts.front();
+  ASSERT_EQ(count(starts, Instruction::Kind::Start, 1), 1u);
+  const Instruction& s = starts.front();
   EXPECT_EQ(s.restore_trial, 1);
   EXPECT_EQ(s.restore_checkpoint, 2);
   EXPECT_EQ(s.iterations, 2);
@@ -146,13 +147,13 @@ TEST(Control, SetOnARunningTrialPausesItAndRestartsItFromItsCheckpointWithTheNew
 TEST(Control, SetTakesEffectAtTheCheckpointItResumesFromNotWhereItWasAsked) {
   Events ev;
   Controller c = running_trial(10, {1.0, 0.9}, &ev);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out).pending);
   c.on_result(1, 0, {{"loss", 0.8}}, 3);  // results of its lease, sent before it saw the Pause
   c.on_result(1, 0, {{"loss", 0.7}}, 4);
   EXPECT_NE(std::get<double>(c.find(1)->config.at("x")), 0.25);  // iterations 3-4 ran with the old x
   const auto starts = c.on_checkpoint(1, 0, 4, 5);
-  ASSERT_EQ(count(starts, Command::Kind::Start, 1), 1u);
+  ASSERT_EQ(count(starts, Instruction::Kind::Start, 1), 1u);
   EXPECT_EQ(starts.front().iterations, 4);
   EXPECT_EQ(std::get<double>(starts.front().config.at("x")), 0.25);
   EXPECT_CONTAINS(ev.last("control:1:"), "applied: trial 1 goes on from iteration 4 (its checkpoint)");
@@ -163,7 +164,7 @@ TEST(Control, SetTakesEffectAtTheCheckpointItResumesFromNotWhereItWasAsked) {
 TEST(Control, SetOnATrialThatEndsBeforeItResumesIsReportedNotApplied) {
   Events ev;
   Controller c = running_trial(3, {1.0}, &ev);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ControlRequest set = request(ControlRequest::Kind::Set, 1, {{"x", 0.25}});
   set.id = "r2";
   ASSERT_TRUE(c.on_control(set, 2, out).pending);
@@ -195,7 +196,7 @@ TEST(Control, SetOnATrialThatAshaStopsWhilePausingIsNotApplied) {
   ASSERT_EQ(c.find(1)->status, TrialStatus::Terminated);
   ASSERT_EQ(c.find(2)->status, TrialStatus::Running);
   c.on_result(2, 0, {{"loss", 1.0}}, 9);  // rung 1: a tie goes on
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   const double old_x = std::get<double>(c.find(2)->config.at("x"));
   const ControlOutcome r = c.on_control(request(ControlRequest::Kind::Set, 2, {{"x", 0.5}}), 10, out);
   ASSERT_TRUE(r.pending) << r.message;
@@ -210,9 +211,9 @@ TEST(Control, ASetWhoseCheckpointDoesNotLoadGoesBackToTheOldValuesOnce) {
   Events ev;
   Controller c = running_trial(10, {1.0, 0.9}, &ev);
   const Config before = c.find(1)->config;
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 3, out).pending);
-  ASSERT_EQ(count(c.on_checkpoint(1, 0, 2, 4), Command::Kind::Start, 1), 1u);
+  ASSERT_EQ(count(c.on_checkpoint(1, 0, 2, 4), Instruction::Kind::Start, 1), 1u);
   // The restarted attempt fails before its first result.
   const auto again = c.on_trial_failed(1, 0, "exited with code 1", "RuntimeError: size mismatch", 5);
   const Trial& t = *c.find(1);
@@ -221,7 +222,7 @@ TEST(Control, ASetWhoseCheckpointDoesNotLoadGoesBackToTheOldValuesOnce) {
   EXPECT_EQ(t.attempt, 0);  // nothing past its checkpoint was recorded
   EXPECT_EQ(t.failures, 0);
   EXPECT_CONTAINS(t.error, "exited with code 1 (after ctl set x ");
-  ASSERT_EQ(count(again, Command::Kind::Start, 1), 1u);
+  ASSERT_EQ(count(again, Instruction::Kind::Start, 1), 1u);
   EXPECT_EQ(again.front().restore_trial, 1);
   EXPECT_EQ(again.front().restore_checkpoint, 2);
   EXPECT_EQ(again.front().config, before);
@@ -249,7 +250,7 @@ TEST(Control, AnEndedTrialKeepsTheRanksThatRanItsLastAttempt) {
 TEST(Control, SetIsRefusedForARunningTrialThatCannotCheckpoint) {
   Controller c = make(opts(10), 1, nullptr);  // checkpoint_on_stop false: a command without checkpoints
   c.on_worker_free(1, 0);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   const ControlOutcome r = c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.5}}), 1, out);
   EXPECT_FALSE(r.applied);
   EXPECT_CONTAINS(r.message, "cannot checkpoint");
@@ -260,7 +261,7 @@ TEST(Control, SetIsRefusedForARunningTrialThatCannotCheckpoint) {
 TEST(Control, SetAndStopOnPendingTrials) {
   Controller c = make(opts(2), 3, nullptr);
   c.on_worker_free(1, 0);  // trial 1 runs
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ControlRequest add = request(ControlRequest::Kind::Add, 0, {{"x", 0.75}});
   ASSERT_TRUE(c.on_control(add, 1, out).applied);  // trial 2, pending: no worker is free
   EXPECT_EQ(c.find(2)->status, TrialStatus::Pending);
@@ -275,17 +276,17 @@ TEST(Control, SetAndStopOnPendingTrials) {
 
 TEST(Control, AddedTrialRunsWithItsConfigAndTheSearcherGoesOn) {
   Controller c = make(opts(1), 2, nullptr);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Add, 0, {{"x", 0.125}}), 0, out).applied);
   EXPECT_TRUE(out.empty());  // no worker yet
   auto cmds = c.on_worker_free(1, 0);
   ASSERT_EQ(cmds.size(), 1u);
   EXPECT_EQ(cmds[0].trial, 1);  // first in, first run
   EXPECT_EQ(std::get<double>(cmds[0].config.at("x")), 0.125);
-  std::vector<Command> pending = c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  std::vector<Instruction> pending = c.on_result(1, 0, {{"loss", 1.0}}, 1);
   int guard = 0;
   while (!c.finished() && ++guard < 10) {
-    const auto start = std::find_if(pending.begin(), pending.end(), [](const Command& k) { return k.kind == Command::Kind::Start; });
+    const auto start = std::find_if(pending.begin(), pending.end(), [](const Instruction& k) { return k.kind == Instruction::Kind::Start; });
     ASSERT_NE(start, pending.end());
     pending = c.on_result(start->trial, 0, {{"loss", 1.0}}, 2);
   }
@@ -298,11 +299,11 @@ TEST(Control, AddedTrialRunsWithItsConfigAndTheSearcherGoesOn) {
 
 // Runs every command to completion (each trial reports loss 1 per iteration); returns the
 // trials run.
-std::size_t run_all(Controller& c, std::vector<Command> pending) {
+std::size_t run_all(Controller& c, std::vector<Instruction> pending) {
   for (int guard = 0; !pending.empty() && guard < 10000; ++guard) {
-    const Command cmd = pending.front();
+    const Instruction cmd = pending.front();
     pending.erase(pending.begin());
-    if (cmd.kind != Command::Kind::Start && cmd.kind != Command::Kind::Continue) continue;
+    if (cmd.kind != Instruction::Kind::Start && cmd.kind != Instruction::Kind::Continue) continue;
     auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", 1.0}}, guard);
     pending.insert(pending.end(), more.begin(), more.end());
   }
@@ -313,7 +314,7 @@ TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
   Controller c = make(opts(1), 2, nullptr);
   ControlRequest more = request(ControlRequest::Kind::Add, 0);
   more.count = 3;
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   const ControlOutcome o = c.on_control(more, 0, out);
   ASSERT_TRUE(o.applied) << o.message;
   EXPECT_EQ(o.message, "the search algorithm proposes 3 more trials (5 in all)");
@@ -342,7 +343,7 @@ TEST(Control, AddCountOnAGridGoesOnThroughItsPointsAndARepeaterTakesWholeGroups)
   grid.params = {{"x", Domain{DomainKind::Grid, 0, 0, 0, {1.0, 2.0}}}};
   ControlRequest more = request(ControlRequest::Kind::Add, 0);
   more.count = 3;
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   Controller g(opts(1), make_searcher("grid", grid, {1, 1}), make_scheduler("fifo", {}), nullptr);
   ASSERT_TRUE(g.on_control(more, 0, out).applied);
   EXPECT_EQ(run_all(g, g.on_worker_free(1, 0)), 5u);
@@ -365,24 +366,24 @@ TEST(Control, StopOfAPausedHyperBandTrialEndsIt) {
   o.checkpoint_on_stop = true;
   Controller c(o, make_searcher("random", fixtures::one_param(), {1, 9}),
                make_scheduler("hyperband", {o.metric, o.mode, o.max_t}), nullptr);
-  std::vector<Command> pending = c.on_worker_free(1, 0);
+  std::vector<Instruction> pending = c.on_worker_free(1, 0);
   TrialId paused = 0;
   for (int step = 0; step < 200 && paused == 0 && !pending.empty(); ++step) {
-    const Command cmd = pending.front();
+    const Instruction cmd = pending.front();
     pending.erase(pending.begin());
-    if (cmd.kind == Command::Kind::Pause) {
+    if (cmd.kind == Instruction::Kind::Pause) {
       paused = cmd.trial;
       auto more = c.on_checkpoint(cmd.trial, cmd.attempt, c.find(cmd.trial)->iterations, step);
       pending.insert(pending.end(), more.begin(), more.end());
       break;
     }
-    if (cmd.kind == Command::Kind::Stop) continue;
+    if (cmd.kind == Instruction::Kind::Stop) continue;
     auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, step);
     pending.insert(pending.end(), more.begin(), more.end());
   }
   ASSERT_NE(paused, 0) << "HyperBand paused no trial";
   ASSERT_EQ(c.find(paused)->status, TrialStatus::Paused);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Stop, paused), 300, out).applied);
   EXPECT_EQ(c.find(paused)->status, TrialStatus::Terminated);
 }

@@ -1,16 +1,17 @@
 #pragma once
-// Shared set-up for the tests that drive a search::Controller (controller and simulator).
+// Shared set-up for the tests that drive a controller::Controller (controller and simulator).
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "search/controller.h"
-#include "search/simulator.h"
+#include "controller/controller.h"
+#include "controller/simulator.h"
 #include "train/synthetic.h"
 
 namespace ranktune::search::fixtures {
+using namespace ranktune::controller;
 
 /// Records the controller's events as "kind:trial:message" lines.
 struct Events : ControllerObserver {

@@ -1,13 +1,14 @@
-// The controller (search/controller.h) with FIFO trials: reusing workers, retries, bad or
+// The controller (controller/controller.h) with FIFO trials: reusing workers, retries, bad or
 // missing metrics, the target and the time budget, interrupt and resume, and leases.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "search/controller.h"
+#include "controller/controller.h"
 #include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {
@@ -31,7 +32,7 @@ Controller make(ControllerOptions o, std::int64_t n, Recorder* rec) {
 TEST(Controller, FifoRunsEveryTrialToMaxTAndReusesFreedWorkers) {
   Recorder rec;
   Controller c = make(opts(3), 5, &rec);
-  std::vector<Command> pending;
+  std::vector<Instruction> pending;
   for (int w : {1, 2}) {
     auto cmds = c.on_worker_free(w, 0);
     pending.insert(pending.end(), cmds.begin(), cmds.end());
@@ -39,9 +40,9 @@ TEST(Controller, FifoRunsEveryTrialToMaxTAndReusesFreedWorkers) {
   ASSERT_EQ(pending.size(), 2u);
   int steps = 0;
   while (!pending.empty()) {
-    Command cmd = pending.front();
+    Instruction cmd = pending.front();
     pending.erase(pending.begin());
-    if (cmd.kind == Command::Kind::Stop) continue;
+    if (cmd.kind == Instruction::Kind::Stop) continue;
     ++steps;
     // Trial k reports loss = k at every iteration.
     auto next = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, steps);
@@ -71,7 +72,7 @@ TEST(Controller, FailedAttemptIsRetriedThenEndsAsError) {
   cmds = c.on_trial_failed(1, 0, "exited with code 1", "tail", 1);
   // The retry starts at once on the freed worker, as attempt 1.
   ASSERT_EQ(cmds.size(), 1u);
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Start);
+  EXPECT_EQ(cmds[0].kind, Instruction::Kind::Start);
   EXPECT_EQ(cmds[0].attempt, 1);
   // A stale message about attempt 0 is ignored.
   EXPECT_TRUE(c.on_result(1, 0, {{"loss", 1}}, 2).empty());
@@ -90,7 +91,7 @@ TEST(Controller, NonFiniteMetricFailsUnderErrorPolicyAndIsWorstOtherwise) {
   strict.on_worker_free(1, 0);
   auto cmds = strict.on_result(1, 0, {{"loss", NAN}}, 1);
   ASSERT_EQ(cmds.size(), 1u);
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
+  EXPECT_EQ(cmds[0].kind, Instruction::Kind::Stop);
   EXPECT_EQ(strict.trials()[0].status, TrialStatus::Error);
   EXPECT_NE(strict.trials()[0].error.find("nan"), std::string::npos);
 
@@ -98,7 +99,7 @@ TEST(Controller, NonFiniteMetricFailsUnderErrorPolicyAndIsWorstOtherwise) {
   o.non_finite = NonFinitePolicy::Worst;
   Controller lax = make(o, 1, nullptr);
   lax.on_worker_free(1, 0);
-  EXPECT_EQ(lax.on_result(1, 0, {{"loss", INFINITY}}, 1)[0].kind, Command::Kind::Continue);
+  EXPECT_EQ(lax.on_result(1, 0, {{"loss", INFINITY}}, 1)[0].kind, Instruction::Kind::Continue);
   lax.on_result(1, 0, {{"loss", 0.5}}, 2);
   EXPECT_EQ(lax.trials()[0].status, TrialStatus::Terminated);
   EXPECT_EQ(lax.trials()[0].best, 0.5);
@@ -140,12 +141,12 @@ TEST(Controller, TrialThatRunsToMaxTUnderAnotherMetricNameIsAnError) {
   c.on_worker_free(1, 0);
   c.on_result(1, 0, {{"acc", 0.1}}, 1);
   c.on_result(1, 0, {{"acc", 0.2}}, 2);
-  const std::vector<Command> out = c.on_result(1, 0, {{"acc", 0.3}}, 3);
+  const std::vector<Instruction> out = c.on_result(1, 0, {{"acc", 0.3}}, 3);
   const Trial& t = c.trials()[0];
   EXPECT_EQ(t.status, TrialStatus::Error);
   EXPECT_NE(t.error.find("without reporting metric 'loss', it reported: acc"), std::string::npos) << t.error;
   ASSERT_FALSE(out.empty());
-  EXPECT_EQ(out[0].kind, Command::Kind::Stop);
+  EXPECT_EQ(out[0].kind, Instruction::Kind::Stop);
   EXPECT_TRUE(out[0].failed);  // the worker sends the log tail of a failed Stop
 }
 
@@ -155,11 +156,11 @@ TEST(Controller, TargetStopsEveryRunningTrial) {
   Controller c = make(o, 10, nullptr);
   c.on_worker_free(1, 0);
   c.on_worker_free(2, 0);
-  EXPECT_EQ(c.on_result(1, 0, {{"loss", 0.5}}, 1)[0].kind, Command::Kind::Continue);
+  EXPECT_EQ(c.on_result(1, 0, {{"loss", 0.5}}, 1)[0].kind, Instruction::Kind::Continue);
   auto cmds = c.on_result(2, 0, {{"loss", 0.05}}, 2);
   ASSERT_EQ(cmds.size(), 2u);
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
-  EXPECT_EQ(cmds[1].kind, Command::Kind::Stop);
+  EXPECT_EQ(cmds[0].kind, Instruction::Kind::Stop);
+  EXPECT_EQ(cmds[1].kind, Instruction::Kind::Stop);
   EXPECT_EQ(c.end_reason(), EndReason::TargetReached);
   EXPECT_TRUE(c.finished());
   EXPECT_TRUE(c.on_worker_free(1, 3).empty());
@@ -174,7 +175,7 @@ TEST(Controller, TimeBudgetStopsRunningTrialsAndStartsNoMore) {
   EXPECT_TRUE(c.on_tick(9.9).empty());
   auto cmds = c.on_tick(10.0);
   ASSERT_EQ(cmds.size(), 1u);
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Stop);
+  EXPECT_EQ(cmds[0].kind, Instruction::Kind::Stop);
   EXPECT_EQ(c.end_reason(), EndReason::TimeBudget);
   EXPECT_TRUE(c.finished());
 }
@@ -192,11 +193,11 @@ TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
 namespace {
 
 /// Answers every Start with one result (loss 1) until no command is left; the trials made.
-std::vector<Trial> run_to_end(Controller& c, std::vector<Command> pending, double now) {
+std::vector<Trial> run_to_end(Controller& c, std::vector<Instruction> pending, double now) {
   for (int guard = 0; !pending.empty() && guard < 10000; ++guard) {
-    const Command cmd = pending.front();
+    const Instruction cmd = pending.front();
     pending.erase(pending.begin());
-    if (cmd.kind != Command::Kind::Start) continue;
+    if (cmd.kind != Instruction::Kind::Start) continue;
     auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", 1.0}}, now + guard);
     pending.insert(pending.end(), more.begin(), more.end());
   }
@@ -219,7 +220,7 @@ TEST(Controller, ResumeFromAStateOlderThanTheRowsMakesNoTrialTwice) {
 
   Controller resumed = make(opts(1), 6, nullptr);
   resumed.resume(c.trials(), {}, state, "test", 4);
-  const std::vector<Command> first = resumed.on_worker_free(1, 4);
+  const std::vector<Instruction> first = resumed.on_worker_free(1, 4);
   // Trial 4, running when the file was left, starts again; its log's separator says why
   // (issue 12 item 2).
   ASSERT_EQ(first.size(), 1u);
@@ -302,7 +303,7 @@ TEST(Controller, LeasesFollowTheSchedulerMaxTAndTheFlowControlCap) {
   EXPECT_EQ(cmds[0].until, 64);  // FIFO never decides; the cap bounds results in flight
   for (int i = 1; i < 64; ++i) fifo.on_result(1, 0, {{"loss", 1.0}}, i);
   cmds = fifo.on_result(1, 0, {{"loss", 1.0}}, 64);
-  ASSERT_EQ(cmds[0].kind, Command::Kind::Continue);
+  ASSERT_EQ(cmds[0].kind, Instruction::Kind::Continue);
   EXPECT_EQ(cmds[0].until, 128);
   for (int i = 65; i < 192; ++i) fifo.on_result(1, 0, {{"loss", 1.0}}, i);
   cmds = fifo.on_result(1, 0, {{"loss", 1.0}}, 192);

@@ -8,12 +8,13 @@
 #include <sstream>
 
 #include "search/concurrency_limiter.h"
-#include "search/controller.h"
+#include "controller/controller.h"
 #include "search/random_searcher.h"
 #include "search/repeater.h"
 #include "search/searcher.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 
 namespace {
 
@@ -283,23 +284,23 @@ TEST(Decorators, ControllerRunsOneTrialAtATimeWithMaxConcurrentOne) {
   Controller c(o,
                make_searcher("random", one_param(), sopts(3), {{"max_concurrent", std::int64_t{1}}}),
                make_scheduler("fifo", {}));
-  std::vector<Command> pending;
+  std::vector<Instruction> pending;
   for (int w : {1, 2, 3}) {
     auto cmds = c.on_worker_free(w, 0);
     pending.insert(pending.end(), cmds.begin(), cmds.end());
   }
   ASSERT_EQ(pending.size(), 1u);  // three workers free, but only one Start before any result
-  EXPECT_EQ(pending[0].kind, Command::Kind::Start);
+  EXPECT_EQ(pending[0].kind, Instruction::Kind::Start);
   int running = 0, most = 0, starts = 0;
   double now = 0;
   while (!pending.empty()) {
-    Command cmd = pending.front();
+    Instruction cmd = pending.front();
     pending.erase(pending.begin());
-    if (cmd.kind == Command::Kind::Stop) {
+    if (cmd.kind == Instruction::Kind::Stop) {
       --running;
       continue;
     }
-    if (cmd.kind == Command::Kind::Start) {
+    if (cmd.kind == Instruction::Kind::Start) {
       ++starts;
       most = std::max(most, ++running);
     }

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/stored.h"
 #include "eval/evaluator.h"
 #include "eval/latency.h"
 #include "eval/leaders.h"
@@ -284,7 +285,7 @@ TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
   const search::Config config = {{"hidden", std::string("32")}, {"lr", 0.05}};
 
   // Train trial 1 for two steps as a worker would, and store its checkpoint.
-  io::ExperimentConfig cfg = io::parse_config(meta.config_text, path("x.toml"),
+  config::ExperimentConfig cfg = config::parse_config(meta.config_text, path("x.toml"),
                                               {"trainable.train_samples=1000", "trainable.val_samples=200",
                                                "trainable.batches_per_step=5"});
   train::read_trainable(cfg);  // the kind's own keys
@@ -310,7 +311,7 @@ TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
   const train::HeldOutResult direct = original.evaluate_held_out();
 
   const io::ResultsFile file = io::ResultsFile::read(p);
-  io::ExperimentConfig stored = io::stored_config(file);
+  config::ExperimentConfig stored = config::stored_config(file);
   train::read_trainable(stored);  // the kind's own keys
   EXPECT_EQ(train::options_of<train::MlpOptions>(stored.trainable).train_samples, 1000);  // the stored overrides were applied
   const LeaderChoice leaders = choose_leaders(file, 3, {}, CheckpointChoice::Best);
@@ -374,7 +375,7 @@ TEST_F(EvalFileTest, SyntheticTrainablesHaveNoHeldOutEvaluation) {
   const LeaderChoice leaders = choose_leaders(file, 1, {}, CheckpointChoice::Best);
   ASSERT_EQ(leaders.leaders.size(), 1u);
   try {
-    evaluate_leader(file, io::stored_config(file), leaders.leaders[0], EvalOptions{});
+    evaluate_leader(file, config::stored_config(file), leaders.leaders[0], EvalOptions{});
     FAIL() << "a synthetic trainable was evaluated";
   } catch (const std::invalid_argument& e) {
     EXPECT_CONTAINS(e.what(), "the 'synthetic' trainable has no held-out evaluation");
@@ -396,7 +397,7 @@ TEST_F(EvalFileTest, StoredConfigPathsResolveNextToTheResultsFile) {
   schema.metrics = {"loss"};
   const std::string p = path("c.h5");
   { io::ResultsWriter w(p, meta, schema, {}); }
-  io::ExperimentConfig stored = io::stored_config(io::ResultsFile::read(p));
+  config::ExperimentConfig stored = config::stored_config(io::ResultsFile::read(p));
   train::read_trainable(stored);
   const auto& o = train::options_of<train::CommandOptions>(stored.trainable);
   const std::string dir = std::filesystem::absolute(p).parent_path().string();

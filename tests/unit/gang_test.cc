@@ -8,11 +8,12 @@
 #include <deque>
 #include <vector>
 
-#include "search/controller.h"
-#include "search/gang_placement.h"
+#include "controller/controller.h"
+#include "controller/gang_placement.h"
 #include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {
@@ -58,7 +59,7 @@ Controller gang_controller(std::int64_t trials, std::int64_t max_t) {
   return Controller(std::move(o), make_searcher("random", one_param(), {1, trials}), make_scheduler("fifo", {}));
 }
 
-std::vector<int> workers_of(const std::vector<Command>& cmds, Command::Kind kind) {
+std::vector<int> workers_of(const std::vector<Instruction>& cmds, Instruction::Kind kind) {
   std::vector<int> w;
   for (const auto& c : cmds)
     if (c.kind == kind) w.push_back(c.worker);
@@ -67,7 +68,7 @@ std::vector<int> workers_of(const std::vector<Command>& cmds, Command::Kind kind
 
 TEST(GangController, StartsAGangPerTrialAndTalksToTheLeader) {
   Controller c = gang_controller(3, 2);
-  std::vector<Command> starts;
+  std::vector<Instruction> starts;
   for (int w = 1; w <= 5; ++w) {
     auto cmds = c.on_worker_free(w, 0);
     starts.insert(starts.end(), cmds.begin(), cmds.end());
@@ -78,7 +79,7 @@ TEST(GangController, StartsAGangPerTrialAndTalksToTheLeader) {
   ASSERT_EQ(starts.size(), 4u);
   EXPECT_EQ(starts[0].gang, (std::vector<int>{1, 2}));
   EXPECT_EQ(starts[1].gang, (std::vector<int>{1, 2}));
-  EXPECT_EQ(workers_of({starts[0], starts[1]}, Command::Kind::Start), (std::vector<int>{1, 2}));
+  EXPECT_EQ(workers_of({starts[0], starts[1]}, Instruction::Kind::Start), (std::vector<int>{1, 2}));
   EXPECT_EQ(starts[0].trial, starts[1].trial);
   EXPECT_EQ(starts[2].gang, (std::vector<int>{3, 4}));
   EXPECT_EQ(c.find(starts[0].trial)->workers, (std::vector<int>{1, 2}));
@@ -86,14 +87,14 @@ TEST(GangController, StartsAGangPerTrialAndTalksToTheLeader) {
   // A result (from the leader) is answered with one Continue, to the leader.
   auto cmds = c.on_result(starts[0].trial, 0, {{"loss", 1.0}}, 1);
   ASSERT_EQ(cmds.size(), 1u);
-  EXPECT_EQ(cmds[0].kind, Command::Kind::Continue);
+  EXPECT_EQ(cmds[0].kind, Instruction::Kind::Continue);
   EXPECT_EQ(cmds[0].worker, 1);
 
   // At max_t the trial stops on both members. Idle are then 5 (node 1) and 1, 2 (node 0):
   // the third trial's gang is the pair on node 0, although 5 waited longer.
   cmds = c.on_result(starts[0].trial, 0, {{"loss", 0.5}}, 2);
-  EXPECT_EQ(workers_of(cmds, Command::Kind::Stop), (std::vector<int>{1, 2}));
-  const auto restarted = workers_of(cmds, Command::Kind::Start);
+  EXPECT_EQ(workers_of(cmds, Instruction::Kind::Stop), (std::vector<int>{1, 2}));
+  const auto restarted = workers_of(cmds, Instruction::Kind::Start);
   EXPECT_EQ(restarted, (std::vector<int>{1, 2}));
   EXPECT_EQ(c.find(starts[0].trial)->status, TrialStatus::Terminated);
 }
@@ -124,10 +125,10 @@ TEST(GangController, AFailedGangIsRetriedAsAUnit) {
   Controller c(std::move(o), make_searcher("random", one_param(), {1, 1}), make_scheduler("fifo", {}));
   EXPECT_TRUE(c.on_worker_free(1, 0).empty());  // one worker is not a gang yet
   auto cmds = c.on_worker_free(2, 0);
-  ASSERT_EQ(workers_of(cmds, Command::Kind::Start), (std::vector<int>{1, 2}));
+  ASSERT_EQ(workers_of(cmds, Instruction::Kind::Start), (std::vector<int>{1, 2}));
   cmds = c.on_trial_failed(1, 0, "gang member 1 (rank 2) failed: out of memory", "", 1);
   // The retry takes both workers again, as attempt 1.
-  ASSERT_EQ(workers_of(cmds, Command::Kind::Start).size(), 2u);
+  ASSERT_EQ(workers_of(cmds, Instruction::Kind::Start).size(), 2u);
   for (const auto& s : cmds) EXPECT_EQ(s.attempt, 1);
   cmds = c.on_trial_failed(1, 1, "gang member 1 (rank 2) failed: out of memory", "", 2);
   EXPECT_TRUE(cmds.empty());

@@ -11,11 +11,12 @@
 #include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {
 
-using Kind = Command::Kind;
+using Kind = Instruction::Kind;
 
 }  // namespace
 

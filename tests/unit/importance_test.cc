@@ -1,16 +1,16 @@
 // Hyperparameter importance: the encoding of configs, PED-ANOVA and fANOVA
-// (search/importance.h, search/ped_anova.h, search/fanova.h).
+// (analysis/importance.h, analysis/ped_anova.h, analysis/fanova.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 #include <random>
 
-#include "search/fanova.h"
-#include "search/importance.h"
-#include "search/ped_anova.h"
+#include "analysis/fanova.h"
+#include "analysis/importance.h"
+#include "analysis/ped_anova.h"
 
-namespace ri = ranktune::search::importance;
+namespace ri = ranktune::analysis;
 using ranktune::search::Config;
 using ranktune::search::Domain;
 using ranktune::search::DomainKind;

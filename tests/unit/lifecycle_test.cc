@@ -9,16 +9,17 @@
 #include <cstdio>
 #include <map>
 
-#include "search/simulator.h"
+#include "controller/simulator.h"
 #include "tests/unit/controller_fixtures.h"
 #include "train/synthetic.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {
 
-using Kind = Command::Kind;
+using Kind = Instruction::Kind;
 
 // A scheduler that pauses every trial at iteration 2 once, and resumes paused trials first.
 class PauseAtTwo final : public Scheduler {
@@ -96,7 +97,7 @@ TEST(Lifecycle, EachStartSaysWhyForTheTrialLog) {
   EXPECT_EQ(out[0].trial, 1);
   EXPECT_EQ(out[0].cause, "resume");
   // `ctl set` on the running trial: it pauses, and its next start says what changed.
-  std::vector<Command> cmds;
+  std::vector<Instruction> cmds;
   ControlRequest set;
   set.kind = ControlRequest::Kind::Set;
   set.trial = 1;
@@ -161,7 +162,7 @@ TEST(Lifecycle, RetryRestartsFromTheLastCheckpoint) {
   o.checkpoint_every = 3;
   Controller c(o, make_searcher("random", one_param(), {1, 1}), make_scheduler("fifo", {}));
   c.on_worker_free(1, 0);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   for (int i = 1; i <= 3; ++i) out = c.on_result(1, 0, {{"loss", 1.0}}, i);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].save);  // iteration 3 is a multiple of checkpoint_every

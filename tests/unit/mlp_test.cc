@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "train/idx.h"
 #include "train/mlp_engine.h"
 #include "train/mlp_trainable.h"
@@ -23,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-io::TrainableSpec small_spec(std::int64_t train = 320, std::int64_t val = 200, std::int64_t batches = 0) {
+config::TrainableSpec small_spec(std::int64_t train = 320, std::int64_t val = 200, std::int64_t batches = 0) {
   MlpOptions s;
   s.train_samples = train;
   s.val_samples = val;
@@ -276,7 +276,7 @@ TEST(MlpTrainable, SearchNeverReadsTheTestSet) {
   const fs::path dir = mkdtemp(tmpl);
   for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"})
     fs::create_symlink(fs::path(default_data_dir()) / f, dir / f);
-  io::TrainableSpec spec = small_spec(64, 32, 2);
+  config::TrainableSpec spec = small_spec(64, 32, 2);
   edit_options<MlpOptions>(spec).data_dir = dir.string();
   MlpTrainable t(spec);
   t.setup({{"hidden", std::string("8")}}, context());
@@ -311,7 +311,7 @@ TEST(MlpTrainable, SearchNeverReadsTheTestSet) {
 }
 
 TEST(MlpTrainable, MissingDataFailsTheTrialNamingTheFile) {
-  io::TrainableSpec spec = small_spec();
+  config::TrainableSpec spec = small_spec();
   edit_options<MlpOptions>(spec).data_dir = "/nonexistent/fashion";
   MlpTrainable t(spec);
   try {
@@ -331,10 +331,10 @@ std::string config_error(const std::string& extra_space, const std::string& extr
                            "[search.space]\nlr = { loguniform = [0.001, 0.1] }\n" + extra_space +
                            "[trainable]\nkind = \"mlp\"\n" + extra_trainable;
   try {
-    io::ExperimentConfig cfg = io::parse_config(text, "exp.toml");
+    config::ExperimentConfig cfg = config::parse_config(text, "exp.toml");
     validate(cfg);
-    return "(valid) " + io::render_config(cfg);
-  } catch (const io::ConfigError& e) {
+    return "(valid) " + config::render_config(cfg);
+  } catch (const config::ConfigError& e) {
     return e.what();
   }
 }
@@ -371,7 +371,7 @@ TEST(MlpCuda, GpuMatchesCpuOrFallsBack) {
   if (gpu.path() == "cpu") {
     EXPECT_FALSE(gpu.path_note().empty()) << "a fall-back must say why";
     std::printf("no GPU: %s\n", gpu.path_note().c_str());
-    io::TrainableSpec forced = small_spec();
+    config::TrainableSpec forced = small_spec();
     edit_options<MlpOptions>(forced).device = "cuda";
     MlpTrainable strict(forced);
     EXPECT_THROW(strict.setup(c, gpu_ctx), TrialFailure);

@@ -12,11 +12,12 @@
 #include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {
 
-using Kind = Command::Kind;
+using Kind = Instruction::Kind;
 
 // Four random trials of `space` (seed 7) under PBT: a decision every 2 iterations, the worst
 // quarter exploits the best, perturbing (never resampling) its values. `space` must outlive it.

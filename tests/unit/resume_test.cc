@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 namespace ranktune::experiment {
+using namespace ranktune::config;
 namespace {
 
 using search::Trial;
@@ -34,7 +35,7 @@ const std::string kConfig =
     "kind = \"synthetic\"\n";
 
 // The metadata a results file written by `cfg` holds.
-io::StoreMeta stored_by(const io::ExperimentConfig& cfg) {
+io::StoreMeta stored_by(const config::ExperimentConfig& cfg) {
   io::StoreMeta meta;
   meta.config_text = cfg.text;
   for (const auto& s : cfg.overrides) meta.overrides += s + "\n";
@@ -42,10 +43,10 @@ io::StoreMeta stored_by(const io::ExperimentConfig& cfg) {
 }
 
 // The ConfigError message of check_same_experiment, or "" when it accepted.
-std::string refusal(const io::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force) {
+std::string refusal(const config::ExperimentConfig& cfg, const io::StoreMeta& stored, bool force) {
   try {
     check_same_experiment(cfg, stored, force);
-  } catch (const io::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     return e.what();
   }
   return "";
@@ -78,7 +79,7 @@ TEST(CatchUpWithResults, LeavesFinishedTrialsOlderAttemptsAndUnknownIdsAlone) {
 }
 
 TEST(CheckSameExperiment, AcceptsTheSameConfigAndOverrides) {
-  const io::ExperimentConfig cfg = io::parse_config(kConfig, "exp.toml", {"experiment.seed=3"});
+  const config::ExperimentConfig cfg = config::parse_config(kConfig, "exp.toml", {"experiment.seed=3"});
   EXPECT_EQ(refusal(cfg, stored_by(cfg), false), "");
   EXPECT_EQ(line_diff(kConfig, kConfig), "");
   // The diff itself keeps its lines (the error message joins them).
@@ -86,10 +87,10 @@ TEST(CheckSameExperiment, AcceptsTheSameConfigAndOverrides) {
 }
 
 TEST(CheckSameExperiment, RefusesAnotherConfigWithTheDiffUnlessForced) {
-  const io::ExperimentConfig before = io::parse_config(kConfig, "exp.toml");
+  const config::ExperimentConfig before = config::parse_config(kConfig, "exp.toml");
   std::string changed = kConfig;
   changed.replace(changed.find("[0.0, 1.0]"), 10, "[0.0, 2.0]");
-  const io::ExperimentConfig now = io::parse_config(changed, "exp.toml");
+  const config::ExperimentConfig now = config::parse_config(changed, "exp.toml");
   const std::string why = refusal(now, stored_by(before), false);
   EXPECT_NE(why.find("holds an experiment with another config"), std::string::npos) << why;
   EXPECT_NE(why.find("- x = { uniform = [0.0, 1.0] }"), std::string::npos) << why;
@@ -100,8 +101,8 @@ TEST(CheckSameExperiment, RefusesAnotherConfigWithTheDiffUnlessForced) {
 }
 
 TEST(CheckSameExperiment, RefusesOtherOverrides) {
-  const io::ExperimentConfig before = io::parse_config(kConfig, "exp.toml", {"experiment.seed=3"});
-  const io::ExperimentConfig now = io::parse_config(kConfig, "exp.toml", {"experiment.seed=4"});
+  const config::ExperimentConfig before = config::parse_config(kConfig, "exp.toml", {"experiment.seed=3"});
+  const config::ExperimentConfig now = config::parse_config(kConfig, "exp.toml", {"experiment.seed=4"});
   const std::string why = refusal(now, stored_by(before), false);
   EXPECT_NE(why.find("- experiment.seed=3"), std::string::npos) << why;
   EXPECT_NE(why.find("+ experiment.seed=4"), std::string::npos) << why;

@@ -1,14 +1,15 @@
-// The virtual-time simulator (search/simulator.h): hand-computed schedules, overhead, seeds,
+// The virtual-time simulator (controller/simulator.h): hand-computed schedules, overhead, seeds,
 // the time budget and the target, progress calls, idle workers and bad options.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "search/simulator.h"
+#include "controller/simulator.h"
 #include "tests/unit/controller_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::controller;
 using namespace ranktune::search::fixtures;
 
 namespace {

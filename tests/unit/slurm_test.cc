@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "experiment/stack.h"
-#include "io/config.h"
+#include "config/config.h"
 #include "mpi/placement.h"
 #include "slurm/job_status.h"
 #include "slurm/sbatch_script.h"
@@ -20,8 +20,8 @@
 namespace ranktune::slurm {
 namespace {
 
-io::ExperimentConfig experiment(int ranks_per_trial = 1) {
-  io::ExperimentConfig cfg = io::parse_config(
+config::ExperimentConfig experiment(int ranks_per_trial = 1) {
+  config::ExperimentConfig cfg = config::parse_config(
       "[experiment]\nname = \"asha_demo\"\nmetric = \"loss\"\nmode = \"min\"\nnum_samples = 12\n"
       "results = \"/scratch/my runs/a.h5\"\n"
       "[search.space]\nx = { uniform = [0.0, 1.0] }\n[trainable]\nkind = \"synthetic\"\n",
@@ -150,8 +150,8 @@ TEST(SbatchScript, OutputPathWithSpacesIsRefused) {
   EXPECT_CONTAINS(sbatch_script(experiment(), o), "#SBATCH --output=/scratch/logs/a-%j.out ");
 }
 
-io::ExperimentConfig plain_experiment() {
-  io::ExperimentConfig cfg = experiment();
+config::ExperimentConfig plain_experiment() {
+  config::ExperimentConfig cfg = experiment();
   cfg.results = "/scratch/runs/a.h5";
   return cfg;
 }

@@ -60,7 +60,7 @@ TEST(SyntheticFunctions, TableListsEveryFunction) {
 
 // ---------------------------------------------------------------- synthetic trainable
 
-io::TrainableSpec synthetic_spec(const std::string& function, double noise = 0.0, double seconds = 0.0) {
+config::TrainableSpec synthetic_spec(const std::string& function, double noise = 0.0, double seconds = 0.0) {
   SyntheticOptions spec;
   spec.function = function;
   spec.noise = noise;
@@ -76,7 +76,7 @@ Context context_for(search::TrialId id, int attempt = 0, std::uint64_t seed = 42
   return c;
 }
 
-std::vector<double> losses(const io::TrainableSpec& spec, const search::Config& config, const Context& ctx, int steps) {
+std::vector<double> losses(const config::TrainableSpec& spec, const search::Config& config, const Context& ctx, int steps) {
   SyntheticTrainable t(spec);
   t.setup(config, ctx);
   std::vector<double> out;

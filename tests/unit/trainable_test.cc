@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "train/command.h"
 #include "train/registry.h"
 #include "train/synthetic.h"
@@ -17,7 +17,7 @@
 namespace ranktune::train {
 namespace {
 
-io::TrainableSpec synthetic_spec(const std::string& function) {
+config::TrainableSpec synthetic_spec(const std::string& function) {
   SyntheticOptions options;
   options.function = function;
   return make_spec(options);
@@ -25,7 +25,7 @@ io::TrainableSpec synthetic_spec(const std::string& function) {
 
 TEST(MakeTrainable, BuildsEachKind) {
   EXPECT_NE(dynamic_cast<SyntheticTrainable*>(make_trainable(synthetic_spec("branin")).get()), nullptr);
-  io::TrainableSpec command = make_spec(CommandOptions{});
+  config::TrainableSpec command = make_spec(CommandOptions{});
   edit_options<CommandOptions>(command).command = {"true"};
   EXPECT_NE(dynamic_cast<CommandTrainable*>(make_trainable(command).get()), nullptr);
   command.kind = "mystery";
@@ -42,8 +42,8 @@ search::Param uniform(const std::string& name, double low, double high) {
   return p;
 }
 
-io::ExperimentConfig branin_config() {
-  io::ExperimentConfig cfg;
+config::ExperimentConfig branin_config() {
+  config::ExperimentConfig cfg;
   cfg.path = "/tmp/ranktune_validate/exp.toml";
   cfg.metric = "loss";
   cfg.mode = search::Mode::Min;
@@ -55,14 +55,14 @@ io::ExperimentConfig branin_config() {
 }
 
 // Runs validate and returns the error; fails the test when none is thrown.
-io::ConfigError validate_error(io::ExperimentConfig cfg) {
+config::ConfigError validate_error(config::ExperimentConfig cfg) {
   try {
     validate(cfg);
-  } catch (const io::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     return e;
   }
   ADD_FAILURE() << "validate() accepted the config";
-  return io::ConfigError("", 0, "", "");
+  return config::ConfigError("", 0, "", "");
 }
 
 TEST(Validate, AcceptsBraninAndPutsTheMetricFirst) {
@@ -158,8 +158,8 @@ TEST(Validate, CommandProgramMustExist) {
 
 // ---------------------------------------------------------------- the table and the traits
 
-io::ExperimentConfig read(const std::string& trainable, const std::string& resources = "") {
-  io::ExperimentConfig cfg = io::parse_config("[experiment]\nname = \"t\"\nmetric = \"loss\"\nmode = \"min\"\n"
+config::ExperimentConfig read(const std::string& trainable, const std::string& resources = "") {
+  config::ExperimentConfig cfg = config::parse_config("[experiment]\nname = \"t\"\nmetric = \"loss\"\nmode = \"min\"\n"
                                               "[search.space]\nx = { uniform = [0.0, 1.0] }\n"
                                               "[trainable]\n" + trainable + resources, "/tmp/t/exp.toml");
   read_trainable(cfg);
@@ -170,7 +170,7 @@ io::ExperimentConfig read(const std::string& trainable, const std::string& resou
 std::string read_error(const std::string& trainable, const std::string& resources = "") {
   try {
     read(trainable, resources);
-  } catch (const io::ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     return e.what();
   }
   return "";
@@ -197,7 +197,7 @@ TEST(TrainableKinds, TheUnknownKindErrorListsTheTable) {
   const std::string msg = read_error("kind = \"magic\"\n");
   EXPECT_EQ(msg.rfind("/tmp/t/exp.toml:8: trainable.kind: unknown value \"magic\".", 0), 0u) << msg;
   EXPECT_CONTAINS(msg, "Valid values: " + valid);
-  io::TrainableSpec spec = synthetic_spec("branin");
+  config::TrainableSpec spec = synthetic_spec("branin");
   spec.kind = "magic";
   try {
     make_trainable(spec);
@@ -252,13 +252,13 @@ TEST(TrainableKinds, EachKindPrintsWhatItReadsBack) {
         std::string("kind = \"mlp\"\ndata_dir = \"d\"\nval_fraction = 0.2\nbatches_per_step = 4\n"
                     "threads_per_worker = 2\ndevice = \"cpu\"\ntrain_samples = 100\nval_samples = 50\n")}) {
     SCOPED_TRACE(trainable);
-    const io::ExperimentConfig a = read(trainable);
-    const std::string text = io::render_config(a);
-    io::ExperimentConfig b = io::parse_config(text, "/elsewhere/r.toml");
+    const config::ExperimentConfig a = read(trainable);
+    const std::string text = config::render_config(a);
+    config::ExperimentConfig b = config::parse_config(text, "/elsewhere/r.toml");
     read_trainable(b);
     EXPECT_EQ(b.trainable.kind, a.trainable.kind);
     EXPECT_EQ(b.trainable.metrics, a.trainable.metrics);
-    EXPECT_EQ(io::render_config(b), text);
+    EXPECT_EQ(config::render_config(b), text);
   }
 }
 

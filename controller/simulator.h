@@ -19,9 +19,9 @@
 #include <optional>
 #include <vector>
 
-#include "search/controller.h"
+#include "controller/controller.h"
 
-namespace ranktune::search {
+namespace ranktune::controller {
 
 /// What a simulated trial carries from step to step, and what its checkpoints hold.
 struct ModelState {
@@ -80,4 +80,4 @@ struct SimulationSummary {
 /// Throws std::invalid_argument for bad options; exceptions from `model` propagate.
 SimulationSummary simulate(Controller& controller, const StepModel& model, const SimulatorOptions& options);
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

@@ -1,12 +1,12 @@
 // The checks of live control requests: a request's hyperparameters against the space, and
-// the count of added trials (search/control.h).
-#include "search/control.h"
+// the count of added trials (controller/control.h).
+#include "controller/control.h"
 
 #include <algorithm>
 #include <limits>
 #include <variant>
 
-namespace ranktune::search {
+namespace ranktune::controller {
 namespace {
 
 std::string names(const Space& space) {
@@ -85,4 +85,4 @@ std::string check_added_trials(std::int64_t n, std::int64_t added, std::int64_t 
   return "";
 }
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

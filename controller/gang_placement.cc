@@ -1,11 +1,11 @@
 // Which idle workers a gang gets: one node by best fit, else the fewest nodes, else none
-// (search/gang_placement.h: the policy and why).
-#include "search/gang_placement.h"
+// (controller/gang_placement.h: the policy and why).
+#include "controller/gang_placement.h"
 
 #include <algorithm>
 #include <map>
 
-namespace ranktune::search {
+namespace ranktune::controller {
 
 std::optional<std::vector<int>> choose_gang(const std::deque<int>& idle, int size, std::span<const int> node_of) {
   if (size < 1 || idle.size() < static_cast<std::size_t>(size)) return std::nullopt;
@@ -44,4 +44,4 @@ std::optional<std::vector<int>> choose_gang(const std::deque<int>& idle, int siz
   return gang;  // unreachable: idle.size() >= size
 }
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

@@ -15,7 +15,7 @@
 #include "search/space.h"
 #include "search/types.h"
 
-namespace ranktune::io {
+namespace ranktune::config {
 
 /// A config that cannot be used. what() is one line: "FILE:LINE: KEY: problem. hint".
 class ConfigError : public std::runtime_error {
@@ -201,4 +201,4 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 /// outlive the scheduler.
 search::SchedulerContext scheduler_context(const ExperimentConfig& cfg);
 
-}  // namespace ranktune::io
+}  // namespace ranktune::config

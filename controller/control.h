@@ -9,7 +9,12 @@
 #include "search/space.h"
 #include "search/types.h"
 
-namespace ranktune::search {
+namespace ranktune::controller {
+
+// The controller speaks search/'s vocabulary (trials, configs, metrics, searchers and
+// schedulers); its names are used unqualified throughout controller/.
+using namespace ranktune::search;
+using search::to_string;  // overloaded here too (EndReason, ControlRequest::Kind)
 
 struct ControlRequest {
   enum class Kind {
@@ -60,4 +65,4 @@ struct ControlOutcome {
 /// when it passes, else one sentence naming the parameter and what is valid.
 std::string check_control_config(const Space& space, Config& config, bool complete, bool force);
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

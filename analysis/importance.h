@@ -1,8 +1,8 @@
 #pragma once
 /// Hyperparameter importance: which hyperparameters mattered for the metric, from the
 /// finished trials alone. Two methods, each in its own file:
-/// - PED-ANOVA (search/ped_anova.h), the default: no surrogate model, milliseconds;
-/// - fANOVA (search/fanova.h): variance decomposition of a random forest, as Optuna's
+/// - PED-ANOVA (analysis/ped_anova.h), the default: no surrogate model, milliseconds;
+/// - fANOVA (analysis/fanova.h): variance decomposition of a random forest, as Optuna's
 ///   default evaluator.
 /// This file encodes configs into the coordinates both methods work on. Pure: no I/O.
 
@@ -14,7 +14,11 @@
 #include "search/space.h"
 #include "search/types.h"
 
-namespace ranktune::search::importance {
+namespace ranktune::analysis {
+
+// Importance is computed over search/'s spaces and configs; their names are used
+// unqualified throughout analysis/.
+using namespace ranktune::search;
 
 /// One hyperparameter as a coordinate: a number within [low, high] (log-scaled for a
 /// loguniform domain, so that the methods see the scale the search drew on), or, for a
@@ -64,4 +68,4 @@ struct Score {
 /// fewer than 3 observations every non-constant feature gets an equal share.
 std::vector<Score> evaluate(const Observations& obs, const Options& options);
 
-}  // namespace ranktune::search::importance
+}  // namespace ranktune::analysis

@@ -26,9 +26,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "search/importance.h"
+#include "analysis/importance.h"
 
-namespace ranktune::search::importance {
+namespace ranktune::analysis {
 
 /// A fitted regression tree: node 0 is the root; a leaf has feature == -1.
 struct RegressionTree {
@@ -52,4 +52,4 @@ std::vector<double> tree_variance_shares(const RegressionTree& tree, const std::
 /// features, from a forest of `trees` trees.
 std::vector<double> fanova(const Observations& obs, std::size_t trees, std::uint64_t seed);
 
-}  // namespace ranktune::search::importance
+}  // namespace ranktune::analysis

@@ -1,12 +1,12 @@
 // PED-ANOVA: the Pearson divergence between the top trials' and all trials' grid densities
-// of each hyperparameter (search/ped_anova.h).
-#include "search/ped_anova.h"
+// of each hyperparameter (analysis/ped_anova.h).
+#include "analysis/ped_anova.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-namespace ranktune::search::importance {
+namespace ranktune::analysis {
 namespace {
 
 constexpr std::size_t kMaxCells = 50;
@@ -131,4 +131,4 @@ std::vector<double> ped_anova(const Observations& obs, double quantile) {
   return scores;
 }
 
-}  // namespace ranktune::search::importance
+}  // namespace ranktune::analysis

@@ -1,19 +1,18 @@
-// io::stored_config (io/store.h): the experiment config a results file holds. Apart from
-// store.cc, which needs no config parser (the fuzz target builds the reader alone).
+// config/stored.h: the experiment config a results file holds, and what a run writes of its
+// config into one.
 
 #include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "io/config.h"
-#include "io/store.h"
+#include "config/stored.h"
 
-namespace ranktune::io {
+namespace ranktune::config {
 
 namespace fs = std::filesystem;
 
-ExperimentConfig stored_config(const ResultsFile& file, const std::string& config_path) {
+ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& config_path) {
   std::vector<std::string> overrides;
   for (std::size_t at = 0; at < file.meta.overrides.size();) {
     const std::size_t nl = std::min(file.meta.overrides.find('\n', at), file.meta.overrides.size());
@@ -35,4 +34,17 @@ ExperimentConfig stored_config(const ResultsFile& file, const std::string& confi
   return parse_config(file.meta.config_text, path, overrides);
 }
 
-}  // namespace ranktune::io
+io::StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& command_line) {
+  io::StoreMeta meta;
+  meta.experiment = cfg.name;
+  meta.metric = cfg.metric;
+  meta.mode = cfg.mode;
+  meta.config_text = cfg.text;
+  for (const auto& o : cfg.overrides) meta.overrides += o + "\n";
+  meta.command_line = command_line;
+  std::error_code ec;
+  if (!cfg.path.empty()) meta.config_path = fs::absolute(cfg.path, ec).lexically_normal().string();
+  return meta;
+}
+
+}  // namespace ranktune::config

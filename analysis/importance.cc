@@ -1,15 +1,15 @@
 // Hyperparameter importance: configs encoded as coordinates, and the two methods behind one
-// call (search/importance.h).
-#include "search/importance.h"
+// call (analysis/importance.h).
+#include "analysis/importance.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "search/fanova.h"
-#include "search/ped_anova.h"
+#include "analysis/fanova.h"
+#include "analysis/ped_anova.h"
 
-namespace ranktune::search::importance {
+namespace ranktune::analysis {
 namespace {
 
 Feature feature_of(const Param& p) {
@@ -107,4 +107,4 @@ std::vector<Score> evaluate(const Observations& obs, const Options& options) {
   return scores;
 }
 
-}  // namespace ranktune::search::importance
+}  // namespace ranktune::analysis

@@ -1,16 +1,16 @@
-// The experiment as a pure state machine (search::Controller): trials, their lifecycle,
+// The experiment as a pure state machine (controller::Controller): trials, their lifecycle,
 // dispatch to workers, the scheduler's decisions and live control. Its persistence
 // (save_state, resume) is in controller_resume.cc.
-#include "search/controller.h"
+#include "controller/controller.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <utility>
 
-#include "search/gang_placement.h"
+#include "controller/gang_placement.h"
 
-namespace ranktune::search {
+namespace ranktune::controller {
 
 namespace {
 
@@ -45,6 +45,17 @@ void note_other_metrics(Trial& t, const Metrics& metrics) {
 }
 
 }  // namespace
+
+const char* to_string(EndReason r) {
+  switch (r) {
+    case EndReason::None: return "running";
+    case EndReason::Completed: return "completed";
+    case EndReason::TargetReached: return "target reached";
+    case EndReason::TimeBudget: return "time budget spent";
+    case EndReason::Interrupted: return "interrupted";
+  }
+  return "?";
+}
 
 Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> searcher,
                        std::unique_ptr<Scheduler> scheduler, ControllerObserver* observer)
@@ -99,21 +110,21 @@ void Controller::event(double now, const Trial* t, const std::string& kind,
   observer_->on_event(now, t != nullptr ? t->id : -1, worker, kind, msg);
 }
 
-std::vector<Command> Controller::on_worker_free(int worker, double now) {
+std::vector<Instruction> Controller::on_worker_free(int worker, double now) {
   idle_workers_.push_back(worker);
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   dispatch(now, out);
   return out;
 }
 
-std::vector<Command> Controller::on_workers_free(const std::vector<int>& workers, double now) {
+std::vector<Instruction> Controller::on_workers_free(const std::vector<int>& workers, double now) {
   idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   dispatch(now, out);
   return out;
 }
 
-void Controller::dispatch(double now, std::vector<Command>& out) {
+void Controller::dispatch(double now, std::vector<Instruction>& out) {
   const auto gang_size = static_cast<std::size_t>(std::max(1, options_.ranks_per_trial));
   while (accepting() && idle_workers_.size() >= gang_size) {
     const auto choice = next_choice();
@@ -194,11 +205,11 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
   return cause;
 }
 
-void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out) {
+void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Instruction>& out) {
   const std::string cause = begin_run(t, std::move(workers), now);
   t.lease_until = lease(t);
   for (const int w : t.workers) {
-    Command c{Command::Kind::Start, t.id, w, t.attempt, t.config, t.lease_until};
+    Instruction c{Instruction::Kind::Start, t.id, w, t.attempt, t.config, t.lease_until};
     c.iterations = t.iterations;
     c.restore_trial = t.restore_trial;
     c.restore_checkpoint = t.restore_checkpoint;
@@ -261,10 +272,10 @@ void Controller::finish(Trial& t, TrialStatus s, double now) {
   searcher_->on_trial_complete(t.id, t.last_metrics, s == TrialStatus::Error);
 }
 
-void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out) {
+void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Instruction>& out) {
   // A trial that ends with at_end checkpoints: the worker's Pause saves, then stops.
   const bool save = options_.checkpoint_at_end && final_status == TrialStatus::Terminated;
-  for (int w : t.workers) out.push_back({save ? Command::Kind::Pause : Command::Kind::Stop, t.id, w, t.attempt, {}});
+  for (int w : t.workers) out.push_back({save ? Instruction::Kind::Pause : Instruction::Kind::Stop, t.id, w, t.attempt, {}});
   if (save && !t.workers.empty()) {
     t.saving = true;
     ++saving_;
@@ -335,14 +346,14 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   changed(t);
 }
 
-std::vector<Command> Controller::on_result(TrialId id, int attempt, const Metrics& metrics, double now) {
-  std::vector<Command> out;
+std::vector<Instruction> Controller::on_result(TrialId id, int attempt, const Metrics& metrics, double now) {
+  std::vector<Instruction> out;
   on_result(id, attempt, metrics, now, out);
   return out;
 }
 
 void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, double now,
-                           std::vector<Command>& out) {
+                           std::vector<Instruction>& out) {
   Trial* tp = running(id, attempt);
   bool pausing = false;
   if (tp == nullptr) {
@@ -369,7 +380,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       std::ostringstream why;
       why << "metric '" << options_.metric << "' is " << v << " at iteration " << t.iterations
           << " (non_finite = \"error\")";
-      for (int w : t.workers) out.emplace_back(Command{Command::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
+      for (int w : t.workers) out.emplace_back(Instruction{Instruction::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
       t.log_tail.clear();  // an earlier failure's; this one's comes from the worker (on_log_tail)
       fail_attempt(t, why.str(), now);
       dispatch(now, out);
@@ -423,7 +434,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       const bool save = scheduler_->wants_checkpoint(t) ||
                         (options_.checkpoint_every > 0 && t.iterations % options_.checkpoint_every == 0);
       if (!save && !options_.continue_every_result && t.iterations < t.lease_until) break;
-      Command& c = out.emplace_back(Command{Command::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
+      Instruction& c = out.emplace_back(Instruction{Instruction::Kind::Continue, t.id, t.workers.front(), t.attempt, {}, lease(t)});
       c.save = save;
       t.lease_until = c.until;
       break;
@@ -436,7 +447,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       if (!t.reported) {
         // It ran to max_t (or its scheduler stopped it) and never reported the metric: a
         // metric under another name, not a finished trial without a value.
-        for (int w : t.workers) out.emplace_back(Command{Command::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
+        for (int w : t.workers) out.emplace_back(Instruction{Instruction::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
         t.log_tail.clear();  // the worker sends this attempt's (on_log_tail)
         fail_attempt(t, missing_metric(t), now);
         dispatch(now, out);
@@ -450,8 +461,8 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   end_abandoned(now);
 }
 
-void Controller::pause_trial(Trial& t, double now, std::vector<Command>& out) {
-  for (int w : t.workers) out.push_back({Command::Kind::Pause, t.id, w, t.attempt, {}});
+void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out) {
+  for (int w : t.workers) out.push_back({Instruction::Kind::Pause, t.id, w, t.attempt, {}});
   release(t);
   set_status(t, TrialStatus::Paused);
   t.saving = true;
@@ -460,13 +471,13 @@ void Controller::pause_trial(Trial& t, double now, std::vector<Command>& out) {
   changed(t);
 }
 
-bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Command>& out) {
+bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Instruction>& out) {
   const Trial* donor = find(e.donor);
   if (donor == nullptr || donor->checkpoint_iteration == 0 || donor->id == t.id) return false;
   // The workers carry out their messages in order: they end the current run, then start
   // the new one, so they stay busy and no other trial can take them in between.
   std::vector<int> workers = t.workers;
-  for (const int w : workers) out.push_back({Command::Kind::Stop, t.id, w, t.attempt, {}});
+  for (const int w : workers) out.push_back({Instruction::Kind::Stop, t.id, w, t.attempt, {}});
   const std::string change = change_text(t.config, e.config, true);
   t.revert = Trial::Revert{"exploit of trial " + std::to_string(donor->id) + " (iteration " +
                                std::to_string(donor->checkpoint_iteration) +
@@ -487,8 +498,8 @@ bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Comm
   return true;
 }
 
-std::vector<Command> Controller::on_checkpoint(TrialId id, int attempt, std::int64_t iteration, double now) {
-  std::vector<Command> out;
+std::vector<Instruction> Controller::on_checkpoint(TrialId id, int attempt, std::int64_t iteration, double now) {
+  std::vector<Instruction> out;
   auto* t = const_cast<Trial*>(find(id));
   if (t == nullptr || t->attempt != attempt || iteration <= 0) return out;
   if (iteration > t->checkpoint_iteration) t->checkpoint_iteration = iteration;
@@ -549,8 +560,8 @@ std::string Controller::missing_metric(const Trial& t) const {
          (names.empty() ? std::string(", it reported no metrics") : ", it reported: " + names);
 }
 
-std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double now, const std::string& log_tail) {
-  std::vector<Command> out;
+std::vector<Instruction> Controller::on_trial_done(TrialId id, int attempt, double now, const std::string& log_tail) {
+  std::vector<Instruction> out;
   Trial* t = running(id, attempt);
   if (t == nullptr) return out;
   if (!t->reported) {
@@ -565,10 +576,10 @@ std::vector<Command> Controller::on_trial_done(TrialId id, int attempt, double n
   return out;
 }
 
-std::vector<Command> Controller::on_trial_failed(TrialId id, int attempt,
+std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
                                                  const std::string& reason,
                                                  const std::string& log_tail, double now) {
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   Trial* t = running(id, attempt);
   if (t == nullptr) {
     // A pause whose checkpoint failed to save: retry from the previous checkpoint.
@@ -608,9 +619,9 @@ void Controller::on_log_tail(TrialId id, int attempt, const std::string& log_tai
   changed(*t);
 }
 
-std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final_status,
+std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus final_status,
                                                 double now) {
-  std::vector<Command> out;
+  std::vector<Instruction> out;
   if (!accepting()) return out;
   end_reason_ = why;
   event(now, nullptr, "end", to_string(why));
@@ -631,7 +642,7 @@ std::vector<Command> Controller::end_experiment(EndReason why, TrialStatus final
   return out;
 }
 
-ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::vector<Command>& out) {
+ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::vector<Instruction>& out) {
   const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
   if (!accepting()) return refuse(std::string("the experiment is ending (") + to_string(end_reason_) + "): nothing changes now");
   if (r.kind == ControlRequest::Kind::Add && r.count > 0) {
@@ -716,8 +727,8 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
   return {true, name + " takes " + change + " " + when, true};
 }
 
-std::vector<Command> Controller::on_tick(double now) {
-  std::vector<Command> out;
+std::vector<Instruction> Controller::on_tick(double now) {
+  std::vector<Instruction> out;
   if (accepting() && options_.time_budget_s > 0 && now >= options_.time_budget_s) {
     return end_experiment(EndReason::TimeBudget, TrialStatus::Terminated, now);
   }
@@ -725,8 +736,8 @@ std::vector<Command> Controller::on_tick(double now) {
   return out;
 }
 
-std::vector<Command> Controller::request_stop(double now) {
+std::vector<Instruction> Controller::request_stop(double now) {
   return end_experiment(EndReason::Interrupted, TrialStatus::Pending, now);
 }
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "io/config_detail.h"
+#include "config/config_detail.h"
 #include "search/options.h"
 
-namespace ranktune::io::config_detail {
+namespace ranktune::config::config_detail {
 
 class Parser {
  public:
@@ -322,9 +322,9 @@ class Parser {
   std::map<std::string, long> file_order_;  // key path -> position in the file
 };
 
-}  // namespace ranktune::io::config_detail
+}  // namespace ranktune::config::config_detail
 
-namespace ranktune::io {
+namespace ranktune::config {
 
 // What TrainableKeys shares: the reader (for its lines and key order) and [trainable] as
 // written, overrides applied.
@@ -333,4 +333,4 @@ struct TrainableKeys::Impl {
   toml::value table;
 };
 
-}  // namespace ranktune::io
+}  // namespace ranktune::config

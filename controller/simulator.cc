@@ -1,6 +1,6 @@
-// The virtual-time simulator's event queue and virtual workers (search/simulator.h: its
+// The virtual-time simulator's event queue and virtual workers (controller/simulator.h: its
 // semantics, the same as mpi/driver.cc's).
-#include "search/simulator.h"
+#include "controller/simulator.h"
 
 #include <map>
 #include <numbers>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace ranktune::search {
+namespace ranktune::controller {
 namespace {
 
 // A standard normal from the engine's raw bits (Box-Muller), not std::normal_distribution,
@@ -129,11 +129,11 @@ class Simulation {
     if (target_ && !s_.time_to_target && sign(mode) * v >= sign(mode) * *target_) s_.time_to_target = now_;
   }
 
-  void carry_out(std::vector<Command> commands) {
+  void carry_out(std::vector<Instruction> commands) {
     for (auto& cmd : commands) {
       VirtualWorker& w = worker(cmd.worker);
       switch (cmd.kind) {
-        case Command::Kind::Start:
+        case Instruction::Kind::Start:
           if (cmd.gang.size() > 1 && cmd.worker != cmd.gang.front()) {
             w.trial = cmd.trial;
             w.attempt = cmd.attempt;
@@ -149,12 +149,12 @@ class Simulation {
           ++busy_;
           begin_step(cmd.worker, w);
           break;
-        case Command::Kind::Continue:
+        case Instruction::Kind::Continue:
           if (cmd.save) save(w);
           begin_step(cmd.worker, w);
           break;
-        case Command::Kind::Pause:
-        case Command::Kind::Stop: {
+        case Instruction::Kind::Pause:
+        case Instruction::Kind::Stop: {
           if (w.member) {
             w.member = false;
             w.trial = 0;
@@ -164,7 +164,7 @@ class Simulation {
           const TrialId trial = w.trial;
           w.trial = 0;
           --busy_;
-          if (cmd.kind == Command::Kind::Pause) {
+          if (cmd.kind == Instruction::Kind::Pause) {
             // Checkpoints are instant in virtual time; the worker is already free.
             checkpoints_[{trial, w.iteration}] = w.state;
             carry_out(c_.on_checkpoint(trial, w.attempt, w.iteration, now_));
@@ -232,4 +232,4 @@ SimulationSummary simulate(Controller& controller, const StepModel& model, const
   return Simulation(controller, model, options).run();
 }
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

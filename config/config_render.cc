@@ -1,13 +1,13 @@
 // Printing a resolved config as TOML (render_config, `ranktune check`) with TomlWriter,
 // which the trainable kinds' options print their own keys with.
 
-#include "io/config.h"
+#include "config/config.h"
 
-#include "io/config_detail.h"
+#include "config/config_detail.h"
 
 #include <sstream>
 
-namespace ranktune::io {
+namespace ranktune::config {
 
 using namespace config_detail;
 
@@ -120,4 +120,4 @@ std::string render_config(const ExperimentConfig& c) {
   return o.text();
 }
 
-}  // namespace ranktune::io
+}  // namespace ranktune::config

@@ -1,12 +1,12 @@
-// The experiment config (io/config.h): the sections, read with the validating reader
+// The experiment config (config/config.h): the sections, read with the validating reader
 // (config_parser.h) from the TOML that config_toml.cc prepared, and the entry points
 // parse_config and load_config. The [trainable] kind's own keys are train/'s to read
 // (train/registry.h); here they are kept, with where each came from, in TrainableKeys.
 
-#include "io/config.h"
+#include "config/config.h"
 #include "io/schema.h"
 
-#include "io/config_parser.h"
+#include "config/config_parser.h"
 #include "search/options.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
@@ -21,13 +21,13 @@
 #include <iterator>
 #include <toml.hpp>
 
-namespace ranktune::io {
+namespace ranktune::config {
 namespace {
 
 namespace fs = std::filesystem;
 
 // Columns of /trials in the results file; a parameter of the same name would collide.
-const std::vector<std::string> kReservedColumns = trial_column_names();
+const std::vector<std::string> kReservedColumns = io::trial_column_names();
 
 // The experiment's name names the results file, and files beside it add to it (".logs",
 // ".control", compact's ".NAME.compact-PID.tmp"): keep all of them under the 255 bytes a
@@ -411,4 +411,4 @@ search::SchedulerContext scheduler_context(const ExperimentConfig& cfg) {
   return {cfg.metric, cfg.mode, cfg.max_t, &cfg.space, cfg.seed};
 }
 
-}  // namespace ranktune::io
+}  // namespace ranktune::config

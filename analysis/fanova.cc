@@ -1,5 +1,5 @@
-// fANOVA: first-order variance shares of a random forest's trees (search/fanova.h).
-#include "search/fanova.h"
+// fANOVA: first-order variance shares of a random forest's trees (analysis/fanova.h).
+#include "analysis/fanova.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "search/space.h"
 
-namespace ranktune::search::importance {
+namespace ranktune::analysis {
 namespace {
 
 constexpr std::size_t kMaxDepth = 64;
@@ -212,4 +212,4 @@ std::vector<double> fanova(const Observations& obs, std::size_t trees, std::uint
   return scores;
 }
 
-}  // namespace ranktune::search::importance
+}  // namespace ranktune::analysis

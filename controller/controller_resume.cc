@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "search/controller.h"
+#include "controller/controller.h"
 #include "search/saved_state.h"
 
-namespace ranktune::search {
+namespace ranktune::controller {
 
 std::string Controller::save_state() const {
   std::ostringstream out;
@@ -138,4 +138,4 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     if (!t.finished()) changed(t);
 }
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

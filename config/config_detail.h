@@ -2,7 +2,7 @@
 // Inside io/ only: what the files of the config reader share (config_toml.cc prepares and
 // parses the TOML text, config_parser.h reads typed keys, config.cc the sections,
 // config_render.cc prints, trainable_keys.cc hands [trainable] to train/). Other layers
-// include io/config.h.
+// include config/config.h.
 
 #include <algorithm>
 #include <cstddef>
@@ -11,10 +11,10 @@
 
 #include <toml.hpp>
 
-#include "io/config.h"
+#include "config/config.h"
 #include "search/space.h"
 
-namespace ranktune::io::config_detail {
+namespace ranktune::config::config_detail {
 
 // Overrides are parsed as tiny TOML documents named "--set KEY=VALUE", so every value keeps
 // its origin and errors in it point at the override instead of a line of the file.
@@ -87,4 +87,4 @@ std::string overflowed(const toml::value& v);
 // The file's name in messages ("<config>" when parse_config was given none).
 std::string display_name(const std::string& path);
 
-}  // namespace ranktune::io::config_detail
+}  // namespace ranktune::config::config_detail

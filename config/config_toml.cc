@@ -3,7 +3,7 @@
 // errors, --set overrides, numbers toml11 clamped, and the small text helpers that the
 // reader's messages and the renderer share.
 
-#include "io/config_detail.h"
+#include "config/config_detail.h"
 
 #include "search/options.h"
 
@@ -18,7 +18,7 @@
 #include <limits>
 #include <sstream>
 
-namespace ranktune::io::config_detail {
+namespace ranktune::config::config_detail {
 
 const std::string kSetPrefix = "--set ";
 
@@ -428,10 +428,10 @@ std::string overflowed(const toml::value& v) {
   return res.ec == std::errc::result_out_of_range ? s : "";
 }
 
-}  // namespace ranktune::io::config_detail
+}  // namespace ranktune::config::config_detail
 
-namespace ranktune::io {
+namespace ranktune::config {
 
 std::string number_text(double d) { return config_detail::human(d); }
 
-}  // namespace ranktune::io
+}  // namespace ranktune::config

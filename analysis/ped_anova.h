@@ -21,9 +21,9 @@
 
 #include <vector>
 
-#include "search/importance.h"
+#include "analysis/importance.h"
 
-namespace ranktune::search::importance {
+namespace ranktune::analysis {
 
 /// The normalized importance of each of `obs.features` (in their order), 0 for constant
 /// features. `quantile` in (0, 1]; the top set holds at least 2 trials.
@@ -33,4 +33,4 @@ std::vector<double> ped_anova(const Observations& obs, double quantile);
 /// per cell, summing to 1.
 std::vector<double> ped_anova_density(const Observations& obs, std::size_t f, const std::vector<std::size_t>& members);
 
-}  // namespace ranktune::search::importance
+}  // namespace ranktune::analysis

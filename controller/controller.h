@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "search/control.h"
+#include "controller/control.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/trial.h"
 
-namespace ranktune::search {
+namespace ranktune::controller {
 
 /// What to do when the metric is NaN or infinite.
 enum class NonFinitePolicy {
@@ -64,7 +64,7 @@ struct ControllerOptions {
 };
 
 /// An instruction for the transport.
-struct Command {
+struct Instruction {
   enum class Kind {
     Start,     ///< start `trial` (`config`, `attempt`) on `worker`
     Continue,  ///< the trial on `worker` runs its next iteration
@@ -128,35 +128,35 @@ class Controller {
              std::unique_ptr<Scheduler> scheduler, ControllerObserver* observer = nullptr);
 
   /// Worker `worker` is idle. Returns a Start if there is work for it.
-  std::vector<Command> on_worker_free(int worker, double now);
+  std::vector<Instruction> on_worker_free(int worker, double now);
   /// Every worker in `workers` is idle (the start of a run): they join the idle list
   /// together before any trial starts, so the first gangs are placed knowing every worker's
   /// node. Freed one at a time, the first two workers would form a gang even when ranks are
   /// spread round-robin over the nodes (mpirun --map-by node, srun --distribution=cyclic).
-  std::vector<Command> on_workers_free(const std::vector<int>& workers, double now);
+  std::vector<Instruction> on_workers_free(const std::vector<int>& workers, double now);
   /// Attempt `attempt` of `trial` reported a result. Returns Continue or Stop for it, and
   /// when a Stop frees the worker, possibly a Start for its next trial. A worker is free
   /// as soon as a Stop is sent to it: it carries out its messages in order.
   ///
   /// Messages about an attempt that is no longer running (a result that crossed a Stop on
   /// the wire) are stale: these three methods ignore them and return nothing.
-  std::vector<Command> on_result(TrialId trial, int attempt, const Metrics& metrics, double now);
+  std::vector<Instruction> on_result(TrialId trial, int attempt, const Metrics& metrics, double now);
   /// The same, appending the commands to `out`: the driver's hot path reuses one buffer
   /// instead of allocating a vector per result.
-  void on_result(TrialId trial, int attempt, const Metrics& metrics, double now, std::vector<Command>& out);
+  void on_result(TrialId trial, int attempt, const Metrics& metrics, double now, std::vector<Instruction>& out);
   /// The trainable ended by itself (a command that exited 0). Its worker is free.
   /// `log_tail`: the last lines of its output, kept when that end is a failure (it never
   /// reported the metric).
-  std::vector<Command> on_trial_done(TrialId trial, int attempt, double now, const std::string& log_tail = {});
-  /// The output's tail of an attempt that on_result failed (Command::failed) arrived: it
+  std::vector<Instruction> on_trial_done(TrialId trial, int attempt, double now, const std::string& log_tail = {});
+  /// The output's tail of an attempt that on_result failed (Instruction::failed) arrived: it
   /// goes into the trial's log_tail unless a later failure has its own.
   void on_log_tail(TrialId trial, int attempt, const std::string& log_tail);
   /// The attempt failed. It is retried while attempts remain. Its worker is free.
-  std::vector<Command> on_trial_failed(TrialId trial, int attempt, const std::string& reason,
+  std::vector<Instruction> on_trial_failed(TrialId trial, int attempt, const std::string& reason,
                                        const std::string& log_tail, double now);
   /// A checkpoint that attempt `attempt` of `trial` took after iteration `iteration` is
   /// stored. A trial paused for it can now resume; a retry restarts from it.
-  std::vector<Command> on_checkpoint(TrialId trial, int attempt, std::int64_t iteration, double now);
+  std::vector<Instruction> on_checkpoint(TrialId trial, int attempt, std::int64_t iteration, double now);
   /// The stored checkpoint that `trial` took at `iteration` is gone (it failed its checksum):
   /// every trial that would restore it restores the same trial's `fallback` iteration
   /// instead (0: starts over), and it is no longer `trial`'s newest checkpoint.
@@ -174,12 +174,12 @@ class Controller {
   /// unknown or ended trial, and any change once the experiment is ending. The commands it
   /// needs are appended to `out`; the caller records the outcome (the driver as a
   /// "control" event that answers the request).
-  ControlOutcome on_control(const ControlRequest& request, double now, std::vector<Command>& out);
+  ControlOutcome on_control(const ControlRequest& request, double now, std::vector<Instruction>& out);
   /// Clock tick: enforces the time budget.
-  std::vector<Command> on_tick(double now);
+  std::vector<Instruction> on_tick(double now);
   /// Graceful stop (signal): running trials are stopped (paused, with checkpoint_on_stop),
   /// nothing new starts. The experiment is finished once every checkpoint is stored.
-  std::vector<Command> request_stop(double now);
+  std::vector<Instruction> request_stop(double now);
 
   /// Rebuilds the experiment from its results file (resume). `trials` are as recorded (ids
   /// 1..n in order); `latest_checkpoint` holds each trial's newest stored checkpoint;
@@ -212,7 +212,7 @@ class Controller {
     return total < 0 ? total : total + added_;
   }
   /// Trials that control requests added so far (with a config, or asked of the searcher):
-  /// what search::check_added_trials bounds.
+  /// what controller::check_added_trials bounds.
   std::int64_t added_by_control() const { return added_ + extended_; }
   const ControllerOptions& options() const { return options_; }
 
@@ -224,19 +224,19 @@ class Controller {
   Trial* running(TrialId id, int attempt);
   /// Every status change goes through here, so counts_ stays exact.
   void set_status(Trial& t, TrialStatus s);
-  /// The iteration up to which `t` may run without waiting (see Command::until).
+  /// The iteration up to which `t` may run without waiting (see Instruction::until).
   std::int64_t lease(const Trial& t) const;
   /// Gives work to idle workers while there is some; appends the Starts to `out`.
-  void dispatch(double now, std::vector<Command>& out);
+  void dispatch(double now, std::vector<Instruction>& out);
   /// The trial to start next (the scheduler's pick, else a new one from the searcher), or
   /// nullopt when there is none now.
   std::optional<TrialId> next_choice();
   /// Returns the trial's workers to the idle queue.
   void release(Trial& t);
   /// Stops a running trial: a Stop to each of its workers, then `final_status`.
-  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out);
+  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Instruction>& out);
   /// Ends every running trial with `final_status` and stops accepting work.
-  std::vector<Command> end_experiment(EndReason why, TrialStatus final_status, double now);
+  std::vector<Instruction> end_experiment(EndReason why, TrialStatus final_status, double now);
   /// A failure before the first result of a start that changed `t`'s hyperparameters on
   /// top of a checkpoint (Trial::revert): it goes back to its own previous state and old
   /// values, PENDING, without counting a failure.
@@ -250,19 +250,19 @@ class Controller {
   void fail_attempt(Trial& t, const std::string& reason, double now);
   void finish(Trial& t, TrialStatus s, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
-  void pause_trial(Trial& t, double now, std::vector<Command>& out);
+  void pause_trial(Trial& t, double now, std::vector<Instruction>& out);
   /// Restarts a running trial on its worker from the donor's checkpoint with a new config.
   /// False (and nothing done) when the donor has no stored checkpoint.
-  bool exploit_trial(Trial& t, Exploit e, double now, std::vector<Command>& out);
+  bool exploit_trial(Trial& t, Exploit e, double now, std::vector<Instruction>& out);
   /// Terminates the paused trials that the scheduler abandoned, and, once nothing runs and
   /// nothing new can start, every paused trial left (no scheduler will resume it).
   void end_abandoned(double now);
   /// Marks `t` Running on `workers` (leader first) and appends a Start for each of them.
-  void start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Command>& out);
+  void start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Instruction>& out);
   /// What start_trial records: `t` is Running on `workers` from `now`, with its events.
-  /// Returns why it starts (Command::cause).
+  /// Returns why it starts (Instruction::cause).
   std::string begin_run(Trial& t, std::vector<int> workers, double now);
-  /// Why `t`'s next start happens (Command::cause), without consuming Trial::start_cause.
+  /// Why `t`'s next start happens (Instruction::cause), without consuming Trial::start_cause.
   std::string cause_of(const Trial& t) const;
 
   /// A new PENDING trial with the next id, told to the scheduler and the observer.
@@ -288,4 +288,4 @@ class Controller {
   EndReason end_reason_ = EndReason::None;
 };
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

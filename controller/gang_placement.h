@@ -21,11 +21,11 @@
 #include <span>
 #include <vector>
 
-namespace ranktune::search {
+namespace ranktune::controller {
 
 /// The members of a gang of `size` chosen from `idle` (worker ids, longest-waiting first),
 /// the leader first, or nullopt when fewer than `size` are idle. `node_of` maps a worker id
 /// to its node; ids past its end (or an empty span) count as node 0.
 std::optional<std::vector<int>> choose_gang(const std::deque<int>& idle, int size, std::span<const int> node_of);
 
-}  // namespace ranktune::search
+}  // namespace ranktune::controller

@@ -1,12 +1,12 @@
-// TrainableKeys (io/config.h): the [trainable] table as written, read on train/'s behalf by
+// TrainableKeys (config/config.h): the [trainable] table as written, read on train/'s behalf by
 // the config's own reader (config_parser.h), so a kind's errors name file:line:key with the
 // same words as the rest of the config.
 
-#include "io/config.h"
+#include "config/config.h"
 
-#include "io/config_parser.h"
+#include "config/config_parser.h"
 
-namespace ranktune::io {
+namespace ranktune::config {
 
 using namespace config_detail;
 
@@ -94,4 +94,4 @@ bool TrainableKeys::read_enum(const std::string& key, const std::vector<std::str
 
 #undef RANKTUNE_ASK
 
-}  // namespace ranktune::io
+}  // namespace ranktune::config
