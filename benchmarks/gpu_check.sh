@@ -29,7 +29,7 @@ bin="$build/apps/ranktune"
 
 gpus=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU' || true)
 workers=$(( gpus > 0 ? gpus * 2 : 2 ))   # two workers per GPU: local_index mod devices
-mpirun -np $((workers + 1)) --oversubscribe --bind-to none "$bin" run configs/quickstart.toml \
+mpirun -np $((workers + 1)) --oversubscribe --bind-to none "$bin" run tests/data/quickstart_branin.toml \
   --results "$out/gpu.h5" --set experiment.num_samples=8 --set stop.max_t=5 > "$out/run.txt" 2>&1 \
   || { cat "$out/run.txt"; echo "FAIL: GPU run"; exit 1; }
 "$py" - "$out/gpu.h5" "$gpus" <<'PY'
@@ -56,7 +56,7 @@ else:
     print("skipped: no GPU visible, so only the CPU-mode record was checked")
 PY
 
-CUDA_VISIBLE_DEVICES="" mpirun -np 3 --oversubscribe --bind-to none "$bin" run configs/quickstart.toml \
+CUDA_VISIBLE_DEVICES="" mpirun -np 3 --oversubscribe --bind-to none "$bin" run tests/data/quickstart_branin.toml \
   --results "$out/cpu.h5" --set experiment.num_samples=4 --set stop.max_t=3 > "$out/cpu.txt" 2>&1 \
   || { cat "$out/cpu.txt"; echo "FAIL: CPU fallback run"; exit 1; }
 "$py" -c "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A command trainable that checkpoints through RANKTUNE_CHECKPOINT_DIR (see README,
+"""A command trainable that checkpoints through RANKTUNE_CHECKPOINT_DIR (see docs/guide/checkpoints.md,
 "Checkpoints of command trainables", and examples/checkpointing.toml).
 
 Gradient descent with learning rate `lr` on f(x) = sum((x_i - 1)^2) from a seeded start;

@@ -1,5 +1,5 @@
 #pragma once
-/// The exit codes of every `ranktune` command (documented in the README), shared by the
+/// The exit codes of every `ranktune` command (documented in docs/guide/running.md), shared by the
 /// commands, the MPI driver and workers, and the Slurm job script.
 
 namespace ranktune::experiment {

@@ -10,7 +10,7 @@
 /// "config": {...}, "count": N, "force": false, "uid": N}; "add" has a "config" or a
 /// "count" (at most controller::kMaxAddCount).
 ///
-/// Who may control a run (README, "Threat model"): rank 0 makes the file itself when the
+/// Who may control a run (docs/guide/failures.md, "Threat model"): rank 0 makes the file itself when the
 /// run starts, mode 0600, so only the job's user (and root) can write to it; it reads only
 /// a regular file that this user owns with mode 0600 and one link (opened under the rules
 /// of sys/safe_fs.h: never through a symlink, never blocking on a FIFO), and carries out

@@ -2,7 +2,7 @@
 /// The columns of the results file: the one place that names the fixed columns of each
 /// table, their kinds, string widths and chunk sizes, and the schema version. No HDF5 here
 /// (config/config.cc reads the trial column names from it); io/h5_table.h lays these columns
-/// out as HDF5 rows. The layout itself is described in io/store.h and the README.
+/// out as HDF5 rows. The layout itself is described in io/store.h and docs/guide/results-file.md.
 
 #include <cstddef>
 #include <cstdint>

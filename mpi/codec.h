@@ -8,7 +8,7 @@
 /// registries. A tight loop hides it (about 1 us per Result), but a worker that has slept
 /// through a 50 ms trial runs that code cold, and the pack of its Result, the unpack of its
 /// next Start and the pack of its Placed were most of the ~85 us it spent between two
-/// trials (benchmarks/README.md, "Per trial"). This encoding is a few appends into a
+/// trials (CHANGELOG.md, issue 16). This encoding is a few appends into a
 /// reused buffer.
 ///
 /// Layout: integers, doubles and bools as their bytes in the machine's order (every rank of

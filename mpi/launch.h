@@ -51,7 +51,7 @@ LaunchSite launch_site();
 /// site picked them, with Open MPI's ob1 point-to-point layer and only the shared-memory
 /// transports (`--mca pml ob1 --mca btl self,vader`): all traffic is shared memory there,
 /// and probing the others (UCX, libfabric's cm, TCP's interfaces) cost every rank about
-/// 0.2 s of MPI_Init on the 2-core VM (benchmarks/README.md, dispatch).
+/// 0.2 s of MPI_Init on the 2-core VM (CHANGELOG.md, issue 16).
 std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args,
                                         const LaunchSite& site = launch_site());
 

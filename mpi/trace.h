@@ -1,6 +1,6 @@
 #pragma once
-/// Phase timestamps for the overhead split (benchmarks/README.md, "Where the time outside
-/// the span goes"). With RANKTUNE_TRACE set, each call prints one line to stderr:
+/// Phase timestamps for the overhead split (benchmarks/README.md, "Dispatch
+/// overhead": where the time goes). With RANKTUNE_TRACE set, each call prints one line to stderr:
 ///   ranktune-trace RANK SECONDS PHASE
 /// RANK is OMPI_COMM_WORLD_RANK (-1 in the self-launcher), SECONDS the wall clock
 /// (CLOCK_REALTIME, comparable between the ranks of one machine). The first call also

@@ -19,7 +19,7 @@ const char* to_string(TrialStatus s);
 std::optional<TrialStatus> parse_trial_status(const std::string& s);
 
 /// Everything the controller knows about one trial. Times are seconds since the
-/// experiment was created (over all its runs, see the README), as given by the caller's clock.
+/// experiment was created (over all its runs, see docs/guide/results-file.md), as given by the caller's clock.
 struct Trial {
   TrialId id = 0;
   Config config;

@@ -139,7 +139,7 @@ std::string sbatch_script(const config::ExperimentConfig& cfg, const ScriptOptio
          RANKTUNE_VERSION + ").\n";
   out += "# Submit with `sbatch " + shell_quote(script_path_for(cfg.results)) + "`; follow with `ranktune slurm status " +
          shell_quote(cfg.results) + "`.\n";
-  out += "# Every line says what it does; edit freely. Exit codes are ranktune's (README, \"Exit codes\").\n";
+  out += "# Every line says what it does; edit freely. Exit codes are ranktune's (docs/guide/running.md, \"Exit codes\").\n";
   line(out, "#SBATCH --job-name=" + job_name, "the name squeue shows");
   line(out, "#SBATCH --nodes=" + std::to_string(s.nodes), "nodes in the allocation");
   line(out, "#SBATCH --ntasks=" + std::to_string(s.tasks),
@@ -168,7 +168,7 @@ std::string sbatch_script(const config::ExperimentConfig& cfg, const ScriptOptio
   line(out, "results=" + shell_quote(cfg.results), "the results file: the first run creates it, a resumed run continues it");
   line(out, "ranktune=" + shell_quote(o.ranktune), "the ranktune program; every node must see it at this path");
   line(out, "export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}", "OpenMP/OpenBLAS threads per rank = its cores");
-  line(out, "# export HDF5_USE_FILE_LOCKING=FALSE", "uncomment when the results file is on NFS (README: shared file systems)");
+  line(out, "# export HDF5_USE_FILE_LOCKING=FALSE", "uncomment when the results file is on NFS (docs/guide/slurm.md: shared file systems)");
   line(out, "warned=0", "becomes 1 when the time-limit warning arrives");
   line(out, "trapped=0", "becomes 1 when a trap ran (wait then returns early)");
   line(out, "on_warning() {", "runs on the time-limit warning (SIGUSR1, see --signal above)");
@@ -212,7 +212,7 @@ std::string sbatch_script(const config::ExperimentConfig& cfg, const ScriptOptio
          "no --requeue: the user resubmits");
   }
   line(out, "fi", "end of the time-limit case");
-  line(out, "exit \"$rc\"", "0: completed, 3: no trial succeeded, " + interrupted + ": stopped (resumable), see the README");
+  line(out, "exit \"$rc\"", "0: completed, 3: no trial succeeded, " + interrupted + ": stopped (resumable), see docs/guide/running.md");
   return out;
 }
 

@@ -2,7 +2,7 @@
 /// Files and folders that ranktune writes beside a results file, opened so that another user
 /// cannot point them elsewhere. Results folders are often world-writable (`/scratch`, mode
 /// 1777), so a name there may be a symlink to a file only we may write, a FIFO that blocks
-/// open(2), or a folder another user made for us. The rules (README, "Threat model"):
+/// open(2), or a folder another user made for us. The rules (docs/guide/failures.md, "Threat model"):
 ///
 /// - the last component of every path is opened with O_NOFOLLOW, and with O_NONBLOCK until
 ///   fstat has shown a regular file (a FIFO cannot block us, a device cannot be written);

@@ -482,7 +482,7 @@ void CommandTrainable::save(CheckpointWriter& out) {
   const auto ack = nlohmann::json::parse(*line, nullptr, /*allow_exceptions=*/false);
   if (!(ack.is_object() && ack.size() == 1 && ack.value("ranktune", "") == "saved"))
     fail("it reported '" + line->substr(0, 80) + "' instead of {\"ranktune\": \"saved\"} after a save request: " +
-         "after each report it must wait for a line on RANKTUNE_CONTROL_FD (see README)");
+         "after each report it must wait for a line on RANKTUNE_CONTROL_FD (see docs/command_protocol.md)");
   try {
     io::pack_directory(checkpoint_dir_.path(), [&](std::span<const std::byte> b) { out.write(b); });
   } catch (const io::ArchiveError& e) {

@@ -160,7 +160,7 @@ struct CommandOptions : config::TrainableOptions {
   /// to exit by itself before it gets SIGTERM (at most kMaxKillGraceS).
   double stop_grace_s = 30.0;
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
-  /// RANKTUNE_CONTROL_FD, see README "Checkpoints of command trainables").
+  /// RANKTUNE_CONTROL_FD, see docs/guide/checkpoints.md, "Checkpoints of command trainables").
   bool checkpoint = false;
   void print(config::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };

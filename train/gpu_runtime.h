@@ -2,7 +2,7 @@
 /// The GPU code, loaded only where a GPU can be used. CUDA's runtime, cuBLAS (with its
 /// 517 MB cuBLASLt) and NCCL cost every process that links them about a second of loading and
 /// static constructors, and 200 MB of memory, before main: paid by every rank of every run,
-/// GPU or not (benchmarks/README.md, dispatch). So nothing in ranktune links them: the MLP's
+/// GPU or not (CHANGELOG.md, issue 16: the GPU plugin). So nothing in ranktune links them: the MLP's
 /// CUDA engine, the NCCL collective and the CUDA calls of device discovery live in a plugin,
 /// libranktune_gpu.so (train/gpu_plugin.cc), built when the CUDA toolkit is found, and opened
 /// here on first use, and only on a host with an NVIDIA driver (a host without one has no

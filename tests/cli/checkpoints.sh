@@ -3,7 +3,7 @@
 # trainable with retention (checkpoints every 2 iterations, the newest kept per trial).
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=4 \
+"$R" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=4 \
   --set checkpoint.every=2 --set checkpoint.keep_last=1 --set trainable.seconds_per_step=0.0 > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "run failed"; }
 

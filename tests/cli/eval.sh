@@ -148,11 +148,11 @@ with h5py.File(sys.argv[1], "r+") as f:
 PY
 expect_error 5 "fails its checksum" "$R" eval "$WORK/bad.h5" --trial "$id"
 # A synthetic experiment has nothing held out.
-"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=2 \
+"$R" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=2 \
   --set checkpoint.at_end=true --set trainable.seconds_per_step=0.0 > "$WORK/q.txt" 2>&1 || { cat "$WORK/q.txt"; fail "run failed"; }
 expect_error 2 "the 'synthetic' trainable has no held-out evaluation" "$R" eval "$WORK/q.h5"
 # A file that a run is writing: refused before any work, saying what to do.
-"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=50 \
+"$R" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=50 \
   --set trainable.seconds_per_step=0.2 > "$WORK/live.txt" 2>&1 &
 launcher=$!
 wait_for_rank0 "$WORK/live.h5" "$launcher" > /dev/null

@@ -25,8 +25,8 @@ grep -q "$site/$soname" <<<"$(LD_LIBRARY_PATH=$site ldd "$RANKTUNE")" ||
 
 # A real experiment (simulated in virtual time, so no mpirun is needed) under that path.
 LD_LIBRARY_PATH=$site LD_DEBUG=libs LD_DEBUG_OUTPUT=$WORK/ld \
-  "$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --results "$WORK/s.h5" \
-  --workers 2 --set experiment.num_samples=4 > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "simulate failed"; }
+  "$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 2 --results "$WORK/s.h5" \
+  --set experiment.num_samples=4 > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "simulate failed"; }
 grep -qh "calling init: $site/$soname" "$WORK"/ld.* ||
   fail "the run did not initialise $site/$soname: $(grep -h 'calling init: .*libhdf5' "$WORK"/ld.* | head -2)"
 "$RANKTUNE" report "$WORK/s.h5" --format csv > "$WORK/report.csv" || fail "report failed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ranktune.results (python/ranktune/results.py) on real files: every DataFrame of a finished
 # run agrees with h5py's raw view of the same tables, the best trial is `ranktune report`'s;
-# the README's example runs; a file that a run is writing loads and refresh() only ever sees
+# the example of docs/guide/results-file.md runs; a file that a run is writing loads and refresh() only ever sees
 # more rows; a foreign HDF5 file, one without /trials, a truncated one, one with a damaged
 # checksum (at once, not after HDF5's minutes of retries) and a text file get a ValueError
 # naming the path; without h5py or pandas, `import ranktune` works and load() names the
@@ -13,7 +13,7 @@ export PYTHONPATH="$SRC/python"
 
 # A finished run with retention (checkpoints every 2 iterations, the newest kept: dropped
 # rows), and a copy of the old-format fixture with a held-out evaluation (/evaluations).
-"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=4 \
+"$R" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" --set experiment.num_samples=4 \
   --set checkpoint.every=2 --set checkpoint.keep_last=1 --set trainable.seconds_per_step=0.0 > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "run failed"; }
 "$R" report "$WORK/q.h5" --format json --top 0 > "$WORK/report.json" || fail "report failed"
@@ -101,11 +101,11 @@ assert not old.evaluations.empty and set(old.evaluations["split"]) == {"test"}, 
 PY
 echo "ok: a finished file"
 
-# The README's analysis, as printed there (the plot line only where matplotlib is installed).
-"$PY" - "$SRC/README.md" "$WORK" <<'PY' || fail "the README's example fails"
+# The guide's analysis, as printed there (the plot line only where matplotlib is installed).
+"$PY" - "$SRC/docs/guide/results-file.md" "$WORK" <<'PY' || fail "the guide's example fails"
 import importlib.util, os, re, sys
 readme, work = sys.argv[1:3]
-section = open(readme).read().split("### Reading results in Python", 1)[1]
+section = open(readme).read().split("## Reading results in Python", 1)[1]
 code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
 assert "ranktune.results.load(" in code and "best_trial()" in code, code
 if importlib.util.find_spec("matplotlib") is None:
@@ -114,12 +114,12 @@ else:
     import matplotlib
     matplotlib.use("Agg")
 os.chdir(work)
-exec(compile(code, "README.md", "exec"), {})  # q.h5 is the finished run's file in WORK
-print("ok: the README's example runs" + ("" if importlib.util.find_spec("matplotlib") is None else ", best.png written"))
+exec(compile(code, "results-file.md", "exec"), {})  # q.h5 is the finished run's file in WORK
+print("ok: the guide's example runs" + ("" if importlib.util.find_spec("matplotlib") is None else ", best.png written"))
 PY
 
 # A file that a run is writing: ~30 trials of 10 steps of 20 ms on 2 workers (a few seconds).
-"$R" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=30 \
+"$R" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/live.h5" --set experiment.num_samples=30 \
   --set stop.max_t=10 > "$WORK/live.txt" 2>&1 &
 run=$!
 "$PY" - "$WORK/live.h5" "$run" <<'PY' || { kill "$run" 2>/dev/null; fail "live loading failed"; }

@@ -2,7 +2,7 @@
 # ranktune simulate: the quickstart on 4 virtual workers writes a results file that
 # check_results and `ranktune report` accept; a non-synthetic config is refused with 2.
 source "$(dirname "$0")/../mpi/lib.sh"
-"$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --workers 4 --results "$WORK/q.sim.h5" \
+"$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 4 --results "$WORK/q.sim.h5" \
   > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "simulate exited $?"; }
 cat "$WORK/out.txt"
 # 24 trials of 20 steps of 0.02 s on 4 workers: 6 waves of 0.4 s.
@@ -23,9 +23,9 @@ with h5py.File(sys.argv[1], "r", swmr=True) as f:
     assert list(w["rank"]) == [1, 2, 3, 4] and set(w["device"]) == {b"sim"} and set(w["host"]) == {b"simulated"}
 PY
 # Same seed, same file contents (the trials table and the result times).
-"$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --workers 4 --jitter 0.2 --speed-spread 0.3 --seed 5 \
+"$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 4 --jitter 0.2 --speed-spread 0.3 --seed 5 \
   --results "$WORK/a.h5" > /dev/null || fail "jittered simulate failed"
-"$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --workers 4 --jitter 0.2 --speed-spread 0.3 --seed 5 \
+"$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 4 --jitter 0.2 --speed-spread 0.3 --seed 5 \
   --results "$WORK/b.h5" > /dev/null || fail "jittered simulate failed"
 "$PY" - "$WORK/a.h5" "$WORK/b.h5" <<'PY' || fail "same seed gave different runs"
 import sys, h5py, numpy as np
@@ -34,10 +34,10 @@ assert np.array_equal(a["results"]["time"], b["results"]["time"])
 assert np.array_equal(a["trials"]["end_time"], b["trials"]["end_time"])
 PY
 # Default results path: [experiment] results with .h5 -> .sim.h5 (quickstart.h5 in the cwd).
-(cd "$WORK" && "$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --workers 2 > /dev/null) || fail "default path run failed"
+(cd "$WORK" && "$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 2 > /dev/null) || fail "default path run failed"
 [[ -s "$WORK/quickstart.sim.h5" ]] || fail "default results path is not quickstart.sim.h5"
 # An existing file is never overwritten.
-rc=0; "$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --workers 4 --results "$WORK/q.sim.h5" > "$WORK/out.txt" 2>&1 || rc=$?
+rc=0; "$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 4 --results "$WORK/q.sim.h5" > "$WORK/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && grep -q "already exists" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "existing file not refused"; }
 # A command trainable cannot be simulated: exit 2, naming the key, no file.
 rc=0; "$RANKTUNE" simulate "$SRC/tests/data/python_command.toml" --workers 4 --results "$WORK/cmd.h5" \
@@ -46,6 +46,6 @@ rc=0; "$RANKTUNE" simulate "$SRC/tests/data/python_command.toml" --workers 4 --r
 grep -q "trainable.kind" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "the refusal does not name trainable.kind"; }
 [[ ! -e "$WORK/cmd.h5" ]] || fail "a results file was created for a refused config"
 # --workers is required.
-rc=0; "$RANKTUNE" simulate "$SRC/configs/quickstart.toml" > /dev/null 2>&1 || rc=$?
+rc=0; "$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" > /dev/null 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "missing --workers: expected 2, got $rc"
 echo "ok: simulate"

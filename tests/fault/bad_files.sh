@@ -11,7 +11,7 @@ COUNT=${FAULT_COUNT:-20}
 echo "bad_files: seed $SEED ($COUNT truncations, $COUNT metadata flips)"
 
 good="$WORK/good.h5"
-"$RANKTUNE" simulate "$SRC/configs/quickstart.toml" --workers 4 --set experiment.num_samples=6 \
+"$RANKTUNE" simulate "$SRC/tests/data/quickstart_branin.toml" --workers 4 --set experiment.num_samples=6 \
   --results "$good" > "$WORK/simulate.txt" 2>&1 || { cat "$WORK/simulate.txt"; fail "simulate exited $?"; }
 timeout 20 "$RANKTUNE" report "$good" > "$WORK/good.txt" || fail "report of the intact file exited $?"
 "$PY" "$SRC/tests/fault/make_bad_files.py" "$good" "$WORK/bad" "$SEED" "$COUNT" || fail "make_bad_files.py failed"

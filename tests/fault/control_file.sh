@@ -39,7 +39,7 @@ victim_intact() { [[ $(cat "$VICTIM") == precious ]] || bad "$1: the root-only f
 refused_at_start() {
   local name=$1 text=$2 rc=0 launch=(mpirun -np 2 --bind-to none "$R" run)
   [[ ${3:-} == self ]] && launch=("$R" run --np 1)
-  timeout -k 5 20 "${launch[@]}" "$SRC/configs/quickstart.toml" --results "$S/$name.h5" \
+  timeout -k 5 20 "${launch[@]}" "$SRC/tests/data/quickstart_branin.toml" --results "$S/$name.h5" \
     --set experiment.num_samples=1 --set stop.max_t=3 > "$WORK/$name.txt" 2>&1 || rc=$?
   if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     bad "$name: the run was still going after 20 s (frozen?)"
@@ -64,7 +64,7 @@ victim_intact "before the run"
 # Ten requests of 100000 fill what control may add to one experiment; one more is refused.
 # The run then holds a million trials to come: SIGTERM to rank 0 ends it (exit 4).
 B="$S/bound.h5"
-mpirun -np 2 --bind-to none "$R" run "$SRC/configs/quickstart.toml" --results "$B" \
+mpirun -np 2 --bind-to none "$R" run "$SRC/tests/data/quickstart_branin.toml" --results "$B" \
   --set experiment.num_samples=1 --set trainable.seconds_per_step=0.2 > "$WORK/bound.txt" 2>&1 &
 launcher=$!
 bound_rank0=$(wait_for_rank0 "$B" "$launcher")
@@ -81,7 +81,7 @@ wait "$launcher" || rc=$?
 # ---------------------------------------------------------------- during a run
 E="$S/exp.h5"
 C="$E.control"
-mpirun -np 3 --bind-to none "$R" run "$SRC/configs/quickstart.toml" --results "$E" \
+mpirun -np 3 --bind-to none "$R" run "$SRC/tests/data/quickstart_branin.toml" --results "$E" \
   --set experiment.num_samples=4 --set trainable.seconds_per_step=0.3 --set trainable.noise=0.0 \
   > "$WORK/run.txt" 2>&1 &
 launcher=$!

@@ -14,7 +14,7 @@ if ! mount -t tmpfs -o size=20m ranktune-test "$disk" 2> "$WORK/mount.txt"; then
   exit 77
 fi
 trap 'umount "$disk" 2>/dev/null; rm -rf "$WORK"' EXIT
-cfg="$SRC/configs/quickstart.toml"
+cfg="$SRC/tests/data/quickstart_branin.toml"
 exp="$disk/exp.h5"
 sets=(--set checkpoint.every=1 --set experiment.num_samples=300 --set trainable.seconds_per_step=0.001)
 # About 3 MiB left: the run writes a few hundred KiB of rows and checkpoints before it stops.

@@ -15,7 +15,7 @@ RANKTUNE=${RANKTUNE:-$( [[ -x build-fault/apps/ranktune ]] && echo build-fault/a
 work=${FUZZ_WORK:-/tmp/ranktune-fuzz}
 mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 for n in 1 3; do
-  [[ -s "$work/seeds/sim$n.h5" ]] || "$RANKTUNE" simulate configs/quickstart.toml --workers 2 \
+  [[ -s "$work/seeds/sim$n.h5" ]] || "$RANKTUNE" simulate tests/data/quickstart_branin.toml --workers 2 \
     --set experiment.num_samples=$n --results "$work/seeds/sim$n.h5" > /dev/null
 done
 [[ -s "$work/seeds/old-format.h5" ]] || /usr/bin/python3 tests/fault/make_seeds.py "$work/seeds/sim3.h5" "$work/seeds/old-format.h5"

@@ -14,7 +14,7 @@ and hits either rank 0 alone (Open MPI then ends the job) or the whole job: mpir
 rank, each by its pid (Open MPI puts each rank in a process group of its own, so a signal to
 mpirun's group would leave the ranks running, rank 0 still writing the file).
 
-Before each kill, a SWMR reader (h5py swmr=True, as the README tells users) records what the
+Before each kill, a SWMR reader (h5py swmr=True, as docs/guide/failures.md tells users) records what the
 file holds; every row seen then must still be there after the kill, after the next resume
 mends the file, and at the end. A replay with the same --seed makes the same choices; the
 moments still vary with the machine's timing, so a failure that depends on an exact moment

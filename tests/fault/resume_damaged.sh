@@ -12,7 +12,7 @@
 source "$(dirname "$0")/../mpi/lib.sh"
 SEED=${FAULT_SEED:-$RANDOM}
 echo "resume_damaged: FAULT_SEED=$SEED"
-cfg="$SRC/configs/quickstart.toml"
+cfg="$SRC/tests/data/quickstart_branin.toml"
 sets=(--set experiment.num_samples=12 --set trainable.seconds_per_step=0.05)
 
 # Each copy is resumed at the path it was written to: the path is part of the stored config.

@@ -28,18 +28,18 @@ expect_refusal mpirun -np 3 --bind-to none "$RANKTUNE" run "$WORK/bad.toml" --re
 # An existing results file is never overwritten: a run given one resumes it. A file that is
 # not a results file is refused as a bad results file (exit 5) and left as it was.
 touch "$WORK/exists.h5"
-rc=0; "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/exists.h5" > "$WORK/out.txt" 2>&1 || rc=$?
+rc=0; "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/exists.h5" > "$WORK/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 5 ]] && grep -q "exists.h5" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "existing non-results file not refused with 5 (rc $rc)"; }
 [[ ! -s "$WORK/exists.h5" ]] || fail "existing file was written"
 # A results file of another config is refused with the diff; the same config resumes it.
 small=(--set experiment.num_samples=2 --set stop.max_t=2 --set trainable.seconds_per_step=0)
-"$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" > "$WORK/out.txt" 2>&1 \
+"$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" > "$WORK/out.txt" 2>&1 \
   || { cat "$WORK/out.txt"; fail "small run failed"; }
-rc=0; "$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" --set experiment.seed=9 \
+rc=0; "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" --set experiment.seed=9 \
   > "$WORK/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && grep -q "another config" "$WORK/out.txt" && grep -q "+ experiment.seed=9" "$WORK/out.txt" \
   || { cat "$WORK/out.txt"; fail "changed config not refused with a diff (rc $rc)"; }
-"$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" --resume > "$WORK/out.txt" 2>&1 \
+"$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" --resume > "$WORK/out.txt" 2>&1 \
   || { cat "$WORK/out.txt"; fail "resuming a finished experiment failed"; }
 grep -q "resuming" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "no resume message"; }
 check_results "$WORK/q.h5" 2 2

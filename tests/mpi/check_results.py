@@ -72,7 +72,7 @@ def main():
     csv = subprocess.run([ranktune, "report", path, "--format", "csv", "--top", "0"],
                          check=True, capture_output=True, text=True).stdout.strip().splitlines()
     assert len(csv) == trials + 1, len(csv)
-    # The README's pandas snippet works as written: hyperparameters are plain columns.
+    # The pandas snippet of docs/guide/results-file.md works as written: hyperparameters are plain columns.
     import pandas as pd
     with h5py.File(path, "r", swmr=True) as f:
         trials_df = pd.DataFrame(f["trials"][:])

@@ -6,7 +6,7 @@
 # RANKTUNE_TRACE=trials stamps each flush of rank 0.
 source "$(dirname "$0")/lib.sh"
 trials=16
-RANKTUNE_TRACE=trials mpirun -np 2 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/c.h5" \
+RANKTUNE_TRACE=trials mpirun -np 2 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/c.h5" \
     --set experiment.num_samples=$trials --set stop.max_t=1 --set trainable.seconds_per_step=0.02 \
     > "$WORK/out.txt" 2> "$WORK/trace.txt" || { cat "$WORK/out.txt" "$WORK/trace.txt"; fail "run failed"; }
 check_results "$WORK/c.h5" $trials 1

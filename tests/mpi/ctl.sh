@@ -6,7 +6,7 @@
 # file records every answer, and ctl on a finished run is refused without waiting.
 source "$(dirname "$0")/lib.sh"
 R="$RANKTUNE"
-mpirun -np 3 --bind-to none "$R" run "$SRC/configs/quickstart.toml" --results "$WORK/q.h5" \
+mpirun -np 3 --bind-to none "$R" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5" \
   --set experiment.num_samples=6 --set trainable.seconds_per_step=0.2 --set trainable.noise=0.0 \
   > "$WORK/run.txt" 2>&1 &
 launcher=$!

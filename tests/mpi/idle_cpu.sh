@@ -4,7 +4,7 @@
 # (2 cores x 3 s = 6 s of CPU at least); sleeping ones cost start-up and a few polls.
 source "$(dirname "$0")/lib.sh"
 TIMEFORMAT='%U %S %R'
-{ time mpirun -np 6 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/idle.h5" \
+{ time mpirun -np 6 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/idle.h5" \
     --set experiment.num_samples=1 --set stop.max_t=10 --set trainable.seconds_per_step=0.3 \
     > "$WORK/out.txt" 2>&1; } 2> "$WORK/time.txt" || { cat "$WORK/out.txt"; fail "run failed"; }
 read -r user sys real < "$WORK/time.txt"

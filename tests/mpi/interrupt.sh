@@ -2,7 +2,7 @@
 # SIGTERM to rank 0 mid-run: trials are stopped, the file is flushed and readable, and the
 # run exits 4 (interrupted).
 source "$(dirname "$0")/lib.sh"
-mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/i.h5" \
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/i.h5" \
   --set experiment.num_samples=200 > "$WORK/out.txt" 2>&1 &
 launcher=$!
 rank0=$(wait_for_rank0 "$WORK/i.h5" "$launcher")
@@ -32,7 +32,7 @@ PY
 unset OMPI_MCA_rmaps_base_oversubscribe
 for how in ctrl-c term-launcher usr1-all; do
   rm -f "$WORK/c.h5"
-  setsid "$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/c.h5" \
+  setsid "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/c.h5" \
     --set experiment.num_samples=200 > "$WORK/c.txt" 2>&1 &
   launcher=$!
   for _ in $(seq 100); do [[ -e "$WORK/c.h5" ]] && break; sleep 0.1; done

@@ -3,13 +3,13 @@
 # iteration must still be recorded exactly once, leases must renew past 64, and a Stop
 # (here: the target is reached) must reach workers that are running on a lease.
 source "$(dirname "$0")/lib.sh"
-mpirun -np 5 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/l.h5" \
+mpirun -np 5 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/l.h5" \
   --set experiment.num_samples=8 --set stop.max_t=150 --set trainable.seconds_per_step=0 \
   > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "run exited $?"; }
 check_results "$WORK/l.h5" 8 150
 
 rc=0
-mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/t.h5" \
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/t.h5" \
   --set experiment.num_samples=400 --set stop.max_t=200 --set trainable.seconds_per_step=0.001 \
   --set stop.target=2.0 > "$WORK/out2.txt" 2>&1 || rc=$?
 [[ $rc -eq 0 ]] || { cat "$WORK/out2.txt"; fail "target run exited $rc"; }

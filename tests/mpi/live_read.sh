@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The results file is readable while the run writes it: h5py with swmr=True (as the README
+# The results file is readable while the run writes it: h5py with swmr=True (as docs/guide/slurm.md
 # shows) and `ranktune report` both see a growing, consistent file mid-run.
 source "$(dirname "$0")/lib.sh"
-mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/live.h5" \
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/live.h5" \
   --set experiment.num_samples=30 --set stop.max_t=20 --set trainable.seconds_per_step=0.02 \
   > "$WORK/out.txt" 2>&1 &
 run=$!

@@ -65,7 +65,7 @@ print(f"pbt: {len(ev)} exploits, lineage recorded, every donor checkpoint stored
 PY
 
 # [checkpoint] every = 5 and at_end: each trial of 12 iterations stores iterations 5, 10, 12.
-mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/ck.h5" \
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/ck.h5" \
   --set experiment.num_samples=4 --set stop.max_t=12 --set trainable.seconds_per_step=0 \
   --set checkpoint.every=5 --set checkpoint.at_end=true > "$WORK/ck.txt" 2>&1 \
   || { cat "$WORK/ck.txt"; fail "checkpoint run exited $?"; }
@@ -105,7 +105,7 @@ PY
 # Times over the experiment's life (issue 12 item 3): a run stopped by a signal and resumed
 # goes on from the largest time in the file, so a trial that spans the stop has its rows in
 # time order, and the file has its creation time as ISO 8601 and as epoch seconds.
-mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/t.h5" \
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/t.h5" \
   --set experiment.num_samples=6 --set trainable.seconds_per_step=0.05 > "$WORK/t1.txt" 2>&1 &
 launcher=$!
 rank0=$(wait_for_rank0 "$WORK/t.h5" "$launcher")
@@ -113,7 +113,7 @@ sleep 1.5
 kill -TERM "$rank0"
 rc=0; wait "$launcher" || rc=$?
 [[ $rc -eq 4 ]] || { cat "$WORK/t1.txt"; fail "expected exit 4 after SIGTERM, got $rc"; }
-mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/t.h5" --resume \
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/t.h5" --resume \
   --set experiment.num_samples=6 --set trainable.seconds_per_step=0.05 > "$WORK/t2.txt" 2>&1 \
   || { cat "$WORK/t2.txt"; fail "the resumed run exited $?"; }
 "$PY" - "$WORK/t.h5" <<'PY'

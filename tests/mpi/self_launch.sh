@@ -2,7 +2,7 @@
 # Plain `ranktune run` (no launcher in the environment) re-launches itself under mpirun.
 source "$(dirname "$0")/lib.sh"
 unset OMPI_MCA_rmaps_base_oversubscribe OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-"$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 3 --results "$WORK/s.h5" --set experiment.num_samples=6 \
+"$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 3 --results "$WORK/s.h5" --set experiment.num_samples=6 \
   > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "self-launched run exited $?"; }
 grep -q "on 3 workers" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "expected 3 workers"; }
 check_results "$WORK/s.h5" 6 20

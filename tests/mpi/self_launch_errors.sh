@@ -11,7 +11,7 @@ run_self() {  # run_self OUT ARGS...: a self-launched run of the quickstart, its
   local out=$1
   shift
   code=0
-  "$@" "$RANKTUNE" run "$SRC/configs/quickstart.toml" --np 2 --results "$WORK/r.h5" \
+  "$@" "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/r.h5" \
     --set experiment.num_samples=2 > "$out" 2>&1 || code=$?
 }
 

@@ -14,7 +14,7 @@ gang_mlp=$1
 start_cluster 3
 
 # 1.
-cluster_mpirun 3,2,2 60 -np 7 --map-by node "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/g2.h5" \
+cluster_mpirun 3,2,2 60 -np 7 --map-by node "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/g2.h5" \
   --set experiment.num_samples=9 --set trainable.seconds_per_step=0.005 --set resources.ranks_per_trial=2 \
   > "$WORK/g2.txt" 2>&1 || { rc=$?; cat "$WORK/g2.txt"; fail "gangs of 2 exited $rc"; }
 "$PY" - "$WORK/g2.h5" <<'PY'

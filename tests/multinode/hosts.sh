@@ -5,7 +5,7 @@
 # ran trials, each trial's `hosts` is its worker's host, and /stack records all three hosts.
 source "$(dirname "$0")/lib.sh"
 start_cluster 3
-cluster_mpirun 2,3,1 60 -np 6 "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/q.h5" \
+cluster_mpirun 2,3,1 60 -np 6 "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5" \
   --set experiment.num_samples=15 --set trainable.seconds_per_step=0.005 > "$WORK/out.txt" 2>&1 \
   || { rc=$?; cat "$WORK/out.txt"; fail "mpirun over 3 hosts exited $rc"; }
 on node1 "$PY" "$SRC/tests/mpi/check_results.py" "$RANKTUNE" "$WORK/q.h5" 15 20 || fail "results of the run"

@@ -10,7 +10,7 @@
 # did not cut.
 source "$(dirname "$0")/lib.sh"
 start_cluster 3
-cfg=$SRC/configs/quickstart.toml
+cfg=$SRC/tests/data/quickstart_branin.toml
 sets=(--set experiment.num_samples=30 --set trainable.seconds_per_step=0.05)
 on node1 "$RANKTUNE" simulate "$cfg" --workers 5 --results "$WORK/ref.h5" "${sets[@]}" > /dev/null || fail "simulate exited $?"
 cluster_mpirun 2,2,2 120 -np 6 "$RANKTUNE" run "$cfg" --results "$WORK/r.h5" "${sets[@]}" > "$WORK/run.txt" 2>&1 &

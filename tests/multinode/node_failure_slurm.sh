@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 export RANKTUNE_NETNS_SLURMD_TIMEOUT=10
 start_slurm 3
-cfg=$SRC/configs/quickstart.toml
+cfg=$SRC/tests/data/quickstart_branin.toml
 sets=(--set experiment.num_samples=60 --set trainable.seconds_per_step=0.05)
 job=$(slogin "$RANKTUNE" slurm submit "$cfg" --results "$WORK/r.h5" --nodes 3 --workers 5 --time 10 "${sets[@]}" \
   2> "$WORK/submit.err") || { cat "$WORK/submit.err"; fail "submit exited $?"; }

@@ -4,7 +4,7 @@
 # stay consistent, and `ranktune report` reads it mid-run; both see the finished file whole.
 source "$(dirname "$0")/lib.sh"
 start_cluster 3
-cluster_mpirun 1,2,0 90 -np 3 "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/live.h5" \
+cluster_mpirun 1,2,0 90 -np 3 "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/live.h5" \
   --set experiment.num_samples=30 --set trainable.seconds_per_step=0.03 > "$WORK/out.txt" 2>&1 &
 run=$!
 for _ in $(seq 100); do [[ -e $WORK/live.h5 ]] && break; sleep 0.1; done

@@ -7,7 +7,7 @@
 # run (`ranktune simulate` of the same config), every (trial, iteration) once.
 source "$(dirname "$0")/lib.sh"
 start_slurm 3
-cfg=$SRC/configs/quickstart.toml
+cfg=$SRC/tests/data/quickstart_branin.toml
 # 30 trials x 20 steps x 0.05 s on 5 workers: about 6 s of work.
 sets=(--set experiment.num_samples=30 --set trainable.seconds_per_step=0.05)
 on node1 "$RANKTUNE" simulate "$cfg" --workers 5 --results "$WORK/ref.h5" "${sets[@]}" > /dev/null || fail "simulate exited $?"

@@ -3,14 +3,14 @@
 #  1. `ranktune slurm submit --nodes 3 --workers 5 --wait`: the generated script's
 #     `srun --mpi=pmix` puts the driver and the workers on three hosts (2 tasks per node,
 #     block distribution), the job's /stack has slurm_nnodes = 3, the node list and every host.
-#  2. A hand-written job script (README, "Running on a Slurm cluster") that launches with
+#  2. A hand-written job script (docs/guide/slurm.md) that launches with
 #     mpirun inside the allocation (its daemons start through srun) runs on 3 hosts too.
 source "$(dirname "$0")/lib.sh"
 start_slurm 3
 sets=(--set experiment.num_samples=12 --set trainable.seconds_per_step=0.005)
 
 # 1.
-slogin "$RANKTUNE" slurm submit "$SRC/configs/quickstart.toml" --results "$WORK/q.h5" --nodes 3 --workers 5 --time 5 \
+slogin "$RANKTUNE" slurm submit "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5" --nodes 3 --workers 5 --time 5 \
   "${sets[@]}" --wait > "$WORK/submit.out" 2> "$WORK/submit.err" \
   || { rc=$?; cat "$WORK/submit.err"; show_log "$WORK"/q-*.out; fail "slurm submit --nodes 3 --wait exited $rc"; }
 job=$(cat "$WORK/submit.out")
@@ -38,7 +38,7 @@ cat > "$WORK/hand.sbatch" <<SH
 #SBATCH --nodes=3
 #SBATCH --ntasks-per-node=2
 #SBATCH --output=$WORK/hand-%j.out
-mpirun --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/hand.h5" ${sets[*]}
+mpirun --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/hand.h5" ${sets[*]}
 SH
 hjob=$(slogin sbatch --parsable --wait "$WORK/hand.sbatch") || { show_log "$WORK"/hand-*.out; fail "the hand-written job failed"; }
 "$PY" - "$WORK/hand.h5" <<'PY' || { show_log "$WORK/hand-$hjob.out"; fail "results of the hand-written job"; }

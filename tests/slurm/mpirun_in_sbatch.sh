@@ -9,7 +9,7 @@ cat > "$WORK/job.sh" << EOF2
 #SBATCH --time=5
 #SBATCH --output=$WORK/job-%j.out
 mpirun --bind-to none bash -c 'echo "premise: OMPI_COMM_WORLD_RANK=\$OMPI_COMM_WORLD_RANK SLURM_PROCID=\$SLURM_PROCID"'
-mpirun --bind-to none "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/q.h5"
+mpirun --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5"
 EOF2
 job=$(timeout 180 sbatch --parsable --wait "$WORK/job.sh") || { show_log "$WORK"/job-*.out; fail "the sbatch job failed"; }
 log=$WORK/job-$job.out

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stopping a job by hand.
-# 1. `scancel --signal=TERM JOB` (the README's graceful stop): only the tasks get SIGTERM; rank 0
+# 1. `scancel --signal=TERM JOB` (docs/guide/slurm.md's graceful stop): only the tasks get SIGTERM; rank 0
 #    stops the running trials, flushes and exits 4, and the job script does not requeue (no
 #    time-limit warning came). The file ends with an `interrupted` event and has no RUNNING
 #    trial; `slurm status` says so. Once `ranktune run --resume` exists, resubmitting the
@@ -15,7 +15,7 @@ resume=()
 # prints its first status line; prints the job id.
 submit_running() {
   local job log
-  job=$("$RANKTUNE" slurm submit "$SRC/configs/quickstart.toml" --results "$1" --workers 2 --time 5 --requeue \
+  job=$("$RANKTUNE" slurm submit "$SRC/tests/data/quickstart_branin.toml" --results "$1" --workers 2 --time 5 --requeue \
     --set experiment.num_samples=200 "${resume[@]}" 2> "$WORK/submit.err") || { cat "$WORK/submit.err" >&2; fail "submit exited $?"; }
   log=${1%.h5}-$job.out
   for _ in $(seq 300); do grep -q "^\[ranktune quickstart\]" "$log" 2> /dev/null && break; sleep 0.1; done
@@ -50,7 +50,7 @@ PY
 "$RANKTUNE" slurm status "$WORK/c.h5" > "$WORK/status.txt" || fail "slurm status exited $?"
 grep -q "^job: *$job " "$WORK/status.txt" && grep -q "ended: interrupted" "$WORK/status.txt" \
   || { cat "$WORK/status.txt"; fail "status does not show the stopped job"; }
-"$RANKTUNE" slurm submit "$SRC/configs/quickstart.toml" --results "$WORK/c.h5" --workers 2 --time 5 \
+"$RANKTUNE" slurm submit "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/c.h5" --workers 2 --time 5 \
   --set experiment.num_samples=200 --wait > "$WORK/job2" 2> "$WORK/submit2.err" \
   || { cat "$WORK/submit2.err"; show_log "$WORK"/c-*.out; fail "the resumed job failed"; }
 check_results "$WORK/c.h5" 200 20

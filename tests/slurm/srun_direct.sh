@@ -2,7 +2,7 @@
 # `srun -n 5 ranktune run` without sbatch: Open MPI starts through PMIx, rank 0 drives 4
 # workers, the results file is complete and its stack says the job ran under srun.
 source "$(dirname "$0")/lib.sh"
-timeout 120 srun -n 5 --mpi=pmix "$RANKTUNE" run "$SRC/configs/quickstart.toml" --results "$WORK/q.h5" \
+timeout 120 srun -n 5 --mpi=pmix "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5" \
   > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "srun -n 5 ranktune run exited $?"; }
 grep -q "on 4 workers" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "expected 4 workers"; }
 check_results "$WORK/q.h5" 24 20

@@ -7,7 +7,7 @@
 # (the reference is `ranktune simulate` of the same config: same searcher, function, noise and
 # seed). Slurm checks time limits on a 30 s tick, so each allocation lasts up to ~40 s.
 source "$(dirname "$0")/lib.sh"
-cfg=$SRC/configs/quickstart.toml
+cfg=$SRC/tests/data/quickstart_branin.toml
 # 40 trials x 20 steps x 0.1 s on 2 workers: about 40 s of work, more than one allocation's share.
 sets=(--set experiment.num_samples=40 --set trainable.seconds_per_step=0.1)
 "$RANKTUNE" simulate "$cfg" --workers 2 --results "$WORK/ref.h5" "${sets[@]}" > /dev/null || fail "simulate exited $?"

@@ -359,7 +359,7 @@ TEST_F(EvalFileTest, SyntheticTrainablesHaveNoHeldOutEvaluation) {
   meta.experiment = "q";
   meta.metric = "loss";
   meta.mode = search::Mode::Min;
-  std::ifstream in(std::string(RANKTUNE_SOURCE_DIR) + "/configs/quickstart.toml");
+  std::ifstream in(std::string(RANKTUNE_SOURCE_DIR) + "/tests/data/quickstart_branin.toml");
   meta.config_text.assign(std::istreambuf_iterator<char>(in), {});
   io::StoreSchema schema;
   schema.metrics = {"loss"};
