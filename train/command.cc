@@ -689,7 +689,16 @@ StepResult CommandTrainable::finish() {
 StepResult CommandTrainable::parse(const std::string& line) {
   std::string reason;
   try {
-    search::Metrics m = io::metrics_from_json_line(line, metrics_);
+    std::vector<std::string> overflowed;
+    search::Metrics m = io::metrics_from_json_line(line, metrics_, &overflowed);
+    // Valid JSON, but beyond a double: recorded as inf (non_finite decides what that does
+    // to the trial), with a warning event that says where the inf came from.
+    for (const std::string& o : overflowed) {
+      const bool negative = o.compare(o.rfind("' = ") + 4, 1, "-") == 0;  // "'NAME' = NUMBER"
+      warnings_.push_back("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) + ": metric " + o +
+                          " on report line " + std::to_string(line_no_) +
+                          " is beyond the range of a double (about 1.8e308): recorded as " + (negative ? "-inf" : "inf"));
+    }
     if (!m.empty()) return StepResult{std::move(m), false};
     reason = "no numeric value in the object";
   } catch (const std::exception& e) {
