@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <cstring>
@@ -155,6 +156,10 @@ class RankWatch {
  public:
   RankWatch(std::string folder, int ranks) : folder_(std::move(folder)), expected_(ranks) {}
 
+  /// Ranks register as they start, before MPI_Init; those on other hosts never do. Past
+  /// this, the launcher stops looking for more and sleeps until something exits.
+  static constexpr auto kRegistration = std::chrono::seconds(60);
+
   /// Sleeps until mpirun (`mpirun_fd`, its pidfd; -1: none) or a watched rank exits, or for
   /// at most 100 ms while ranks may still register; notes the ranks that exited.
   void wait(int mpirun_fd) {
@@ -167,8 +172,8 @@ class RankWatch {
       fds.push_back({ranks_[i].fd.get(), POLLIN, 0});
       index.push_back(i);
     }
-    const bool all_in = static_cast<int>(ranks_.size()) >= expected_;
-    const int timeout = all_in && mpirun_fd >= 0 ? -1 : 100;
+    const bool looking = static_cast<int>(ranks_.size()) < expected_ && std::chrono::steady_clock::now() < until_;
+    const int timeout = !looking && mpirun_fd >= 0 ? -1 : 100;
     if (::poll(fds.data(), fds.size(), timeout) <= 0) return;  // EINTR: a forwarded signal
     const std::size_t first = mpirun_fd >= 0 ? 1 : 0;
     std::vector<std::size_t> now_gone;
@@ -204,7 +209,7 @@ class RankWatch {
 
   // Takes in the rank files written since the last look (the folder is ours, mode 0700).
   void scan() {
-    if (static_cast<int>(ranks_.size()) >= expected_) return;
+    if (static_cast<int>(ranks_.size()) >= expected_ || std::chrono::steady_clock::now() >= until_) return;
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(folder_, ec)) {
       const std::string name = entry.path().filename().string();
@@ -228,6 +233,7 @@ class RankWatch {
 
   std::string folder_;
   int expected_;
+  std::chrono::steady_clock::time_point until_ = std::chrono::steady_clock::now() + kRegistration;
   std::vector<Rank> ranks_;
   std::vector<std::size_t> first_;  ///< ranks_ that ended first
 };
