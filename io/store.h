@@ -379,8 +379,8 @@ std::optional<bool> writer_alive(const std::string& path);
 /// Whether the writer of `path` died without closing it (kill -9, the OOM killer, a lost
 /// node): the file is marked open for writing (and stays so a moment later), but no process
 /// holds its writer lock, which the kernel frees with the process. A writer clears the mark
-/// before it lets the lock go, and takes the lock before it makes the mark (see the body
-/// for the short windows at start). False when the lock cannot be probed.
+/// before it lets the lock go; a new file is marked a moment before its writer locks it,
+/// which a second probe of the lock 200 ms later covers. False when the lock cannot be probed.
 bool writer_died(const std::string& path);
 
 /// The bytes of `row` (a row of file.checkpoints), read from file.path and checked against

@@ -59,8 +59,8 @@ std::vector<std::string> mpirun_command(int workers, const std::vector<std::stri
 struct LaunchEnd {
   bool rank0_code = false;  ///< rank 0 left its exit code: the run ended as runs end
   /// Otherwise, what ended the job, for the user: "mpirun (pid P) was killed by signal
-  /// SIGKILL (9)", "rank 1 (a worker, pid P) ended first, killed by signal SIGKILL (9); mpirun
-  /// then ended the job", ...
+  /// SIGKILL (9), and the ranks ended with it", "rank 1 (a worker, pid P) ended first, killed
+  /// by signal SIGKILL (9), and mpirun ended the rest of the job", ...
   std::string what;
 };
 

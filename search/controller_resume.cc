@@ -122,9 +122,10 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
   saving_ = 0;
   searcher_finished_ = false;
   end_reason_ = EndReason::None;
-  // Without a stored count (an older state, or none), the trials past the searcher's total
-  // are the ones `ranktune ctl` added. Added while fewer existed, they were walked over as the
-  // searcher's (catch_up), which then plans as many fewer: the count stays right either way.
+  // Without a stored count (a state older than version 4, or none) it is guessed: the trials
+  // past the searcher's total. With no state that is exact, since the searcher was walked
+  // over every trial (catch_up), added ones too, and plans as many fewer; an older state
+  // misses the trials added while fewer existed than the searcher planned.
   const std::int64_t total = searcher_->total();
   added_ = stored_added ? *stored_added
                         : total < 0 ? 0 : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials_.size()) - total);
