@@ -4,8 +4,12 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -45,6 +49,24 @@ std::pair<std::string, search::Value> parse_assignment(const std::string& text) 
   return {name, v};
 }
 
+// A trial id or a count as typed: decimal digits that fit an int64. CLI11 reads integers
+// with strtoll in base 0, which gives the largest value for any longer number (trial
+// 99999999999999999999 was echoed as 9223372036854775807) and octal for a leading 0.
+CLI::Validator whole_number(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+          return "'" + text + "' is not a " + what + " (a whole number, such as 7)";
+        std::int64_t value = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), value).ec == std::errc::result_out_of_range)
+          return "'" + text + "' is out of range: a " + what + " is at most " +
+                 std::to_string(std::numeric_limits<std::int64_t>::max());
+        text = std::to_string(value);  // leading zeros are decimal, not octal
+        return "";
+      },
+      "", what);
+}
+
 std::string new_id() {
   std::random_device rd;
   char buf[32];
@@ -69,8 +91,12 @@ int run_ctl(const CtlOptions& o) {
   // The bound rank 0 applies to one request (controller/control.h), for a prompt answer.
   if (r.count > controller::kMaxAddCount)
     throw std::invalid_argument("ctl add --count: " + controller::check_added_trials(r.count, 0, -1));
+  std::map<std::string, std::string> given;  // name -> its assignment, to name a repeat
   for (const std::string& a : o.assignments) {
     auto [name, value] = parse_assignment(a);
+    if (const auto [it, fresh] = given.emplace(name, a); !fresh)
+      throw std::invalid_argument("'" + name + "' is given twice (" + it->second + " and " + a +
+                                  "): give each parameter once");
     r.config[name] = value;
   }
   // Checked here for a prompt answer; rank 0 checks again (the file is an open channel).
@@ -99,13 +125,17 @@ int run_ctl(const CtlOptions& o) {
     } catch (const io::StoreError&) {
       continue;  // caught mid-flush by a reader of a live file: look again
     }
-    for (auto it = now.events.rbegin(); it != now.events.rend(); ++it) {
-      if (it->kind != "control" || it->message.rfind(tag, 0) != 0) continue;
-      const std::string answer = it->message.substr(tag.size());
+    // The answer first; then, for a `pending` one, the second answer that says it took
+    // effect when that came already (a changed trial now goes on within a step or two).
+    std::optional<int> code;
+    for (const io::EventRow& e : now.events) {
+      if (e.kind != "control" || e.message.rfind(tag, 0) != 0) continue;
+      const std::string answer = e.message.substr(tag.size());
       std::printf("ranktune ctl: %s\n", answer.c_str());
       const bool accepted = answer.rfind("applied", 0) == 0 || answer.rfind("pending", 0) == 0;
-      return accepted ? experiment::kExitOk : experiment::kExitUsage;
+      if (!code) code = accepted ? experiment::kExitOk : experiment::kExitUsage;
     }
+    if (code) return *code;
   }
   std::fprintf(stderr,
                "ranktune ctl: no answer from the run within %.0f s. Rank 0 reads %s four times a second while it "
@@ -128,7 +158,8 @@ void setup_ctl(CLI::App& app) {
   auto* ctl_add = ctl_cmd->add_subcommand("add", "Add a trial with the given config (every parameter of the space)");
   for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
     sub->add_option("results", ctl->results, "Results file of the running experiment (.h5)")->required();
-    if (sub != ctl_add) sub->add_option("trial", ctl->trial, "Trial id")->required()->check(CLI::PositiveNumber);
+    if (sub != ctl_add)
+      sub->add_option("trial", ctl->trial, "Trial id")->required()->check(whole_number("trial id"))->check(CLI::PositiveNumber);
     if (sub != ctl_stop) {
       auto* values = sub->add_option("values", ctl->assignments, "name=value ... (e.g. lr=0.01 activation=tanh)");
       if (sub == ctl_set) values->required();
@@ -136,6 +167,7 @@ void setup_ctl(CLI::App& app) {
     }
   }
   ctl_add->add_option("--count", ctl->count, "Instead of a config: this many more trials from the search algorithm")
+      ->check(whole_number("count"))
       ->check(CLI::PositiveNumber);
   for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
     on_run(sub, [ctl, op = sub->get_name()] {

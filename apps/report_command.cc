@@ -83,18 +83,29 @@ int run_report(const ReportOptions& o) {
     std::signal(SIGTERM, on_watch_signal);
     std::printf("watching %s: %s every %g s (Ctrl-C stops)\n", o.results.c_str(), o.html.c_str(), o.watch_s);
     std::fflush(stdout);
+    bool died = false;
     while (true) {
-      const bool live = io::marked_open_for_writing(o.results) && !g_stop_watching;
+      bool live = io::marked_open_for_writing(o.results) && !g_stop_watching;
+      // A writer killed with kill -9 never clears the mark: without this the page said
+      // RUNNING and reloaded itself forever. Its lock, which the kernel freed, tells.
+      if (live && io::writer_died(o.results)) live = !(died = true);
       const io::ResultsFile file = io::ResultsFile::read(o.results);
       const report::RunConfig config = report::run_config(file);
       html.config = &config;
       html.refresh_s = live ? o.watch_s : 0;
+      html.writer_died = died;
       sys::replace_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
       if (!live) break;
       for (double waited = 0; waited < o.watch_s && !g_stop_watching; waited += 0.1)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     std::printf("wrote %s (final)\n", o.html.c_str());
+    if (died)
+      std::fprintf(stderr,
+                   "ranktune report: the run writing %s is no longer running: the file is still marked open for "
+                   "writing, but no process holds it (its rank 0 was killed: kill -9, the OOM killer, a lost node). "
+                   "The page says so; `ranktune run CONFIG --results %s --resume` goes on with it.\n",
+                   o.results.c_str(), o.results.c_str());
     return 0;
   }
 

@@ -1,7 +1,10 @@
 // `ranktune run`: runs an experiment; started plainly it checks the config and launches
 // itself under mpirun, under MPI rank 0 drives (mpi/driver.h) and the others work.
 
+#include <chrono>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -12,9 +15,13 @@
 #include "experiment/experiment.h"
 #include "experiment/resume.h"
 #include "io/control_file.h"
+#include "io/store.h"
 #include "mpi/driver.h"
 #include "mpi/launch.h"
 #include "mpi/worker.h"
+#include "report/html.h"
+#include "report/run_config.h"
+#include "sys/safe_fs.h"
 #include "train/command.h"
 
 namespace ranktune::apps {
@@ -25,6 +32,33 @@ std::string joined(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
   return s;
+}
+
+// The live page ([report] html) of a run whose rank 0 died: rank 0 left it reloading
+// itself, its trials RUNNING. Rewritten from the results file as final, saying the run is no
+// longer running, once rank 0 is gone (it ends within a moment of mpirun: it watches its
+// parent). False when there is nothing to rewrite: rank 0 closed the file, or still holds it.
+bool finish_dead_run_page(const config::ExperimentConfig& cfg) {
+  bool died = false;
+  for (int look = 0; look < 20 && io::marked_open_for_writing(cfg.results); ++look) {
+    if ((died = io::writer_died(cfg.results))) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!died) return false;
+  try {
+    const io::ResultsFile file = io::ResultsFile::read(cfg.results);
+    const report::RunConfig config = report::run_config(file);
+    report::HtmlOptions o;
+    o.top = 100;  // as the live page has it
+    o.config = &config;
+    o.writer_died = true;
+    sys::replace_file(cfg.report_html, report::render_html(file, {}, o));
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ranktune: the live page %s still says the run is going: it could not be rewritten: %s\n",
+                 cfg.report_html.c_str(), e.what());
+    return false;
+  }
 }
 
 }  // namespace
@@ -48,9 +82,19 @@ int run_run(const RunOptions& o, int argc, char** argv) {
                                                 " or more (got --np " + std::to_string(workers) + ")");
     }
     std::string error;
+    mpi::LaunchEnd end;
     const int code =
         mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()),
-                              train::run_folder_key(cfg.results), error);
+                              train::run_folder_key(cfg.results), error, &end);
+    if (code >= 0 && !end.rank0_code) {
+      // Killed before rank 0 could end the run (it leaves its code then, even on Ctrl-C).
+      const bool page = !cfg.report_html.empty() && finish_dead_run_page(cfg);
+      std::fprintf(stderr,
+                   "ranktune: the run was killed: %s. %s keeps what rank 0 committed: run the same command again "
+                   "to resume it.%s Exit code %d.\n",
+                   end.what.c_str(), cfg.results.c_str(),
+                   page ? (" The live page " + cfg.report_html + " says so.").c_str() : "", code);
+    }
     if (code >= 0) return code;
     std::fprintf(stderr, "ranktune: %s\n", error.c_str());
     return experiment::kExitInternal;

@@ -13,7 +13,7 @@ namespace ranktune::controller {
 
 // The controller speaks search/'s vocabulary (trials, configs, metrics, searchers and
 // schedulers); its names are used unqualified throughout controller/.
-using namespace ranktune::controller;
+using namespace ranktune::search;
 using search::to_string;  // overloaded here too (EndReason, ControlRequest::Kind)
 
 struct ControlRequest {

@@ -227,6 +227,7 @@ void Controller::end_abandoned(double now) {
       t.saving = false;
       --saving_;
     }
+    unhold(t);
     finish(t, TrialStatus::Terminated, now);
     changed(t);
   }
@@ -399,18 +400,22 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
     // Paused by a graceful stop while it ran: its scheduler still judges the result, or a
     // rung it reached now would be skipped after the resume. The worker is pausing anyway;
     // what changes is what the trial is once its checkpoint lands.
+    bool freed = false;  // the workers held for it (a `ctl set`) are free again
     if (requeue_on_checkpoint_.count(t.id) > 0) {
       const Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
       if (d == Decision::Pause) {
         requeue_on_checkpoint_.erase(t.id);  // the scheduler's own pause: it stays PAUSED
+        freed = unhold(t);
       } else if (d == Decision::Stop) {
         requeue_on_checkpoint_.erase(t.id);
         t.saving = false;
         --saving_;
+        freed = unhold(t);
         finish(t, TrialStatus::Terminated, now);
       }
     }
     changed(t);
+    if (freed) dispatch(now, out);
     return;
   }
 
@@ -461,14 +466,26 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   end_abandoned(now);
 }
 
-void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out) {
+void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out, bool hold) {
   for (int w : t.workers) out.push_back({Instruction::Kind::Pause, t.id, w, t.attempt, {}});
-  release(t);
+  if (hold) {
+    held_[t.id] = std::exchange(t.workers, {});
+  } else {
+    release(t);
+  }
   set_status(t, TrialStatus::Paused);
   t.saving = true;
   ++saving_;
   event(now, &t, "pause", "at iteration " + std::to_string(t.iterations));
   changed(t);
+}
+
+bool Controller::unhold(const Trial& t) {
+  const auto it = held_.find(t.id);
+  if (it == held_.end()) return false;
+  idle_workers_.insert(idle_workers_.end(), it->second.begin(), it->second.end());
+  held_.erase(it);
+  return true;
 }
 
 bool Controller::exploit_trial(Trial& t, Exploit e, double now, std::vector<Instruction>& out) {
@@ -521,6 +538,17 @@ std::vector<Instruction> Controller::on_checkpoint(TrialId id, int attempt, std:
     // so that after a resume any scheduler runs it again.
     if (requeue_on_checkpoint_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(*t);
+    // Paused by `ctl set`: it goes on now, with the new values, on the workers it paused on.
+    if (const auto h = held_.find(t->id); h != held_.end()) {
+      std::vector<int> workers = std::move(h->second);
+      held_.erase(h);
+      if (accepting() && t->status == TrialStatus::Pending) {
+        start_trial(*t, std::move(workers), now, out);  // records the change (begin_run)
+        dispatch(now, out);
+        return out;
+      }
+      idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
+    }
   }
   changed(*t);
   dispatch(now, out);
@@ -587,6 +615,10 @@ std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
     if (t == nullptr || !t->saving || t->attempt != attempt) return out;
     t->saving = false;
     --saving_;
+    // No checkpoint to go on from: the workers held for a `ctl set` are free (the retry
+    // below starts wherever a worker is), and the failed pause no longer requeues it.
+    unhold(*t);
+    requeue_on_checkpoint_.erase(t->id);
     if (t->finished()) {  // its at_end checkpoint failed: the trial's result stands
       event(now, t, "warning", "no checkpoint at the end: " + reason);
       dispatch(now, out);
@@ -635,6 +667,8 @@ std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus f
   }
   // Nothing starts again in this run: a change still waiting is lost with it (a resume
   // does not carry it over; the warning says to send it again).
+  for (const auto& [id, workers] : held_) idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
+  held_.clear();
   for (auto& t : trials_)
     if (!t.finished())
       not_applied(t, std::string("the run ended (") + to_string(why) + ") before the trial started again; send it " +
@@ -678,6 +712,7 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
       // Pending or paused: nothing runs. A paused trial still saving keeps its count in
       // saving_ until the checkpoint lands (on_checkpoint settles a finished trial's).
       requeue_on_checkpoint_.erase(t->id);
+      unhold(*t);
       finish(*t, TrialStatus::Terminated, now);
       changed(*t);
     }
@@ -712,7 +747,7 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
     // sees the Pause, so the checkpoint (and the change) can come a few iterations later.
     when = "when it resumes from its next checkpoint (pausing it at iteration " + std::to_string(t->iterations) +
            "; it may run on a few iterations first)";
-    pause_trial(*t, now, out);
+    pause_trial(*t, now, out, /*hold=*/true);
     requeue_on_checkpoint_.insert(t->id);
   } else if (t->saving) {
     when = "when it resumes from the checkpoint it is saving";

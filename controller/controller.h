@@ -250,7 +250,13 @@ class Controller {
   void fail_attempt(Trial& t, const std::string& reason, double now);
   void finish(Trial& t, TrialStatus s, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
-  void pause_trial(Trial& t, double now, std::vector<Instruction>& out);
+  /// `hold`: its workers stay its own (held_) instead of going back to the idle queue, and
+  /// it goes on on them as soon as the checkpoint is stored (a `ctl set`).
+  void pause_trial(Trial& t, double now, std::vector<Instruction>& out, bool hold = false);
+  /// The workers held for `t` (held_), if any, go back to the idle queue: it will not go on
+  /// on them (it ended, its scheduler paused it, its checkpoint failed, the run is ending).
+  /// True when there were some.
+  bool unhold(const Trial& t);
   /// Restarts a running trial on its worker from the donor's checkpoint with a new config.
   /// False (and nothing done) when the donor has no stored checkpoint.
   bool exploit_trial(Trial& t, Exploit e, double now, std::vector<Instruction>& out);
@@ -282,6 +288,10 @@ class Controller {
   // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
   // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.
   std::set<TrialId> requeue_on_checkpoint_;
+  // The workers of a trial that `ctl set` paused, kept for it until its checkpoint is stored:
+  // it goes on on them at once then. Given back to the idle queue, another trial took them
+  // as the Pause was sent, and the changed trial waited, PENDING, until some trial ended.
+  std::map<TrialId, std::vector<int>> held_;
   bool searcher_finished_ = false;
   std::int64_t added_ = 0;               // trials added by on_control, beyond the searcher's
   std::int64_t extended_ = 0;            // trials on_control asked of the searcher beyond its plan

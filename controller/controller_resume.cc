@@ -2,6 +2,7 @@
 // (save_state) and the rebuild of the experiment from that file (resume). The rest of the
 // state machine is in controller.cc.
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -18,7 +19,10 @@ std::string Controller::save_state() const {
   // Version 3 adds the trials that existed when it was saved, and which of them were still
   // running: a resume from a state older than the file's rows (the disk filled as the state
   // was written, but the rows went in) catches the searcher and scheduler up on the rest.
-  out << "controller 3\nextended " << extended_ << "\ntrials " << trials_.size() << " open";
+  // Version 4 adds the trials `ranktune ctl add` appended with a config: the searcher's
+  // total leaves them out, and while fewer trials exist than it plans they cannot be told
+  // from its own, so the status line counted "9 of 8" after a resume (issue 27 item 12).
+  out << "controller 4\nextended " << extended_ << "\nadded " << added_ << "\ntrials " << trials_.size() << " open";
   std::size_t open = 0;
   for (const Trial& t : trials_) open += t.finished() ? 0 : 1;
   out << ' ' << open;
@@ -46,6 +50,7 @@ void Controller::catch_up(const Trial& t) {
 
 void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
                         const std::string& state, const std::string& cause, double now) {
+  std::optional<std::int64_t> stored_added;  // the state's count of added trials (version 4)
   for (std::size_t i = 0; i < trials.size(); ++i)
     if (trials[i].id != static_cast<TrialId>(i + 1))
       throw std::invalid_argument("resume: trial ids are not 1.." + std::to_string(trials.size()));
@@ -53,13 +58,20 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     std::istringstream in(state);
     std::string tag;
     int version = 0;
-    if (!(in >> tag >> version) || tag != "controller" || version < 1 || version > 3)
-      throw std::invalid_argument("resume: the stored state has no 'controller 1', '2' or '3' header");
+    if (!(in >> tag >> version) || tag != "controller" || version < 1 || version > 4)
+      throw std::invalid_argument("resume: the stored state has no 'controller 1' to '4' header");
     std::int64_t extended = 0;
     if (version >= 2) {
       std::string word;
       if (!(in >> word >> extended) || word != "extended" || extended < 0)
         throw std::invalid_argument("resume: the stored state has a bad 'extended' line");
+    }
+    if (version >= 4) {
+      std::string word;
+      std::int64_t added = -1;
+      if (!(in >> word >> added) || word != "added" || added < 0 || added > kMaxAddedTrials)
+        throw std::invalid_argument("resume: the stored state has a bad 'added' line");
+      stored_added = added;
     }
     // Version 1 and 2 states did not say how many trials they knew: taken to know them all.
     std::size_t known = trials.size();
@@ -106,12 +118,17 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
   trials_ = std::move(trials);
   counts_ = {};
   idle_workers_.clear();
+  held_.clear();
   saving_ = 0;
   searcher_finished_ = false;
   end_reason_ = EndReason::None;
-  // Trials past the searcher's total were added by `ranktune ctl`: the count shows them.
+  // Without a stored count (a state older than version 4, or none) it is guessed: the trials
+  // past the searcher's total. With no state that is exact, since the searcher was walked
+  // over every trial (catch_up), added ones too, and plans as many fewer; an older state
+  // misses the trials added while fewer existed than the searcher planned.
   const std::int64_t total = searcher_->total();
-  added_ = total < 0 ? 0 : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials_.size()) - total);
+  added_ = stored_added ? *stored_added
+                        : total < 0 ? 0 : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials_.size()) - total);
   for (Trial& t : trials_) {
     // /trials.workers names the ranks of its last attempt (of the run before): kept as such.
     if (t.ran_on.empty()) t.ran_on = std::move(t.workers);

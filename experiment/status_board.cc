@@ -76,11 +76,12 @@ void StatusBoard::draw(const controller::Controller& c, double now) {
 
   if (!tty_) {
     std::fprintf(out_,
-                 "[ranktune %s] %s | trials %lld%s: running %lld, pending %lld, terminated %lld, "
+                 "[ranktune %s] %s | trials %lld%s: running %lld, pending %lld, paused %lld, terminated %lld, "
                  "error %lld | best %s\n",
                  experiment_.c_str(), time.str().c_str(), static_cast<long long>(created), of.c_str(),
                  static_cast<long long>(count(TrialStatus::Running)),
-                 static_cast<long long>(count(TrialStatus::Pending) + count(TrialStatus::Paused)),
+                 static_cast<long long>(count(TrialStatus::Pending)),
+                 static_cast<long long>(count(TrialStatus::Paused)),
                  static_cast<long long>(count(TrialStatus::Terminated)),
                  static_cast<long long>(count(TrialStatus::Error)), best.str().c_str());
     std::fflush(out_);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -60,12 +61,56 @@ std::string json_type(const nlohmann::json& v) {
   return std::string("a JSON ") + v.type_name();
 }
 
+// Stands for the overflowing number `overflow[N]` in a line that replace_overflows rewrote:
+// a string no report holds (it starts with a control character).
+const std::string kOverflowTag = "\x01ranktune overflow ";
+
+// Replaces each number of `line` (outside strings) that is too large for a double with the
+// string kOverflowTag + its index in `numbers`, where its text goes. JSON numbers have no
+// limit, but nlohmann::json refuses one that overflows, so that `1e309` failed a trial as
+// "not valid JSON". Returns whether it replaced any.
+bool replace_overflows(std::string& line, std::vector<std::string>& numbers) {
+  std::string out;
+  bool in_string = false, escaped = false, replaced = false;
+  for (std::size_t i = 0; i < line.size();) {
+    const char c = line[i];
+    if (in_string) {
+      in_string = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+      out += line[i++];
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c != '-' && (c < '0' || c > '9')) {
+      out += line[i++];
+      continue;
+    }
+    const std::size_t end = line.find_first_not_of("0123456789+-.eE", i);
+    const std::string number = line.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    i += number.size();
+    // strtod, as nlohmann::json reads numbers: an overflow gives +-HUGE_VAL (inf), an
+    // underflow a finite value, which the parser takes.
+    if (const double v = std::strtod(number.c_str(), nullptr); std::isinf(v)) {
+      nlohmann::json tag = kOverflowTag + std::to_string(numbers.size());
+      out += tag.dump();
+      numbers.push_back(number);
+      replaced = true;
+    } else {
+      out += number;
+    }
+  }
+  line = std::move(out);
+  return replaced;
+}
+
 }  // namespace
 
-search::Metrics metrics_from_json_line(const std::string& line, const std::vector<std::string>& recorded) {
+search::Metrics metrics_from_json_line(const std::string& line, const std::vector<std::string>& recorded,
+                                       std::vector<std::string>* overflowed) {
   // JSON has no NaN or Infinity; Python's json.dumps writes them bare, so accept those
   // spellings too rather than fail a trial over a common idiom.
   nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> numbers;  // the overflowing numbers' texts (replace_overflows)
   if (j.is_discarded()) {
     std::string fixed = line;
     for (const auto& [from, to] : {std::pair{"-Infinity", "\"-inf\""},
@@ -75,12 +120,18 @@ search::Metrics metrics_from_json_line(const std::string& line, const std::vecto
       }
     }
     j = nlohmann::json::parse(fixed, nullptr, false);
+    if (j.is_discarded() && replace_overflows(fixed, numbers)) j = nlohmann::json::parse(fixed, nullptr, false);
     if (j.is_discarded()) throw std::invalid_argument("not valid JSON");
   }
   if (!j.is_object()) throw std::invalid_argument("a JSON line must be an object of metrics");
   search::Metrics m;
   for (const auto& [k, v] : j.items()) {
-    if (v.is_number()) {
+    if (v.is_string() && !numbers.empty() && v.get_ref<const std::string&>().rfind(kOverflowTag, 0) == 0) {
+      const std::string& number = numbers.at(std::stoul(v.get_ref<const std::string&>().substr(kOverflowTag.size())));
+      m[k] = number[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      if (overflowed != nullptr)
+        overflowed->push_back("'" + (k.size() > 60 ? k.substr(0, 60) + "..." : k) + "' = " + number.substr(0, 40));
+    } else if (v.is_number()) {
       m[k] = v.get<double>();
     } else if (v.is_null()) {
       m[k] = std::numeric_limits<double>::quiet_NaN();

@@ -24,7 +24,10 @@ search::Config config_from_json(const nlohmann::json& j);
 /// experiment records) has any other value (a string such as "0.5", a boolean, an object,
 /// an array): read as missing it would pass for an iteration with a NaN metric, even with
 /// non_finite = "error". Other keys with such values are not metrics and are left out, so a
-/// script may report `"phase": "train"` beside its numbers.
-search::Metrics metrics_from_json_line(const std::string& line, const std::vector<std::string>& recorded);
+/// script may report `"phase": "train"` beside its numbers. A number too large for a double
+/// (`1e309`: valid JSON, which JSON parsers refuse as an overflow) becomes +-inf, and its key
+/// and text ("'loss' = 1e309") are added to `overflowed` when given, for a warning.
+search::Metrics metrics_from_json_line(const std::string& line, const std::vector<std::string>& recorded,
+                                       std::vector<std::string>* overflowed = nullptr);
 
 }  // namespace ranktune::io

@@ -138,6 +138,28 @@ bool marked_open_for_writing(const std::string& path) {
   return flags && *flags != 0;
 }
 
+std::optional<bool> writer_alive(const std::string& path) {
+  const sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  struct flock whole {};  // would a write lock of the whole file conflict with one held?
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  if (::fcntl(fd.get(), F_OFD_GETLK, &whole) != 0) return std::nullopt;
+  return whole.l_type != F_UNLCK;
+}
+
+bool writer_died(const std::string& path) {
+  // Mark, then no lock, then the mark still there: a writer that closed the file cleared the
+  // mark before it let the lock go, so it was not a clean close. The lock is probed twice,
+  // apart: a new writer makes the file (its mark) a moment before it takes the lock.
+  if (!marked_open_for_writing(path)) return false;
+  for (int probe = 0; probe < 2; ++probe) {
+    if (probe > 0) ::usleep(200 * 1000);
+    if (writer_alive(path).value_or(true)) return false;
+  }
+  return marked_open_for_writing(path);
+}
+
 std::optional<ResultsFile> read_for_resume(const std::string& path) {
   const h5::Quiet quiet;
   std::error_code ec;

@@ -355,6 +355,19 @@ std::optional<ResultsFile> read_for_resume(const std::string& path);
 /// nodes whatever the file system's locking. False for a file that is not HDF5.
 bool marked_open_for_writing(const std::string& path);
 
+/// Whether a process holds `path`'s writer lock now (detail::WriterLock: a run's rank 0, or
+/// `eval` recording). Probed with F_OFD_GETLK, which takes no lock, so a live writer is not
+/// disturbed. nullopt when it cannot tell: the file does not open, or its file system has
+/// no fcntl locks (where writers go unlocked too).
+std::optional<bool> writer_alive(const std::string& path);
+
+/// Whether the writer of `path` died without closing it (kill -9, the OOM killer, a lost
+/// node): the file is marked open for writing (and stays so a moment later), but no process
+/// holds its writer lock, which the kernel frees with the process. A writer clears the mark
+/// before it lets the lock go; a new file is marked a moment before its writer locks it,
+/// which a second probe of the lock 200 ms later covers. False when the lock cannot be probed.
+bool writer_died(const std::string& path);
+
 /// The bytes of `row` (a row of file.checkpoints), read from file.path and checked against
 /// the row's size and CRC-32C. Throws StoreError for a dropped row, a range outside
 /// /checkpoint_data or a checksum mismatch.

@@ -2,6 +2,7 @@
 // signals passed on, the exit code handed back, and ranks that end with their parent.
 #include "mpi/launch.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <cstring>
@@ -144,10 +146,102 @@ extern "C" void forward_signal(int sig) {
   if (g_mpirun > 0) kill(g_mpirun, sig);
 }
 
+constexpr const char* kRankFilePrefix = "rank-";  // RUN_FOLDER/rank-N holds rank N's pid
+
+// The ranks of a self-launched job on this host, as they register (register_rank), watched
+// while mpirun runs. mpirun's exit code says that a process was killed, not which: when a
+// rank dies, mpirun ends the others, and only the order of their ends tells a killed worker
+// from a killed rank 0.
+class RankWatch {
+ public:
+  RankWatch(std::string folder, int ranks) : folder_(std::move(folder)), expected_(ranks) {}
+
+  /// Ranks register as they start, before MPI_Init; those on other hosts never do. Past
+  /// this, the launcher stops looking for more and sleeps until something exits.
+  static constexpr auto kRegistration = std::chrono::seconds(60);
+
+  /// Sleeps until mpirun (`mpirun_fd`, its pidfd; -1: none) or a watched rank exits, or for
+  /// at most 100 ms while ranks may still register; notes the ranks that exited.
+  void wait(int mpirun_fd) {
+    scan();
+    std::vector<pollfd> fds;
+    if (mpirun_fd >= 0) fds.push_back({mpirun_fd, POLLIN, 0});
+    std::vector<std::size_t> index;  // ranks_ by fds entry, after mpirun's
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      if (ranks_[i].gone || !ranks_[i].fd) continue;
+      fds.push_back({ranks_[i].fd.get(), POLLIN, 0});
+      index.push_back(i);
+    }
+    const bool looking = static_cast<int>(ranks_.size()) < expected_ && std::chrono::steady_clock::now() < until_;
+    const int timeout = !looking && mpirun_fd >= 0 ? -1 : 100;
+    if (::poll(fds.data(), fds.size(), timeout) <= 0) return;  // EINTR: a forwarded signal
+    const std::size_t first = mpirun_fd >= 0 ? 1 : 0;
+    std::vector<std::size_t> now_gone;
+    for (std::size_t k = first; k < fds.size(); ++k)
+      if (fds[k].revents != 0) now_gone.push_back(index[k - first]);
+    for (const std::size_t i : now_gone) ranks_[i].gone = true;
+    // The first ranks seen gone, unless mpirun went in the same wake (it ended them all).
+    const bool mpirun_gone = mpirun_fd >= 0 && fds[0].revents != 0;
+    if (first_.empty() && !mpirun_gone) first_ = now_gone;
+  }
+
+  /// "rank 1 (a worker, pid 123)": the ranks that ended first, while mpirun still ran; ""
+  /// when unknown (none did, or some rank of the job never registered here: it runs on
+  /// another host, where it may have been the first).
+  std::string first_text() const {
+    if (first_.empty() || static_cast<int>(ranks_.size()) < expected_) return "";
+    std::string out;
+    for (const std::size_t i : first_) {
+      const Rank& r = ranks_[i];
+      out += (out.empty() ? "" : " and ") + std::string("rank ") + std::to_string(r.rank) +
+             (r.rank == 0 ? " (the driver, pid " : " (a worker, pid ") + std::to_string(r.pid) + ")";
+    }
+    return out;
+  }
+
+ private:
+  struct Rank {
+    int rank = -1;
+    pid_t pid = -1;
+    sys::UniqueFd fd;  ///< a pidfd: readable once it has exited
+    bool gone = false;
+  };
+
+  // Takes in the rank files written since the last look (the folder is ours, mode 0700).
+  void scan() {
+    if (static_cast<int>(ranks_.size()) >= expected_ || std::chrono::steady_clock::now() >= until_) return;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folder_, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind(kRankFilePrefix, 0) != 0) continue;
+      const int rank = std::atoi(name.c_str() + std::strlen(kRankFilePrefix));
+      if (std::any_of(ranks_.begin(), ranks_.end(), [&](const Rank& r) { return r.rank == rank; })) continue;
+      long pid = 0;
+      if (std::FILE* f = std::fopen(entry.path().c_str(), "r")) {
+        if (std::fscanf(f, "%ld", &pid) != 1) pid = 0;
+        std::fclose(f);
+      }
+      if (pid <= 1) continue;  // still being written: the next look takes it
+      Rank r;
+      r.rank = rank;
+      r.pid = static_cast<pid_t>(pid);
+      r.fd = sys::open_pidfd(r.pid);
+      r.gone = !r.fd && kill(r.pid, 0) != 0;
+      ranks_.push_back(std::move(r));
+    }
+  }
+
+  std::string folder_;
+  int expected_;
+  std::chrono::steady_clock::time_point until_ = std::chrono::steady_clock::now() + kRegistration;
+  std::vector<Rank> ranks_;
+  std::vector<std::size_t> first_;  ///< ranks_ that ended first
+};
+
 }  // namespace
 
 int run_under_mpirun(int workers, const std::vector<std::string>& args, const std::string& run_key,
-                     std::string& error) {
+                     std::string& error, LaunchEnd* end) {
   if (geteuid() == 0) {
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
@@ -203,16 +297,39 @@ int run_under_mpirun(int workers, const std::vector<std::string>& args, const st
   trace("launcher: spawning mpirun");
   if (const int err = sys::ChildProcess::spawn(request, child); err != 0) return cannot_run(err, mpirun.path);
   g_mpirun = child.pid();
-  child.wait_exit(std::nullopt);
+  RankWatch ranks(folder.path(), workers + 1);
+  while (!child.wait_exit(std::chrono::steady_clock::now())) ranks.wait(child.pidfd());
   trace("launcher: mpirun exited");
   g_mpirun = -1;  // before the reap frees its pid for reuse
+  const pid_t mpirun_pid = child.pid();
   const std::optional<int> reaped = child.reap();
   const int status = reaped.value_or(0);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  LaunchEnd how;
   if (std::FILE* f = std::fopen(code_file.c_str(), "r")) {
-    if (int rank0 = 0; std::fscanf(f, "%d", &rank0) == 1) code = rank0;
+    if (int rank0 = 0; std::fscanf(f, "%d", &rank0) == 1) {
+      code = rank0;
+      how.rank0_code = true;
+    }
     std::fclose(f);
   }
+  if (!how.rank0_code) {
+    // Killed, not ended: say by what, since mpirun is silent when it is the one killed, and
+    // its exit code (128 + N) does not name the process that got signal N.
+    const int sig = code > 128 && code < 128 + 65 ? code - 128 : 0;
+    const std::string by = sig > 0 ? ", killed by signal " + sys::signal_description(sig) : "";
+    if (WIFSIGNALED(status)) {
+      how.what = "mpirun (pid " + std::to_string(mpirun_pid) + ") was killed by signal " +
+                 sys::signal_description(WTERMSIG(status)) + ", and the ranks ended with it";
+    } else if (const std::string first = ranks.first_text(); !first.empty()) {
+      how.what = first + " ended first" + by + ", and mpirun ended the rest of the job";
+    } else {
+      how.what = std::string(sig > 0 ? "a rank of the job was killed by signal " + sys::signal_description(sig) + " (mpirun's notice above names it)"
+                                     : "the job ended without rank 0's exit code") +
+                 "; mpirun exited with code " + std::to_string(code);
+    }
+  }
+  if (end != nullptr) *end = how;
   return code;  // the folder goes with `folder`
 }
 
@@ -242,18 +359,40 @@ std::atomic<bool> g_job_ending{false};
   // `run --resume` handles.
   sys::emergency_cleanup();
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-  if (const char* code_file = std::getenv("RANKTUNE_EXIT_CODE_FILE");
-      is_parent && code_file != nullptr && rank != nullptr && std::string(rank) == "0") {
-    // The self-launcher's run folder, if the launcher died too (else it removes it).
-    unlink(code_file);
-    rmdir(std::filesystem::path(code_file).parent_path().c_str());
+  if (const char* code_file = std::getenv("RANKTUNE_EXIT_CODE_FILE"); is_parent && code_file != nullptr && rank != nullptr) {
+    // The self-launcher's run folder, if the launcher died too (else it removes it): each
+    // rank removes its own file (register_rank), rank 0 the exit code's too; the last one to
+    // try removes the folder, empty by then.
+    const std::filesystem::path folder = std::filesystem::path(code_file).parent_path();
+    unlink((folder / (std::string(kRankFilePrefix) + rank)).c_str());
+    if (std::string(rank) == "0") unlink(code_file);
+    rmdir(folder.c_str());
   }
   _exit(experiment::kExitInternal);
 }
 
 }  // namespace
 
+namespace {
+
+// A rank of a self-launched run leaves its pid in the launcher's run folder (RankWatch), when
+// that folder is on this host (a rank elsewhere has no such folder: it is not watched).
+void register_rank() {
+  const char* code_file = std::getenv("RANKTUNE_EXIT_CODE_FILE");
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (code_file == nullptr || rank == nullptr || *rank == '\0' || std::strspn(rank, "0123456789") != std::strlen(rank))
+    return;
+  const std::filesystem::path path = std::filesystem::path(code_file).parent_path() / (std::string(kRankFilePrefix) + rank);
+  const sys::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return;
+  const std::string pid = std::to_string(getpid()) + "\n";
+  (void)!::write(fd.get(), pid.data(), pid.size());
+}
+
+}  // namespace
+
 void exit_with_parent() {
+  register_rank();
   trace("main: before MPI_Init");
   const pid_t parent = getppid();
   if (parent <= 1) return;  // adopted already (a launcher that double-forked): nothing to watch

@@ -55,20 +55,33 @@ LaunchSite launch_site();
 std::vector<std::string> mpirun_command(int workers, const std::vector<std::string>& args,
                                         const LaunchSite& site = launch_site());
 
+/// How a self-launched job ended when rank 0 did not leave its exit code.
+struct LaunchEnd {
+  bool rank0_code = false;  ///< rank 0 left its exit code: the run ended as runs end
+  /// Otherwise, what ended the job, for the user: "mpirun (pid P) was killed by signal
+  /// SIGKILL (9), and the ranks ended with it", "rank 1 (a worker, pid P) ended first, killed
+  /// by signal SIGKILL (9), and mpirun ended the rest of the job", ...
+  std::string what;
+};
+
 /// Runs `args` under mpirun and waits for it. Sets Open MPI's run-as-root variables when
 /// running as root. Returns rank 0's exit code (which rank 0 leaves in the file named by
-/// RANKTUNE_EXIT_CODE_FILE, since mpirun reports 1 after any signal), else mpirun's; -1 with
-/// a message in `error` if mpirun or the run folder cannot start. The file lies in this
-/// process's run folder (sys::TempDir::run_folder(run_key), under $TMPDIR), removed at the
-/// end; making it removes what killed runs of the same key left.
+/// RANKTUNE_EXIT_CODE_FILE, since mpirun reports 1 after any signal), else mpirun's (128 + N
+/// when mpirun, or the rank it saw die first, was killed by signal N), and says which in
+/// `end`; -1 with a message in `error` if mpirun or the run folder cannot start. The file
+/// lies in this process's run folder (sys::TempDir::run_folder(run_key), under $TMPDIR),
+/// removed at the end; making it removes what killed runs of the same key left. Each rank on
+/// this host registers its pid there (exit_with_parent), so that the launcher, watching
+/// them, can name the one that ended first.
 int run_under_mpirun(int workers, const std::vector<std::string>& args, const std::string& run_key,
-                     std::string& error);
+                     std::string& error, LaunchEnd* end = nullptr);
 
 /// Ends this rank when its parent (mpirun, an orted, slurmstepd) dies, e.g. after kill -9 of
 /// the job: a thread sleeps on a pidfd of the parent, then kills the trials
 /// (sys::emergency_cleanup), removes the temporary folders and _exits. Without it a rank
 /// and its trials outlive the job (Open MPI's ranks have process groups of their own, so a
 /// kill of the launcher's group does not reach them). Call once, early, in every rank.
+/// Under a self-launch it also registers this rank's pid for the launcher (run_under_mpirun).
 void exit_with_parent();
 
 /// The same for another process of this job (a worker watches rank 0 when both run on one

@@ -112,6 +112,10 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   out += "<title>" + html_escape(m.experiment) + ": ranktune report</title>\n<style>" + kStyle +
          "</style>\n</head>\n<body>\n<h1>" + html_escape(m.experiment) + "</h1>\n";
   if (o.refresh_s > 0) out += "<p class=\"note\">The run is going: this page is rewritten as it goes and reloads itself.</p>\n";
+  if (o.writer_died)
+    out += "<p class=\"note\"><b>The run is no longer running</b>: its writer (rank 0) died without closing the results "
+           "file (kill -9, the OOM killer, a lost node). Trials shown as RUNNING were running when it died; "
+           "<code>ranktune run --resume</code> goes on with them.</p>\n";
 
   // What the charts need, once; a file without the metric's column still gets its tables.
   std::optional<ChartData> data;
@@ -164,8 +168,11 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   };
   const std::size_t id_col = col("trial_id"), status_col = col("status");
   if (id_col < board.head.size() && status_col < board.head.size())
-    for (auto& row : board.body)
+    for (auto& row : board.body) {
       if (stopped.count(std::atoll(row[id_col].c_str()))) row[status_col] += " (stopped)";
+      if (o.writer_died && row[status_col] == search::to_string(search::TrialStatus::Running))
+        row[status_col] += " when the writer died";
+    }
   out += section("Leaderboard", "<p class=\"note\">Click a heading to sort. \"(stopped)\": stopped by the scheduler.</p>\n" +
                                     render_html_table(board, "sortable"));
 

@@ -29,6 +29,9 @@ struct HtmlOptions {
   analysis::Method importance = analysis::Method::PedAnova;
   /// > 0: the page of a run still going, which the browser reloads every `refresh_s`.
   double refresh_s = 0;
+  /// The run's writer died without closing the file (io::writer_died): the page says the run
+  /// is no longer running, and its RUNNING trials were running when the writer died.
+  bool writer_died = false;
   /// The run's stored config (report::run_config): the space's scales, the algorithm and
   /// scheduler in the header. nullptr: the space is guessed from the values.
   const RunConfig* config = nullptr;

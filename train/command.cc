@@ -689,7 +689,20 @@ StepResult CommandTrainable::finish() {
 StepResult CommandTrainable::parse(const std::string& line) {
   std::string reason;
   try {
-    search::Metrics m = io::metrics_from_json_line(line, metrics_);
+    std::vector<std::string> overflowed;
+    search::Metrics m = io::metrics_from_json_line(line, metrics_, &overflowed);
+    // Valid JSON, but beyond a double: recorded as inf (non_finite decides what that does
+    // to the trial), with a warning event that says where the inf came from.
+    for (const std::string& o : overflowed) {
+      const std::size_t eq = o.rfind("' = ");  // o is "'NAME' = NUMBER"
+      const std::string name = o.substr(1, eq - 1);
+      if (std::find(overflowed_.begin(), overflowed_.end(), name) != overflowed_.end()) continue;
+      overflowed_.push_back(name);
+      warnings_.push_back("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) + ": metric " + o +
+                          " on report line " + std::to_string(line_no_) +
+                          " is beyond the range of a double (about 1.8e308): recorded as " +
+                          (o.compare(eq + 4, 1, "-") == 0 ? "-inf" : "inf") + " (said once per metric and attempt)");
+    }
     if (!m.empty()) return StepResult{std::move(m), false};
     reason = "no numeric value in the object";
   } catch (const std::exception& e) {

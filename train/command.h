@@ -293,6 +293,9 @@ class CommandTrainable : public Trainable {
   std::int64_t trial_id_ = 0;
   int attempt_ = 0;
   std::vector<std::string> warnings_;  ///< for take_warnings()
+  /// Metrics reported beyond a double (1e309) so far: each is warned about once per attempt,
+  /// not once a line.
+  std::vector<std::string> overflowed_;
   EvalSettings eval_;             ///< evaluation mode's settings (set_mode_env)
   std::string eval_workdir_;      ///< where relative data file names are resolved
   ComputeInfo compute_;           ///< what the evaluation reported it computed on

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `ranktune ctl` against a real run under mpirun (1 driver + 2 workers, branin at 0.2 s a
 # step): stop a running trial, change a running trial's x1 (it checkpoints and goes on from
-# there with the new value, which the noiseless objective of its later results shows), add
+# there at once with the new value, which the noiseless objective of its later results shows), add
 # a trial with a config and two more from the searcher, and the refusals. Then the run finishes normally, the
 # file records every answer, and ctl on a finished run is refused without waiting.
 source "$(dirname "$0")/lib.sh"
@@ -28,6 +28,12 @@ ctl 2 "give either a whole config" add "$WORK/q.h5" --count 2 x1=1 x2=1
 ctl 2 "outside its domain (in \[-5, 10\]); pass --force" set "$WORK/q.h5" 3 x1=11
 ctl 2 "'x2' is missing" add "$WORK/q.h5" x1=2.5
 ctl 2 "'lr' is not a parameter of the search space; valid: x1, x2" set "$WORK/q.h5" 3 lr=0.1
+# Issue 27 items 17b and 17c: an id past int64 was echoed as 9223372036854775807, and a
+# parameter given twice was taken silently (the last value won).
+ctl 2 "trial: '99999999999999999999' is out of range: a trial id is at most 9223372036854775807" \
+  stop "$WORK/q.h5" 99999999999999999999
+ctl 2 "'x1' is given twice (x1=0.1 and x1=0.2): give each parameter once" add "$WORK/q.h5" x1=0.1 x1=0.2 x2=3
+ctl 2 "'x1' is given twice" set "$WORK/q.h5" 3 x1=0.1 x1=0.2
 wait "$launcher" || { cat "$WORK/run.txt"; fail "the run exited $?"; }
 
 "$PY" - "$WORK/q.h5" <<'PY' || fail "the file does not show the controls"
@@ -61,6 +67,11 @@ assert k >= 1 and all(changed[k:]) and not any(changed[:k]), changed
 # The second answer names the iteration it went on from: the last one with the old value.
 took = [e["message"].decode() for e in control if e["trial_id"] == 2 and b" applied: " in e["message"]]
 assert len(took) == 1 and f"goes on from iteration {k} (its checkpoint)" in took[0], (took, k)
+# It went on at once, on the worker it paused on (issue 27 item 4): that worker went to trial
+# 4 instead, and trial 2 waited, PENDING, until some trial ended (4 s of 20 steps here).
+asked, went_on = ([e["time"] for e in control if e["trial_id"] == 2 and word in e["message"]][0]
+                  for word in (b" pending: ", b" applied: "))
+assert went_on - asked < 2.0, f"trial 2 went on {went_on - asked:.1f} s after the set"
 # /trials.workers keeps the ranks that ran each trial's last attempt (issue 12 item 4).
 assert all(w.decode() in ("1", "2") for w in trials["workers"]), trials["workers"]
 # ... and /trials.hosts the hosts of those ranks, which /workers maps them to here.

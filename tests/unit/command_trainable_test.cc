@@ -464,6 +464,38 @@ TEST_F(CommandTrainableTest, AMetricThatIsNotANumberIsMalformed) {
   EXPECT_TRUE(t.step().done);
 }
 
+// Issue 27 item 13a: 1e309 is valid JSON that overflows a double. It failed the trial as
+// "not valid JSON"; it is recorded as inf, with a warning that names the metric and trial.
+TEST_F(CommandTrainableTest, ANumberBeyondADoubleIsInfWithAWarning) {
+  CommandTrainable t(spec({script("huge.sh", "echo '{\"loss\": 1e309, \"grad\": -2E+400, \"lr\": 1e-400, \"note\": \"1e309\"}' >&3\n"
+                                             "echo '{\"loss\": 0.5, \"grad\": -1e999}' >&3")}));
+  t.setup({}, context(7, 2));
+  const StepResult r = t.step();
+  EXPECT_EQ(r.metrics.at("loss"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(r.metrics.at("grad"), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(r.metrics.at("lr"), 0);           // an underflow is a number as it is
+  EXPECT_EQ(r.metrics.count("note"), 0u);      // a string stays a string
+  const StepResult next = t.step();
+  EXPECT_EQ(next.metrics.at("loss"), 0.5);  // the trial goes on
+  EXPECT_EQ(next.metrics.at("grad"), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(t.step().done);
+  const auto warnings = t.take_warnings();  // by name; grad's second overflow is not repeated
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_CONTAINS(warnings[0], "metric 'grad' = -2E+400 on report line 1");
+  EXPECT_CONTAINS(warnings[0], "recorded as -inf");
+  EXPECT_EQ(warnings[1], "trial 7 attempt 2: metric 'loss' = 1e309 on report line 1 is beyond the range of a double "
+                         "(about 1.8e308): recorded as inf (said once per metric and attempt)");
+  // A line that is not JSON is still refused.
+  CommandTrainable bad(spec({script("bad.sh", "echo '{\"loss\": 1e309,}' >&3\nsleep 100")}));
+  bad.setup({}, context());
+  try {
+    bad.step();
+    FAIL() << "expected TrialFailure";
+  } catch (const TrialFailure& e) {
+    EXPECT_CONTAINS(e.what(), "malformed report line 1: not valid JSON");
+  }
+}
+
 TEST_F(CommandTrainableTest, TheLogIsCappedKeepingItsHeadAndTail) {
   // 2 MB of numbered lines under a 64 KiB cap.
   // Its second run (iteration 2) prints one line.

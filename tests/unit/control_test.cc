@@ -159,6 +159,71 @@ TEST(Control, SetTakesEffectAtTheCheckpointItResumesFromNotWhereItWasAsked) {
   EXPECT_CONTAINS(ev.last("control:1:"), "applied: trial 1 goes on from iteration 4 (its checkpoint)");
 }
 
+// Issue 27 item 4: with more trials than workers, the worker that the Pause frees went to
+// the next trial at once, and the changed trial, PENDING once its checkpoint landed, waited
+// until some trial ended (17 s in a small run). Its worker is kept for it: it goes on there
+// as soon as its checkpoint is stored.
+TEST(Control, SetOnARunningTrialGoesOnAtOnceOnTheWorkerItPausedOn) {
+  ControllerOptions o = opts(10);
+  o.checkpoint_on_stop = true;
+  Events ev;
+  Controller c = make(o, 4, &ev);
+  c.on_workers_free({1, 2}, 0);  // trials 1 and 2 run
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  std::vector<Instruction> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 2, out).pending);
+  EXPECT_EQ(count(out, Instruction::Kind::Pause, 1), 1u);
+  EXPECT_EQ(count(out, Instruction::Kind::Start, 3), 0u) << "trial 3 took the worker that trial 1 paused on";
+  const auto running = [&] { return c.counts()[static_cast<std::size_t>(TrialStatus::Running)]; };
+  EXPECT_EQ(running(), 1);  // trial 2
+  const auto starts = c.on_checkpoint(1, 0, 1, 3);
+  ASSERT_EQ(count(starts, Instruction::Kind::Start, 1), 1u);
+  const auto start = std::find_if(starts.begin(), starts.end(), [](const Instruction& k) { return k.kind == Instruction::Kind::Start; });
+  EXPECT_EQ(start->worker, 1);
+  EXPECT_EQ(start->iterations, 1);
+  EXPECT_EQ(std::get<double>(start->config.at("x")), 0.25);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Running);
+  EXPECT_EQ(running(), 2);  // trials 1 and 2: trial 3 waits for a worker, as before the set
+  EXPECT_CONTAINS(ev.last("control:1:"), "applied: trial 1 goes on from iteration 1 (its checkpoint)");
+  // Everything else runs as usual: trial 2's end frees worker 2 for trial 3.
+  for (int i = 1; i <= 10; ++i) out = c.on_result(2, 0, {{"loss", 1.0}}, 3 + i);
+  EXPECT_EQ(count(out, Instruction::Kind::Start, 3), 1u);
+}
+
+// When the trial will not go on after all (its checkpoint failed to save, or its scheduler
+// stopped it on a result sent before the Pause), the worker kept for it is free at once.
+TEST(Control, AWorkerKeptForAChangedTrialIsFreedWhenItDoesNotGoOn) {
+  ControllerOptions o = opts(10);
+  o.checkpoint_on_stop = true;
+  o.max_failures = 1;
+  {
+    Controller c = make(o, 3, nullptr);
+    c.on_worker_free(1, 0);
+    std::vector<Instruction> out;
+    ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 1, out).pending);
+    // The save failed: trial 1 is retried (attempt 1) from the start, and worker 1 takes it up.
+    const auto next = c.on_trial_failed(1, 0, "cannot save", "", 2);
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next.front().kind, Instruction::Kind::Start);
+    EXPECT_EQ(next.front().trial, 1);
+    EXPECT_EQ(next.front().attempt, 1);
+    EXPECT_EQ(next.front().worker, 1);
+  }
+  {
+    o.max_t = 2;
+    Controller c = make(o, 3, nullptr);
+    c.on_worker_free(1, 0);
+    c.on_result(1, 0, {{"loss", 1.0}}, 1);
+    std::vector<Instruction> out;
+    ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Set, 1, {{"x", 0.25}}), 2, out).pending);
+    // Its last iteration, reported before it saw the Pause: it ends, and trial 2 starts on worker 1.
+    const auto next = c.on_result(1, 0, {{"loss", 0.5}}, 3);
+    EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+    ASSERT_EQ(count(next, Instruction::Kind::Start, 2), 1u);
+    EXPECT_EQ(next.front().worker, 1);
+  }
+}
+
 // Issue 12 item 1, ASHA: the trial ended (its lease reached a stop) before it took the new
 // value. It never trained with it: /trials keeps the old value and a warning says so.
 TEST(Control, SetOnATrialThatEndsBeforeItResumesIsReportedNotApplied) {
@@ -321,7 +386,7 @@ TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
   EXPECT_EQ(c.expected_trials(), 5);
   // The extension is in the saved state: a controller resumed from it plans 5 too.
   const std::string state = c.save_state();
-  EXPECT_EQ(state.rfind("controller 3\nextended 3\n", 0), 0u) << state;
+  EXPECT_EQ(state.rfind("controller 4\nextended 3\nadded 0\n", 0), 0u) << state;
   Controller resumed = make(opts(1), 2, nullptr);
   resumed.resume({}, {}, state, "test", 0);
   EXPECT_EQ(resumed.expected_trials(), 5);
@@ -336,6 +401,36 @@ TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
   Controller old = make(opts(1), 2, nullptr);
   old.resume({}, {}, "controller 1\n" + state.substr(state.find("open 0\n") + 7), "test", 0);
   EXPECT_EQ(old.expected_trials(), 2);
+}
+
+// Issue 27 item 12: a trial added while fewer trials existed than the searcher plans could
+// not be told from the searcher's own after a resume, so the total left it out and the
+// status line ended at "4 of 3". The saved state counts the added trials.
+TEST(Control, AddedTrialsCountInTheTotalBeforeAndAfterAResume) {
+  Controller c = make(opts(1), 3, nullptr);
+  c.on_worker_free(1, 0);  // trial 1 runs
+  std::vector<Instruction> out;
+  ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Add, 0, {{"x", 0.5}}), 1, out).applied);  // trial 2
+  EXPECT_EQ(c.expected_trials(), 4);
+  const std::string state = c.save_state();
+  EXPECT_EQ(state.rfind("controller 4\nextended 0\nadded 1\n", 0), 0u) << state;
+  Controller resumed = make(opts(1), 3, nullptr);
+  resumed.resume(c.trials(), {}, state, "test", 2);
+  EXPECT_EQ(resumed.expected_trials(), 4);
+  EXPECT_EQ(resumed.added_by_control(), 1);  // what the limit on added trials counts
+  EXPECT_EQ(run_all(resumed, resumed.on_worker_free(1, 2)), 4u);
+  EXPECT_EQ(resumed.expected_trials(), 4);
+  EXPECT_TRUE(resumed.finished());
+  // A bad count is refused, saying which line.
+  Controller bad = make(opts(1), 3, nullptr);
+  std::string broken = state;
+  broken.replace(broken.find("added 1"), 7, "added -1");
+  try {
+    bad.resume(c.trials(), {}, broken, "test", 2);
+    ADD_FAILURE() << "a negative count of added trials was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_CONTAINS(e.what(), "bad 'added' line");
+  }
 }
 
 TEST(Control, AddCountOnAGridGoesOnThroughItsPointsAndARepeaterTakesWholeGroups) {
