@@ -370,6 +370,30 @@ ExperimentConfig stored_config(const ResultsFile& file, const std::string& confi
 /// nodes whatever the file system's locking. False for a file that is not HDF5.
 bool marked_open_for_writing(const std::string& path);
 
+/// Whether a results file exists at `path`, looked at without following a link. A
+/// symbolic link there, dangling or not, throws UnsafeFileError: ranktune writes nothing
+/// through a link (README, "Threat model"), and HDF5 would answer a dangling one with a raw
+/// "File exists". Anything else at `path` (a FIFO, a folder) counts as existing: the readers
+/// and writers refuse it with their own messages. Throws StoreError when it cannot be looked at.
+bool results_file_exists(const std::string& path);
+
+/// Throws UnsafeFileError when ranktune would refuse to write the results file at `path`
+/// (a link, another user's file, one that others may write, a hard link): a run checks it
+/// before it makes anything beside it (the control file, the logs folder). Other problems
+/// are left to the writer, which reports them with their context.
+void refuse_unsafe_results(const std::string& path);
+
+/// Whether a ranktune writer holds the writer lock of the results file `path` now (see
+/// detail::WriterLock), tested without taking it (F_OFD_GETLK): Unknown where the file
+/// cannot be opened or its file system has no fcntl locks. Free after kill -9 of the writer:
+/// the kernel released its lock, while its superblock still says it is open for writing.
+enum class WriterCheck { Holding, Free, Unknown };
+WriterCheck writer_lock_state(const std::string& path);
+
+/// Whether `path` lies on a network file system (NFS, Lustre, GPFS, CIFS, Ceph, BeeGFS, ...),
+/// where another node's lock may not be seen here (NFS mounted with `nolock`).
+bool on_network_file_system(const std::string& path);
+
 /// The bytes of `row` (a row of file.checkpoints), read from file.path and checked against
 /// the row's size and CRC-32C. Throws StoreError for a dropped row, a range outside
 /// /checkpoint_data or a checksum mismatch.

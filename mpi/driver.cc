@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -566,7 +565,7 @@ int drive(const boost::mpi::communicator& world, const io::ExperimentConfig& cfg
   // that a `ranktune ctl` that sees the run finds it; one there that another user could
   // have written stops the run here, before anything ran.
   control.emplace(cfg.results);
-  if (std::filesystem::exists(cfg.results)) {
+  if (io::results_file_exists(cfg.results)) {  // a link there is refused (exit 2)
     // Resume. Nothing is written into the file before read_for_resume has checked it: a
     // damaged file must stay as it is (and refused), never be mended into a healthy-looking one.
     writer = experiment::open_to_resume(cfg, options.force, previous, resumed);
@@ -626,6 +625,14 @@ int run_driver(const boost::mpi::communicator& world, const io::ExperimentConfig
   setup.driver_namespace = process_namespace_id();
   // Before the Setup: a worker may ring it from its Hello on.
   open_doorbell(doorbell_job(setup.driver_namespace, setup.driver_pid), 0);
+  try {
+    // A results file that ranktune will not write (a link, another user's) stops the run
+    // before anything is made beside it: the control file, the logs folder.
+    io::refuse_unsafe_results(cfg.results);
+  } catch (const io::UnsafeFileError&) {
+    abort_setup(world);
+    throw;
+  }
   if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect
