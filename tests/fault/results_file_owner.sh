@@ -6,13 +6,15 @@
 #   - their own run's file, with the same config and world-writable (umask 0): `run --resume`,
 #     self-launched and under mpirun, must not take it over ("resuming ... trials recorded");
 #   - the same file made 0644 (another user's, though root could write it);
-#   - an `eval` of their file (it would record into it); `report` and `eval --no-record`
-#     only read it, which is allowed;
+#   - an `eval` of their file (it would record into it), and `compact` of it in place (it
+#     would replace it); `report`, `eval --no-record` and `compact -o` only read it, which is
+#     allowed;
 #   - a link at the results path to their file in a folder of theirs;
 #   - a dangling link at the results path (HDF5 used to say "File exists");
 #   - root's own file, left mode 0666 (anyone may change what the run builds on); made
 #     0644, it resumes.
-# And a run under umask 002 makes a results file that no one else may write, which resumes.
+# And a run under umask 002 makes a results file that no one else may write, which resumes,
+# and which `compact` keeps so.
 # Every case is checked and reported, then the script fails if any did, so a run on an older
 # binary shows each one that it gets wrong. Skipped (exit 77) where no second user can be made.
 source "$(dirname "$0")/../mpi/lib.sh"
@@ -79,6 +81,12 @@ unchanged eval "$S/e.h5" "$e_before"
 "$R" eval "$S/e.h5" --top 1 --device cpu --latency-s 0.05 --no-record > "$WORK/eval_read.txt" 2>&1 ||
   bad "eval --no-record of their file failed: $(tail -2 "$WORK/eval_read.txt")"
 unchanged eval_readers "$S/e.h5" "$e_before"
+# compact in place replaces the file; a compacted copy (-o) only reads it.
+refused compact "e.h5 belongs to uid $OTHER_UID" "$R" compact "$S/e.h5"
+unchanged compact "$S/e.h5" "$e_before"
+[[ $(stat -c %u "$S/e.h5") == "$OTHER_UID" ]] || bad "compact: their file was replaced by root's"
+"$R" compact "$S/e.h5" -o "$WORK/e_copy.h5" > "$WORK/compact_copy.txt" 2>&1 ||
+  bad "compact -o of their file failed: $(tail -2 "$WORK/compact_copy.txt")"
 
 # A link at the results path, to their file in a folder of theirs.
 as_other bash -c "mkdir '$S/theirs' && cp '$S/x.h5' '$S/theirs/y.h5' && chmod 0666 '$S/theirs/y.h5' && ln -s '$S/theirs/y.h5' '$S/l.h5'"
@@ -122,6 +130,10 @@ if [[ -e "$WORK/mine/u.h5" ]]; then
   (((8#$mode & 8#022) == 0)) || bad "umask 002: the results file has mode $mode: others may write it"
   (umask 002 && "$R" run "$CFG" --np 1 --results "$WORK/mine/u.h5" --resume "${SHORT[@]}") > "$WORK/umask2.txt" 2>&1 ||
     bad "umask 002: the file did not resume: $(tail -3 "$WORK/umask2.txt")"
+  # ... and compacted in place, it stays so.
+  (umask 002 && "$R" compact "$WORK/mine/u.h5") > "$WORK/umask3.txt" 2>&1 || bad "umask 002: compact failed: $(tail -2 "$WORK/umask3.txt")"
+  mode=$(stat -c %a "$WORK/mine/u.h5")
+  (((8#$mode & 8#022) == 0)) || bad "umask 002: the compacted file has mode $mode: others may write it"
 fi
 
 if [[ $failures -gt 0 ]]; then
