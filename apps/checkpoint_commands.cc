@@ -102,6 +102,15 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
   const std::string bytes = io::read_checkpoint_bytes(file, *chosen);
   const fs::path out(o.out);
   require_empty_folder(out);
+  // Made here, or an empty folder of ours (not a link): in a shared folder, one that another
+  // user made would let them read or swap what goes into it.
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  sys::UniqueFd folder;
+  try {
+    folder = sys::make_own_directory(out.string());  // checked once, then written by its fd
+  } catch (const sys::FsError& e) {
+    throw std::invalid_argument(e.what());
+  }
   const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
   if (io::is_directory_archive(span)) {
     // A command trainable's RANKTUNE_CHECKPOINT_DIR: the folder as the program left it.
@@ -124,13 +133,6 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
                 static_cast<long long>(o.trial), static_cast<long long>(chosen->iteration), chosen->attempt,
                 static_cast<unsigned long long>(s.entries), static_cast<unsigned long long>(s.file_bytes), o.out.c_str());
     return 0;
-  }
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  sys::UniqueFd folder;
-  try {
-    folder = sys::make_own_directory(out.string());  // ours, not a link: checked once, then written by its fd
-  } catch (const sys::FsError& e) {
-    throw std::invalid_argument(e.what());
   }
   write_file(folder.get(), out / "checkpoint.bin", bytes);
   char crc[16];

@@ -7,7 +7,8 @@
 #   - `report --html PAGE` (a link as the page);
 #   - `report --plots DIR` (their folder holding a link as curves.svg; a link as the folder;
 #     root's own folder open to others, with their link in it);
-#   - `export-checkpoint OUT` (a link as OUT, to an empty folder of root's);
+#   - `export-checkpoint OUT` (a link as OUT, to an empty folder of root's; an empty folder
+#     of theirs as OUT);
 #   - `slurm submit` (a link as RESULTS.sbatch; the script is written before sbatch runs,
 #     which needs no cluster: tests/slurm/submit.sh covers RESULTS.jobid on a real one).
 # Every case is checked and reported, then the script fails if any did. Skipped (exit 77)
@@ -81,6 +82,9 @@ replaced plots_open "$S/open_plots/curves.svg" "<svg"
 
 as_other ln -s "$VICTIM_DIR" "$S/out"
 expect export 2 "out: is a symbolic link" "$R" export-checkpoint "$WORK/q.h5" --trial 1 "$S/out"
+as_other mkdir -m 0777 "$S/their_out"
+expect export_theirs 2 "their_out belongs to uid $OTHER_UID" "$R" export-checkpoint "$WORK/q.h5" --trial 1 "$S/their_out"
+[[ -z $(ls -A "$S/their_out") ]] || bad "export_theirs: files went into their folder: $(ls -A "$S/their_out")"
 
 # slurm submit writes RESULTS.sbatch beside the results file, then runs sbatch (here without
 # a cluster: it fails, after the script was written).
