@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -20,6 +19,7 @@
 #include "io/archive.h"
 #include "io/json.h"
 #include "io/store.h"
+#include "sys/safe_fs.h"
 
 namespace ranktune::apps {
 namespace {
@@ -35,18 +35,25 @@ std::string mib(std::uint64_t bytes) {
 // Refuses an output folder that exists and holds anything: exporting never mixes files.
 void require_empty_folder(const fs::path& out) {
   std::error_code ec;
-  if (!fs::exists(out, ec)) return;
+  const fs::file_status st = fs::symlink_status(out, ec);
+  if (fs::is_symlink(st))
+    throw std::invalid_argument(out.string() + ": is a symbolic link: ranktune writes nothing through a link (another "
+                                "user may have planted it); name a new or empty folder");
+  if (!fs::exists(st)) return;
   if (!fs::is_directory(out, ec))
     throw std::invalid_argument(out.string() + ": exists and is not a folder; name a new or empty folder");
   if (!fs::is_empty(out, ec))
     throw std::invalid_argument(out.string() + ": is not empty; name a new or empty folder");
 }
 
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  if (!f) throw std::runtime_error(path.string() + ": cannot write it");
+// Into the folder open at `dirfd` by sys::replace_file_at: no link planted at the name is
+// written through.
+void write_file(int dirfd, const fs::path& path, const std::string& bytes) {
+  try {
+    sys::replace_file_at(dirfd, path.filename().string(), bytes, path.string());
+  } catch (const sys::FsError& e) {
+    throw std::runtime_error(std::string(e.what()) + ": cannot write it");
+  }
 }
 
 }  // namespace
@@ -95,6 +102,15 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
   const std::string bytes = io::read_checkpoint_bytes(file, *chosen);
   const fs::path out(o.out);
   require_empty_folder(out);
+  // Made here, or an empty folder of ours (not a link): in a shared folder, one that another
+  // user made would let them read or swap what goes into it.
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  sys::UniqueFd folder;
+  try {
+    folder = sys::make_own_directory(out.string());  // checked once, then written by its fd
+  } catch (const sys::FsError& e) {
+    throw std::invalid_argument(e.what());
+  }
   const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
   if (io::is_directory_archive(span)) {
     // A command trainable's RANKTUNE_CHECKPOINT_DIR: the folder as the program left it.
@@ -118,8 +134,7 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
                 static_cast<unsigned long long>(s.entries), static_cast<unsigned long long>(s.file_bytes), o.out.c_str());
     return 0;
   }
-  fs::create_directories(out);
-  write_file(out / "checkpoint.bin", bytes);
+  write_file(folder.get(), out / "checkpoint.bin", bytes);
   char crc[16];
   std::snprintf(crc, sizeof crc, "%08x", chosen->crc32c);
   const nlohmann::json meta = {
@@ -130,7 +145,7 @@ int run_export_checkpoint(const ExportCheckpointOptions& o) {
       {"metric", file.meta.metric},
       {"score", std::isfinite(chosen->score) ? nlohmann::json(chosen->score) : nlohmann::json(nullptr)},
       {"config", io::to_json(trial->config)}};
-  write_file(out / "checkpoint.json", meta.dump(2) + "\n");
+  write_file(folder.get(), out / "checkpoint.json", meta.dump(2) + "\n");
   std::printf("ranktune: trial %lld, iteration %lld (attempt %d): %lld bytes in %s\n", static_cast<long long>(o.trial),
               static_cast<long long>(chosen->iteration), chosen->attempt, static_cast<long long>(chosen->size),
               (out / "checkpoint.bin").c_str());

@@ -109,6 +109,16 @@ int run_ctl(const CtlOptions& o) {
   if (!io::marked_open_for_writing(o.results))
     throw std::invalid_argument(o.results + ": no run is writing it, so there is nothing to control (live control " +
                                 "acts on a running experiment; start or resume it with `ranktune run --resume`)");
+  // Marked open, yet no writer lock on it: its writer was killed (kill -9, a lost node) and
+  // nothing reads requests, so waiting for an answer is pointless. On a network file system
+  // another node's lock may not be visible here (NFS mounted `nolock`): there only the wait
+  // can tell, and its message says what the free lock suggests.
+  const io::WriterCheck writer = io::writer_lock_state(o.results);
+  if (writer == io::WriterCheck::Free && !io::on_network_file_system(o.results))
+    throw std::invalid_argument(o.results + ": no run is writing it: its writer was killed (kill -9, a lost node) " +
+                                "before it could close the file (its HDF5 header still says it is open, but no " +
+                                "process holds its writer lock), so nothing reads requests. Resume it with `ranktune " +
+                                "run CONFIG --resume`, then send the request again");
   r.id = new_id();
   io::append_control(o.results, r);  // with our uid; refused unless we own the run's control file
   if (o.wait_s <= 0) {
@@ -140,8 +150,12 @@ int run_ctl(const CtlOptions& o) {
   std::fprintf(stderr,
                "ranktune ctl: no answer from the run within %.0f s. Rank 0 reads %s four times a second while it "
                "runs: is the run still going, and is the file on a file system its node shares? The request (#%s) "
-               "stays in the file; a run started later ignores it.\n",
-               o.wait_s, io::control_path(o.results).c_str(), r.id.c_str());
+               "stays in the file; a run started later ignores it.%s\n",
+               o.wait_s, io::control_path(o.results).c_str(), r.id.c_str(),
+               io::writer_lock_state(o.results) == io::WriterCheck::Free
+                   ? " No process here holds the file's writer lock: unless its file system hides locks taken on "
+                     "other machines, the run was killed; resume it with `ranktune run CONFIG --resume`."
+                   : "");
   return experiment::kExitNoAnswer;
 }
 

@@ -71,6 +71,8 @@ int run_eval(const EvalOptions& o) {
   if (!o.no_record) {
     try {
       io::check_recordable(o.results);
+    } catch (const io::FileBusyError& e) {  // its message says what to do first
+      throw io::StoreError(std::string(e.what()) + "; or pass --no-record to evaluate it now without recording");
     } catch (const io::StoreError& e) {
       throw io::StoreError(std::string(e.what()) + ". Evaluate it once the run has ended, or pass --no-record " +
                            "to evaluate it now without recording");

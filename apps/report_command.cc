@@ -9,7 +9,6 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -34,12 +33,20 @@
 namespace ranktune::apps {
 namespace {
 
-void write_file(const std::filesystem::path& path, const std::string& text, bool quiet = false) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + path.string() + ": check the folder exists and is writable");
-  if (!quiet) std::printf("wrote %s\n", path.c_str());
+// Every page and chart goes through sys::replace_file (a temporary file of ours, renamed over
+// the name): a link another user planted at the name is replaced, never written through.
+// `dirfd`: the --plots folder, checked once and written into by its descriptor.
+void write_file(const std::string& path, const std::string& text, int dirfd = -1) {
+  try {
+    if (dirfd >= 0) {
+      sys::replace_file_at(dirfd, sys::split_path(path).second, text, path);
+    } else {
+      sys::replace_file(path, text);
+    }
+  } catch (const sys::FsError& e) {
+    throw std::runtime_error(std::string(e.what()) + ": check the folder exists and is writable");
+  }
+  std::printf("wrote %s\n", path.c_str());
 }
 
 /// --top when given; else every row for the formats people export (CSV, JSON) and 10 for
@@ -111,6 +118,24 @@ int run_report(const ReportOptions& o) {
 
   const io::ResultsFile file = io::ResultsFile::read(o.results);
   const report::RunConfig config = report::run_config(file);
+  // The --plots folder first: one that is refused stops the report before it prints.
+  std::string plots = o.plots;
+  while (plots.size() > 1 && plots.back() == '/') plots.pop_back();  // "dir/" would follow a link named dir
+  const std::filesystem::path dir(plots);
+  sys::UniqueFd folder;
+  if (!plots.empty()) {
+    // Its parents are made as asked (and followed, as any folder above a name is); the
+    // folder itself must be ours and not a link, so that a folder or link another user
+    // planted at its name does not receive the charts.
+    std::error_code ec;
+    if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
+    if (ec) throw std::runtime_error("cannot create --plots folder " + o.plots + ": " + ec.message());
+    try {
+      folder = sys::make_own_directory(plots);
+    } catch (const sys::FsError& e) {
+      throw std::invalid_argument(std::string("--plots: ") + e.what());
+    }
+  }
   if (o.trial > 0) {
     std::fputs(report::render_trial(file, o.trial, format, isatty(STDOUT_FILENO) == 1).c_str(), stdout);
   } else if (o.schedule_trial > 0) {
@@ -146,11 +171,8 @@ int run_report(const ReportOptions& o) {
     write_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
   }
   if (!o.plots.empty()) {
-    const std::filesystem::path dir(o.plots);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw std::runtime_error("cannot create --plots folder " + o.plots + ": " + ec.message());
-    write_file(dir / "curves.svg", report::learning_curves_svg(file, o.top && *o.top ? *o.top : 10));
+    write_file((dir / "curves.svg").string(), report::learning_curves_svg(file, o.top && *o.top ? *o.top : 10),
+               folder.get());
     // The schedule of the asked trial, else of the best trial when the run exploited.
     search::TrialId trial = o.schedule_trial;
     if (trial == 0) {
@@ -158,7 +180,9 @@ int run_report(const ReportOptions& o) {
       const auto order = report::best_first(file);
       if (pbt && !order.empty()) trial = order.front()->id;
     }
-    if (trial > 0) write_file(dir / ("schedule_trial_" + std::to_string(trial) + ".svg"), report::schedule_svg(file, trial));
+    if (trial > 0)
+      write_file((dir / ("schedule_trial_" + std::to_string(trial) + ".svg")).string(), report::schedule_svg(file, trial),
+                 folder.get());
   }
   return 0;
 }

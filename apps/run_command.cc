@@ -71,6 +71,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     // damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
     // checks again before it writes; it alone can mend a file whose writer died before it
     // started SWMR writing, which no reader can open (read_for_resume gives nullopt).
+    io::refuse_unsafe_results(cfg.results);  // a link, another user's file: exit 2
     experiment::check_resumable(cfg, o.force);
     io::check_control_file(cfg.results);  // rank 0 checks it again when it makes or opens it
     if (o.np < 0) throw std::invalid_argument("--np must be >= 1");
@@ -129,6 +130,9 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     mpi::report_exit_code(code);
     return code;
   } catch (const config::ConfigError&) {  // too few workers for a gang
+    mpi::report_exit_code(experiment::kExitUsage);
+    throw;
+  } catch (const io::UnsafeFileError&) {  // a results file that ranktune will not write
     mpi::report_exit_code(experiment::kExitUsage);
     throw;
   } catch (...) {

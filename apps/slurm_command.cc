@@ -1,9 +1,12 @@
 // `ranktune slurm script|submit|status`: sbatch scripts for an experiment, submission, and
 // the job's state joined with the experiment's progress.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +18,7 @@
 #include "slurm/client.h"
 #include "slurm/job_status.h"
 #include "slurm/sbatch_script.h"
+#include "sys/safe_fs.h"
 
 namespace ranktune::apps {
 namespace {
@@ -38,6 +42,37 @@ std::string jobid_path(const std::string& results) {
   std::string p = results;
   if (p.size() > 3 && p.compare(p.size() - 3, 3, ".h5") == 0) p.resize(p.size() - 3);
   return p + ".jobid";
+}
+
+// Writes `text` to `path` by sys::replace_file; `what` names it in the error.
+void write_beside(const std::string& path, const std::string& text, mode_t mode, const std::string& what) {
+  try {
+    sys::replace_file(path, text, mode);
+  } catch (const sys::FsError& e) {
+    throw std::runtime_error("cannot write " + what + ": " + e.what());
+  }
+}
+
+// The job id in RESULTS.jobid, or "" when there is none. Read without blocking on a FIFO
+// planted there, and from a regular file only; another user's file is read too (reading
+// decides nothing: the id is only shown, with Slurm's own view of that job).
+std::string read_job_id(const std::string& path) {
+  sys::OpenOptions o;
+  o.access = O_RDONLY;
+  o.owned = false;
+  sys::UniqueFd fd;
+  try {
+    fd = sys::open_file(path, o);
+  } catch (const sys::FsError& e) {
+    if (e.error() == ENOENT) return "";
+    throw std::invalid_argument(e.what());
+  }
+  char buf[256];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string text(buf, static_cast<std::size_t>(n));
+  const auto end = text.find_first_of(" \t\r\n");
+  return text.substr(0, end);
 }
 
 // The options of the three subcommands, and what each runs.
@@ -76,13 +111,9 @@ struct SlurmCommand {
     const std::string text = slurm::sbatch_script(cfg, o);
     const std::string path = slurm::script_path_for(cfg.results);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    {
-      std::ofstream out(path, std::ios::trunc);
-      out << text;
-      if (!out.flush()) throw std::runtime_error("cannot write the job script " + path);
-    }
-    std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec,
-                                 std::filesystem::perm_options::add);
+    // The script and the job id go beside the results file, often in a shared folder: each
+    // replaces its name (sys::replace_file), so a link planted there is never written through.
+    write_beside(path, text, 0755, "the job script");
     std::vector<std::string> argv = {"sbatch", "--parsable"};
     if (wait) argv.push_back("--wait");
     argv.push_back(path);
@@ -94,7 +125,7 @@ struct SlurmCommand {
       std::fprintf(stderr, "ranktune: sbatch refused %s: %s\n", path.c_str(), first_line(r.err).c_str());
       return experiment::kExitUsage;
     }
-    std::ofstream(jobid_path(cfg.results), std::ios::trunc) << id << "\n";
+    write_beside(jobid_path(cfg.results), id + "\n", 0644, "the job id (job " + id + " is queued)");
     std::fprintf(stderr, "ranktune: submitted %s as job %s; results: %s\n", path.c_str(), id.c_str(), cfg.results.c_str());
     std::printf("%s\n", id.c_str());
     return wait ? r.status : 0;
@@ -116,9 +147,8 @@ struct SlurmCommand {
       }
     }
     // A later submit (a resubmission to resume, or a job that has not started yet) wins.
-    if (std::ifstream in(jobid_path(results)); in) {
-      std::string id;
-      if (in >> id && id != job.job_id) {
+    if (const std::string id = read_job_id(jobid_path(results)); !id.empty()) {
+      if (id != job.job_id) {
         if (!job.job_id.empty()) job.note = "the results file was started by job " + job.job_id;
         job.job_id = id;
         job.source = jobid_path(results) + ", written by `ranktune slurm submit`";

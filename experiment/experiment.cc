@@ -3,7 +3,6 @@
 // (experiment/experiment.h).
 #include "experiment/experiment.h"
 
-#include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -42,7 +41,7 @@ config::ExperimentConfig load_experiment(const std::string& path, std::vector<st
 }
 
 void refuse_existing_results(const config::ExperimentConfig& cfg) {
-  if (std::filesystem::exists(cfg.results)) {
+  if (io::results_file_exists(cfg.results)) {  // a link there is refused too
     cfg.fail("experiment.results",
              "results file " + cfg.results +
                  " already exists. Move it away, or write elsewhere with --results PATH");

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <sstream>
 #include <vector>
 
@@ -97,7 +96,7 @@ ResumePoint resume_point(const io::ResultsFile& previous) {
 }
 
 void check_resumable(const config::ExperimentConfig& cfg, bool force) {
-  if (!std::filesystem::exists(cfg.results)) return;
+  if (!io::results_file_exists(cfg.results)) return;  // a link there is refused
   const std::optional<io::ResultsFile> previous = io::read_for_resume(cfg.results);
   if (previous) check_same_experiment(cfg, previous->meta, force);
 }

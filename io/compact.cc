@@ -1,6 +1,7 @@
 // `ranktune compact`: rewrites a results file without the bytes of dropped checkpoints, into
 // a temporary file that then replaces it by rename(2) (see compact_results in io/store.h).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -128,6 +129,9 @@ FileStamp stamp(const std::string& path) {
 
 CompactSummary compact_results(const std::string& in, const std::string& out) {
   const h5::Quiet quiet;
+  // In place, it replaces the file: only the user's own, not reached through a link (README,
+  // "Threat model"); a copy (-o) may be made of any file the user may read.
+  if (out.empty()) refuse_unsafe_results(in);
   const ResultsFile src = ResultsFile::read(in);  // foreign, truncated, damaged: refused here
   if (const auto flags = superblock_flags(in); flags && *flags != 0)
     throw StoreError(in + ": a writer holds it (its HDF5 superblock says it is open for writing): a run is "
@@ -148,9 +152,15 @@ CompactSummary compact_results(const std::string& in, const std::string& out) {
   } catch (const std::exception& e) {
     throw StoreError(in + ": cannot compact into " + tmp.string() + ": " + e.what());
   }
-  // rename(2) is atomic, but only durable once the new file's bytes are on disk.
-  if (const sys::UniqueFd fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC)); fd && ::fsync(fd.get()) != 0)
-    throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
+  // rename(2) is atomic, but only durable once the new file's bytes are on disk. The copy
+  // loses the group and other write bits a umask such as 002 gives, as a new results file
+  // does: a resume refuses a file that others may change.
+  if (const sys::UniqueFd fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC)); fd) {
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+      (void)::fchmod(fd.get(), st.st_mode & 07777 & ~(S_IWGRP | S_IWOTH));
+    if (::fsync(fd.get()) != 0) throw StoreError(tmp.string() + ": fsync failed: " + std::strerror(errno));
+  }
   if (!(stamp(in) == before))
     throw StoreError(in + ": changed while it was being compacted (did a run start writing it?); nothing was "
                      "replaced. Compact it again once the run has ended");

@@ -81,7 +81,9 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
   return detail::with_context(path + ": evaluations: ", [&] {
     // The writer's lock: a run cannot be writing the file, nor start on it, until we are done.
+    // Its open refuses a file that is not ours, or that others may change (UnsafeFileError).
     const detail::WriterLock lock(path);
+    lock.refuse_readers();  // before mending too: h5clear is an HDF5 writer
     if (const auto flags = detail::superblock_flags(path); flags && *flags != 0) {
       // Its writer was killed (we hold the lock, so it is not running): mend it as a resume would.
       if (const std::string why = detail::mend_status_flags(path); !why.empty())
@@ -94,6 +96,7 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
       // Created once, in a short non-SWMR open: objects cannot be created during SWMR.
       h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
       if (!file) throw StoreError("cannot open it for writing: " + h5::last_error());
+      lock.same_file(file.get());
       if (H5_CHECK(H5Lexists(file.get(), kGroup, H5P_DEFAULT)) == 0) {
         h5::Group g{H5_CHECK(H5Gcreate2(file.get(), kGroup, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT))};
         for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable})
@@ -107,6 +110,7 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     // rows of an evaluation without one are never read.
     h5::File file{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
     if (!file) throw StoreError("cannot open it for writing: " + h5::last_error());
+    lock.same_file(file.get());
     H5_CHECK(H5Fstart_swmr_write(file.get()));
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
@@ -152,7 +156,7 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
 void check_recordable(const std::string& path) {
   const h5::Quiet quiet;
   if (!is_hdf5_file(path)) throw StoreError(path + ": not an HDF5 results file");
-  detail::with_context(path + ": evaluations: ", [&] { const detail::WriterLock lock(path); });
+  detail::with_context(path + ": evaluations: ", [&] { detail::WriterLock(path).refuse_readers(); });
 }
 
 std::vector<Evaluation> read_evaluations(const std::string& path) {

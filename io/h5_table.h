@@ -29,6 +29,8 @@ auto with_context(const std::string& context, F&& f) -> decltype(f()) {
     throw h5::CallError(context + e.what(), e.sys_errno());
   } catch (const DiskFullError& e) {
     throw DiskFullError(context + e.what());
+  } catch (const FileBusyError& e) {
+    throw FileBusyError(context + e.what());
   } catch (const StoreError& e) {
     throw StoreError(context + e.what());
   }

@@ -106,15 +106,17 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   check_extra_names(kTrials, param_names, "parameter");
   check_extra_names(kResults, metric_names, "metric");
 
-  std::error_code ec;
-  if (fs::exists(path, ec)) throw StoreError("already exists (refusing to overwrite it)");
+  // A link there (dangling or not) is refused by name: H5Fcreate's O_EXCL would not follow
+  // it either, but answers "File exists".
+  if (results_file_exists(path)) throw StoreError("already exists (refusing to overwrite it)");
   // SWMR needs the latest format; it also gives checksummed metadata, so the reader
   // detects corruption instead of following garbage.
   h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()))};
   created = true;
-  lock = WriterLock(path);
+  lock = WriterLock(path, /*created=*/true);  // no group or other write, whatever the umask
+  lock.same_file(file.get());
   space.fd = lock.fd();
   reserve(0);
   metric = meta.metric;
@@ -183,12 +185,18 @@ void ResultsWriter::Impl::index_metrics() {
 }
 
 void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
-  if (!is_hdf5_file(path)) throw StoreError("not an HDF5 file: nothing to resume");
-  lock = WriterLock(path);  // before mending: never clear the flags of a live writer
+  // The lock first: its open refuses a file that is not ours, or that others may change,
+  // and it must be held before mending (never clear the flags of a live writer).
+  lock = WriterLock(path);
   space.fd = lock.fd();
+  if (!is_hdf5_file(path)) throw StoreError("not an HDF5 file: nothing to resume");
+  // A reader holding HDF5's file lock keeps its writers out, h5clear included: said as
+  // such, not as a file that cannot be mended.
+  lock.refuse_readers();
   h5::PropList fapl{H5_CHECK(H5Pcreate(H5P_FILE_ACCESS))};
   H5_CHECK(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST));
   file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
+  if (file) lock.same_file(file.get());
   if (!file) {
     // Most likely the writer died (kill -9, node failure) while it held the file open for
     // SWMR writing: the superblock still says so, and HDF5 refuses to open it again.
@@ -198,6 +206,7 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
     info.mended = true;
     file = h5::File{H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get())};
     if (!file) throw StoreError("cannot open it to resume even after clearing its status flags: " + h5::last_error());
+    lock.same_file(file.get());
   }
   const hid_t root = file.get();
   trials.open(root, kTrials);
@@ -319,6 +328,9 @@ ResultsWriter::ResultsWriter(const std::string& path, const StoreMeta& meta,
   bool created = false;
   try {
     writing(path, [&] { impl_->create(meta, workers, options.compress, created); });
+  } catch (const UnsafeFileError&) {
+    impl_.reset();  // not removed: the name may hold another's file now (see WriterLock::same_file)
+    throw;
   } catch (const std::exception& e) {
     impl_.reset();  // closes every handle before the half-made file is removed
     std::error_code ec;
@@ -334,6 +346,12 @@ ResultsWriter::ResultsWriter(const std::string& path, ResumeInfo& info) : impl_(
   // Each refusal closes the handles while HDF5 is still quiet (impl_ would go after `quiet`).
   try {
     writing(path, [&] { impl_->open_existing(info); });
+  } catch (const UnsafeFileError&) {  // names the file, and is not a damaged file (exit 2)
+    impl_.reset();
+    throw;
+  } catch (const FileBusyError& e) {
+    impl_.reset();
+    throw FileBusyError(path + ": cannot resume: " + e.what());
   } catch (const DiskFullError& e) {
     impl_.reset();
     throw DiskFullError(path + ": cannot resume: " + e.what());

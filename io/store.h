@@ -355,18 +355,36 @@ std::optional<ResultsFile> read_for_resume(const std::string& path);
 /// nodes whatever the file system's locking. False for a file that is not HDF5.
 bool marked_open_for_writing(const std::string& path);
 
-/// Whether a process holds `path`'s writer lock now (detail::WriterLock: a run's rank 0, or
-/// `eval` recording). Probed with F_OFD_GETLK, which takes no lock, so a live writer is not
-/// disturbed. nullopt when it cannot tell: the file does not open, or its file system has
-/// no fcntl locks (where writers go unlocked too).
-std::optional<bool> writer_alive(const std::string& path);
-
 /// Whether the writer of `path` died without closing it (kill -9, the OOM killer, a lost
 /// node): the file is marked open for writing (and stays so a moment later), but no process
 /// holds its writer lock, which the kernel frees with the process. A writer clears the mark
 /// before it lets the lock go; a new file is marked a moment before its writer locks it,
 /// which a second probe of the lock 200 ms later covers. False when the lock cannot be probed.
 bool writer_died(const std::string& path);
+
+/// Whether a results file exists at `path`, looked at without following a link. A
+/// symbolic link there, dangling or not, throws UnsafeFileError: ranktune writes nothing
+/// through a link (README, "Threat model"), and HDF5 would answer a dangling one with a raw
+/// "File exists". Anything else at `path` (a FIFO, a folder) counts as existing: the readers
+/// and writers refuse it with their own messages. Throws StoreError when it cannot be looked at.
+bool results_file_exists(const std::string& path);
+
+/// Throws UnsafeFileError when ranktune would refuse to write the results file at `path`
+/// (a link, another user's file, one that others may write, a hard link): a run checks it
+/// before it makes anything beside it (the control file, the logs folder). Other problems
+/// are left to the writer, which reports them with their context.
+void refuse_unsafe_results(const std::string& path);
+
+/// Whether a ranktune writer holds the writer lock of the results file `path` now (see
+/// detail::WriterLock), tested without taking it (F_OFD_GETLK): Unknown where the file
+/// cannot be opened or its file system has no fcntl locks. Free after kill -9 of the writer:
+/// the kernel released its lock, while its superblock still says it is open for writing.
+enum class WriterCheck { Holding, Free, Unknown };
+WriterCheck writer_lock_state(const std::string& path);
+
+/// Whether `path` lies on a network file system (NFS, Lustre, GPFS, CIFS, Ceph, BeeGFS, ...),
+/// where another node's lock may not be seen here (NFS mounted with `nolock`).
+bool on_network_file_system(const std::string& path);
 
 /// The bytes of `row` (a row of file.checkpoints), read from file.path and checked against
 /// the row's size and CRC-32C. Throws StoreError for a dropped row, a range outside

@@ -62,16 +62,34 @@ std::string mend_status_flags(const std::string& path);
 /// second: a resume started then would mend and write the file under the old writer (the
 /// kill loop test saw live checkpoints fail their CRC, lost rows and a lost searcher state).
 /// Without fcntl locks (ENOLCK, EOPNOTSUPP on some network file systems) it goes unlocked.
+///
+/// It is also where every writer of an existing results file (a resume, `eval`) checks whose
+/// file it is (README, "Threat model"): the file is opened under sys/safe_fs.h's rules (the
+/// last component not through a link, a regular file of this user with one link, and no
+/// group or other write), so a file another user left, or a link to one, is refused
+/// (UnsafeFileError) before HDF5 opens it by its path. same_file() then checks that the file
+/// HDF5 opened is this one.
 class WriterLock {
  public:
   WriterLock() = default;
-  /// Throws StoreError when another process holds the lock.
-  explicit WriterLock(const std::string& path);
-  /// The locked file, open for writing (-1 when not locked): ResultsWriter reserves disk
-  /// space through it.
+  /// Throws UnsafeFileError for a file that breaks the rules above, StoreError when another
+  /// process holds the lock (saying whether a writer or a reader, see refuse_readers), and
+  /// StoreError when it cannot be opened. `created`: the file was made just now (O_EXCL,
+  /// by HDF5): its group and other write bits, which a umask such as 002 leaves, are cleared.
+  explicit WriterLock(const std::string& path, bool created = false);
+  /// The locked file, open for writing: ResultsWriter reserves disk space through it.
   int fd() const noexcept { return fd_.get(); }
+  /// Throws FileBusyError when another program holds an HDF5 file lock (flock) on the file:
+  /// HDF5 then refuses to open it for writing (and h5clear to mend it). Which program, and
+  /// what to do (close it, or read with h5py's locking=False), is in the message. Call it
+  /// right before opening the file with HDF5, never while HDF5 holds it open.
+  void refuse_readers() const;
+  /// Throws UnsafeFileError unless the HDF5 file `file`, opened by path, is the file this
+  /// lock holds (the same device and inode): the name was not swapped in between.
+  void same_file(hid_t file) const;
 
  private:
+  std::string path_;
   sys::UniqueFd fd_;  ///< the lock goes with it
 };
 

@@ -12,7 +12,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -507,7 +506,7 @@ int drive(const boost::mpi::communicator& world, const config::ExperimentConfig&
   // that a `ranktune ctl` that sees the run finds it; one there that another user could
   // have written stops the run here, before anything ran.
   control.emplace(cfg.results);
-  if (std::filesystem::exists(cfg.results)) {
+  if (io::results_file_exists(cfg.results)) {  // a link there is refused (exit 2)
     // Resume. Nothing is written into the file before read_for_resume has checked it: a
     // damaged file must stay as it is (and refused), never be mended into a healthy-looking one.
     writer = experiment::open_to_resume(cfg, options.force, previous, resumed);
@@ -565,6 +564,14 @@ int run_driver(const boost::mpi::communicator& world, const config::ExperimentCo
   Setup setup{kWireVersion, cfg.text, cfg.path, cfg.overrides, log_dir_for(cfg.results)};
   setup.driver_pid = ::getpid();  // workers on this machine end with us (exit_with_process)
   setup.driver_namespace = process_namespace_id();
+  try {
+    // A results file that ranktune will not write (a link, another user's) stops the run
+    // before anything is made beside it: the control file, the logs folder.
+    io::refuse_unsafe_results(cfg.results);
+  } catch (const io::UnsafeFileError&) {
+    abort_setup(world);
+    throw;
+  }
   if (train::traits(cfg.trainable).writes_logs) {
     // The trial logs' folder sits beside the results file, often in a world-writable folder:
     // one that another user made, or planted as a link, would let them read or redirect

@@ -26,6 +26,7 @@
 #include "mpi/trace.h"
 #include "sys/fd.h"
 #include "sys/process.h"
+#include "sys/safe_fs.h"
 #include "sys/temp_dir.h"
 
 namespace ranktune::mpi {
@@ -431,9 +432,10 @@ void report_exit_code(int code) {
   const char* path = std::getenv("RANKTUNE_EXIT_CODE_FILE");
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (path == nullptr || rank == nullptr || std::string(rank) != "0") return;
-  if (std::FILE* f = std::fopen(path, "w")) {
-    std::fprintf(f, "%d\n", code);
-    std::fclose(f);
+  // In the launcher's private run folder (mode 0700, ours), written as every file is.
+  try {
+    sys::replace_file(path, std::to_string(code) + "\n", 0600);
+  } catch (const std::exception&) {  // the launcher then takes mpirun's code
   }
 }
 

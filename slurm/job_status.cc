@@ -2,6 +2,7 @@
 // progress (slurm/job_status.h).
 #include "slurm/job_status.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -64,13 +65,20 @@ Progress progress_of(const io::ResultsFile& file) {
   }
   p.results = static_cast<std::int64_t>(file.results.size());
   if (!file.results.empty()) p.last_time = file.results.back().time;
-  std::int64_t slurm_events = 0;
   for (const auto& e : file.events) {
-    if (e.kind == "end") p.ended = e.message;
-    if (e.kind == "slurm") ++slurm_events;
+    // The experiment's own `end` (a trial's has its id), until a resume goes on after it:
+    // a job stopped by scancel and submitted again ends as its last run did.
+    if (e.trial < 1 && e.kind == "end") p.ended = e.message;
+    if (e.trial < 1 && e.kind == "resume") p.ended.clear();
+    if (e.kind == "slurm") {
+      // One per allocation: "job ID, restart N, ...". The same job again is a Slurm requeue;
+      // another job is a submission of its own (`slurm submit` again, to resume).
+      const std::string id = e.message.rfind("job ", 0) == 0 ? e.message.substr(4, e.message.find(',') - 4) : e.message;
+      if (std::find(p.jobs.begin(), p.jobs.end(), id) != p.jobs.end()) ++p.requeues;
+      else p.jobs.push_back(id);
+    }
     p.last_time = std::max(p.last_time, e.time);
   }
-  p.requeues = slurm_events > 1 ? slurm_events - 1 : 0;
   if (!file.events.empty()) {
     const auto& e = file.events.back();
     p.last_event = e.kind + (e.message.empty() ? "" : ": " + e.message) + " at " + fixed(e.time, 4) + " s";
@@ -137,6 +145,11 @@ std::string render_status(const JobView& job, const std::optional<Progress>& pro
   out += ")\n";
   out += "rows:       " + std::to_string(p.results) + " results, last at " + fixed(p.last_time, 4) + " s\n";
   if (p.best) out += "best:       " + metric + " = " + fixed(*p.best, 6) + " (trial " + std::to_string(p.best_trial) + ")\n";
+  if (p.jobs.size() > 1) {
+    out += "jobs:       " + std::to_string(p.jobs.size()) + " (";
+    for (std::size_t i = 0; i < p.jobs.size(); ++i) out += (i ? ", " : "") + p.jobs[i];
+    out += "; each resumed the file)\n";
+  }
   if (p.requeues > 0) out += "requeues:   " + std::to_string(p.requeues) + "\n";
   if (!p.last_event.empty()) out += "last event: " + p.last_event + "\n";
   // A run that exhausts its searcher logs no `end` event; only stops (budget, target,

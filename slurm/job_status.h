@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/store.h"
 
@@ -33,8 +34,9 @@ struct Progress {
   std::int64_t best_trial = 0;
   std::optional<std::int64_t> planned_trials;  ///< [experiment] num_samples, when the config parses
   std::string last_event;             ///< "kind: message at T s" of the last event, "" if none
-  std::string ended;                  ///< the message of the last `end` event ("completed", "interrupted", ...)
-  std::int64_t requeues = 0;          ///< `slurm` events after the first (one is logged per allocation)
+  std::string ended;                  ///< the message of the experiment's last `end` event ("completed", "interrupted", ...), "" when a resume followed it
+  std::int64_t requeues = 0;          ///< allocations of a job that ran the experiment before (Slurm requeued it)
+  std::vector<std::string> jobs;      ///< the Slurm jobs that ran it, in order (`slurm` events: one per allocation)
   double last_time = 0;               ///< seconds since the start of the last row seen
 };
 

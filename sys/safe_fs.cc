@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace ranktune::sys {
@@ -41,12 +42,18 @@ void check_opened(int fd, const OpenOptions& o, bool created, const std::string&
   if (st.st_nlink != 1)
     fail(shown + " has " + std::to_string(st.st_nlink) + " hard links: ranktune will not write through a link; "
                  "remove it", 0);
-  if (o.forbidden_bits && (st.st_mode & o.forbidden_bits))
-    fail(shown + " has mode " + std::to_string(st.st_mode & 07777) + " (octal " + [&] {
-      char b[8];
-      std::snprintf(b, sizeof b, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-      return std::string(b);
-    }() + "), which lets other users change it: remove it, or chmod it go-w", 0);
+  if (o.forbidden_bits && (st.st_mode & o.forbidden_bits)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    fail(shown + " has mode " + mode + ", which lets other users change it: another user may have planted it, or "
+                 "changed it; if it is yours, chmod go-w it, else remove it", 0);
+  }
+}
+
+// `path` without trailing slashes ("/" stays): "dir/" would make open(2) follow a link named dir.
+std::string without_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
 }
 
 }  // namespace
@@ -88,7 +95,8 @@ UniqueFd open_file_at(int dirfd, const std::string& name, const OpenOptions& o, 
   return fd;
 }
 
-UniqueFd open_directory(const std::string& path) {
+UniqueFd open_directory(const std::string& given) {
+  const std::string path = without_trailing_slashes(given);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) {
     const int e = errno;
@@ -107,7 +115,8 @@ UniqueFd open_file(const std::string& path, const OpenOptions& o) {
   return open_file_at(d.get(), name, o, path);
 }
 
-UniqueFd make_private_directory(const std::string& path, mode_t mode) {
+UniqueFd make_private_directory(const std::string& given, mode_t mode) {
+  const std::string path = without_trailing_slashes(given);
   if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) fail("cannot make the folder " + path, errno);
   UniqueFd fd = open_directory(path);
   struct stat st {};
@@ -125,33 +134,60 @@ UniqueFd make_private_directory(const std::string& path, mode_t mode) {
 
 namespace ranktune::sys {
 
-void replace_file(const std::string& path, const std::string& bytes) {
+void replace_file(const std::string& path, const std::string& bytes, mode_t mode) {
   const auto [dir, name] = split_path(path);
   UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!d) fail("cannot open the folder " + dir, errno);
-  // A fresh name of ours (O_EXCL, no link followed), filled, then renamed over the page:
-  // a reader sees the old page or the new one, and a name another user planted is refused.
+  replace_file_at(d.get(), name, bytes, path, mode);
+}
+
+void replace_file_at(int dirfd, const std::string& name, const std::string& bytes, const std::string& shown,
+                     mode_t mode) {
+  const std::string dir = split_path(shown).first;
+  // A fresh name of ours (O_EXCL, no link followed), filled, then renamed over the file:
+  // a reader sees the old file or the new one, and a name another user planted is refused.
   const std::string tmp = "." + name + ".tmp." + std::to_string(::getpid());
-  ::unlinkat(d.get(), tmp.c_str(), 0);  // ours, from a run of this process id that died
+  ::unlinkat(dirfd, tmp.c_str(), 0);  // ours, from a run of this process id that died
   {
-    UniqueFd fd = open_file_at(d.get(), tmp, {O_WRONLY, false, false, Create::Exclusive}, dir + "/" + tmp);
+    OpenOptions o{O_WRONLY, false, false, Create::Exclusive};
+    o.mode = mode;
+    UniqueFd fd = open_file_at(dirfd, tmp, o, dir + "/" + tmp);
     std::size_t done = 0;
     while (done < bytes.size()) {
       const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const int e = errno;
-        ::unlinkat(d.get(), tmp.c_str(), 0);
+        ::unlinkat(dirfd, tmp.c_str(), 0);
         fail("cannot write " + dir + "/" + tmp + " (disk full?)", e);
       }
       done += static_cast<std::size_t>(n);
     }
+    if (fd.close() != 0) {  // NFS and quotas report a failed write here
+      const int e = errno;
+      ::unlinkat(dirfd, tmp.c_str(), 0);
+      fail("cannot write " + dir + "/" + tmp, e);
+    }
   }
-  if (::renameat(d.get(), tmp.c_str(), d.get(), name.c_str()) != 0) {
+  if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
     const int e = errno;
-    ::unlinkat(d.get(), tmp.c_str(), 0);
-    fail("cannot replace " + path, e);
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    if (e == EISDIR) fail("cannot write " + shown + ": it is a folder; remove it or choose another name", 0);
+    fail("cannot replace " + shown, e);
   }
+}
+
+UniqueFd make_own_directory(const std::string& given, mode_t mode) {
+  const std::string path = without_trailing_slashes(given);
+  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) fail("cannot make the folder " + path, errno);
+  UniqueFd fd = open_directory(path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail(path + ": cannot stat it", errno);
+  if (st.st_uid != ::geteuid())
+    fail("the folder " + path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
+             std::to_string(::geteuid()) + "): another user may have made it; remove it or write elsewhere",
+         0);
+  return fd;
 }
 
 }  // namespace ranktune::sys

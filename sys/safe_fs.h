@@ -67,11 +67,25 @@ UniqueFd open_directory(const std::string& path);
 /// its descriptor. Throws FsError otherwise, saying what to do.
 UniqueFd make_private_directory(const std::string& path, mode_t mode = 0755);
 
+/// Makes the folder `path` (mode `mode`, the umask applies) or accepts an existing one that
+/// is a real folder (not a link) of the effective user, whoever else may write in it; for
+/// folders that only receive files through replace_file_at (`report --plots`,
+/// `export-checkpoint`), where a name planted in it is replaced, never written through.
+/// Returns its descriptor. Throws FsError otherwise, saying what to do.
+UniqueFd make_own_directory(const std::string& path, mode_t mode = 0755);
+
 /// Replaces the file `path` with `bytes` atomically: written to a hidden temporary file of
-/// ours beside it (created with O_EXCL, no link followed), then renamed over it, so a
-/// reader (a browser reloading a page) sees the old contents or the new, never half. The
-/// temporary file is removed on failure. Throws FsError.
-void replace_file(const std::string& path, const std::string& bytes);
+/// ours beside it (created with O_EXCL and `mode`, the umask applies; no link followed),
+/// then renamed over it, so a reader (a browser reloading a page) sees the old contents or
+/// the new, never half, and a link or file another user planted at `path` is replaced,
+/// never written through. The temporary file is removed on failure. Throws FsError. Every
+/// file ranktune writes whole goes through it (README, "Threat model").
+void replace_file(const std::string& path, const std::string& bytes, mode_t mode = 0644);
+
+/// The same for `name` (one component) inside the folder open at `dirfd`: the folder that
+/// was checked is the one written into. `shown` names the file in messages.
+void replace_file_at(int dirfd, const std::string& name, const std::string& bytes, const std::string& shown,
+                     mode_t mode = 0644);
 
 /// The last component of `path` and its folder ("." when none).
 std::pair<std::string, std::string> split_path(const std::string& path);

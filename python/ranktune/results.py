@@ -37,13 +37,15 @@ Example::
 Fixed-length byte strings are decoded to ``str``. The file is opened for live reading
 (HDF5 SWMR), so a file that a run is still writing can be loaded; :meth:`Results.refresh`
 re-reads every table. A ``Results`` holds the file open: ``close()`` it, or use it in a
-``with`` block, when you are done.
+``with`` block, when you are done: while it is open, HDF5's file lock keeps writers out
+(``ranktune run --resume`` and ``ranktune eval`` of the file are refused, saying so).
 
 h5py and pandas (with numpy) are needed by :func:`load` only; ``import ranktune`` and this
 module work without them.
 """
 
 import os
+import stat
 
 __all__ = ["load", "Results"]
 
@@ -122,7 +124,8 @@ def load(path):
 
     Raises ImportError when h5py or pandas is missing, FileNotFoundError when ``path`` does
     not exist, and ValueError (naming the path and what is wrong) when it is not a readable
-    ranktune results file: not HDF5, truncated or damaged, or an HDF5 file of another program.
+    ranktune results file: not a regular file (a FIFO, a folder: refused at once, before HDF5
+    could wait on it), not HDF5, truncated or damaged, or an HDF5 file of another program.
     """
     return Results(path)
 
@@ -145,8 +148,18 @@ class Results:
 
     def _open(self):
         h5py = self._h5py
-        if not os.path.exists(self.path):
-            raise FileNotFoundError("%s: no such file" % self.path)
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            raise FileNotFoundError("%s: no such file" % self.path) from None
+        if not stat.S_ISREG(mode):
+            # HDF5 would open a FIFO and wait on it for ever (and a device is no file either):
+            # refused before HDF5 sees it, as ranktune's own readers do.
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "not a regular file")
+            raise ValueError("%s is %s, not a results file (a regular HDF5 file): give the path of the .h5 file"
+                             % (self.path, kind))
         fapl = _fail_fast_fapl(h5py)
         opened = None
         # SWMR read first: it sees what a writing run has flushed, and refresh() sees more. A

@@ -3,10 +3,10 @@
 # run agrees with h5py's raw view of the same tables, the best trial is `ranktune report`'s;
 # the example of docs/guide/results-file.md runs; a file that a run is writing loads and refresh() only ever sees
 # more rows; a foreign HDF5 file, one without /trials, a truncated one, one with a damaged
-# checksum (at once, not after HDF5's minutes of retries) and a text file get a ValueError
-# naming the path; without h5py or pandas, `import ranktune` works and load() names the
-# package to install; `pip install` of python/ into a venv (offline) gives an importable
-# package whose version is the binary's.
+# checksum (at once, not after HDF5's minutes of retries), a text file, a FIFO (at once, not
+# never) and a folder get a ValueError naming the path; without h5py or pandas, `import
+# ranktune` works and load() names the package to install; `pip install` of python/ into a
+# venv (offline) gives an importable package whose version is the binary's.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 export PYTHONPATH="$SRC/python"
@@ -180,8 +180,14 @@ open(f"{work}/text.h5", "w").write("not hdf5\n")
 damaged = bytearray(data)
 damaged[40] ^= 0xFF
 open(f"{work}/checksum.h5", "wb").write(damaged)
+# A FIFO (a name planted in a shared folder, or a mistake): HDF5 would wait on it for ever
+# (issue 27 item 7); refused before HDF5 opens it, as the C++ readers do. And a folder.
+import os
+os.mkfifo(f"{work}/fifo.h5")
+os.mkdir(f"{work}/folder.h5")
 cases = {"foreign.h5": "no schema_version attribute", "no_trials.h5": "no /trials table",
-         "truncated.h5": "truncated", "text.h5": "not a readable HDF5 file", "checksum.h5": "checksum"}
+         "truncated.h5": "truncated", "text.h5": "not a readable HDF5 file", "checksum.h5": "checksum",
+         "fifo.h5": "is a FIFO, not a results file", "folder.h5": "is a folder, not a results file"}
 for name, words in cases.items():
     path = f"{work}/{name}"
     try:

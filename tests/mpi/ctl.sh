@@ -3,7 +3,8 @@
 # step): stop a running trial, change a running trial's x1 (it checkpoints and goes on from
 # there at once with the new value, which the noiseless objective of its later results shows), add
 # a trial with a config and two more from the searcher, and the refusals. Then the run finishes normally, the
-# file records every answer, and ctl on a finished run is refused without waiting.
+# file records every answer, and ctl on a finished run, or on one killed with kill -9, is refused
+# without waiting.
 source "$(dirname "$0")/lib.sh"
 R="$RANKTUNE"
 mpirun -np 3 --bind-to none "$R" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5" \
@@ -88,6 +89,19 @@ PY
 [[ $(grep -c "applied: \|refused: \|pending: " "$WORK/q.html") -eq 7 ]] || fail "the HTML report does not list the 7 answers"
 # On a finished run: refused at once, nothing to control.
 ctl 2 "no run is writing it" stop "$WORK/q.h5" 3
+
+# On a run killed with kill -9 (issue 27 item 14): its HDF5 header still says it is open, but
+# no process holds its writer lock: refused at once (exit 2), not after --wait's 30 s (exit 6).
+mpirun -np 3 --bind-to none "$R" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/k.h5" \
+  --set experiment.num_samples=6 --set trainable.seconds_per_step=0.2 > "$WORK/k_run.txt" 2>&1 &
+launcher=$!
+rank0=$(wait_for_rank0 "$WORK/k.h5" "$launcher")
+sleep 1
+kill -9 "$rank0"
+wait "$launcher" || true
+start=$SECONDS
+ctl 2 "no run is writing it: its writer was killed" stop "$WORK/k.h5" 1
+((SECONDS - start < 10)) || fail "ctl on a killed run took $((SECONDS - start)) s to answer"
 # A malformed line in the control file is answered (refused), not fatal: see the unit
 # tests for the parser; here, ctl without waiting just appends.
 

@@ -3,8 +3,8 @@
 # 1. `scancel --signal=TERM JOB` (docs/guide/slurm.md's graceful stop): only the tasks get SIGTERM; rank 0
 #    stops the running trials, flushes and exits 4, and the job script does not requeue (no
 #    time-limit warning came). The file ends with an `interrupted` event and has no RUNNING
-#    trial; `slurm status` says so. Once `ranktune run --resume` exists, resubmitting the
-#    same experiment finishes it.
+#    trial; `slurm status` says so. Resubmitting the same experiment resumes and finishes it,
+#    and `slurm status` then says finished (not the first job's interruption, nor a requeue).
 # 2. A plain `scancel JOB`: the tasks get SIGTERM too (srun also does, and asks for the step to
 #    be killed, but the job is already ending and the tasks keep KillWait seconds), so rank 0
 #    stops gracefully the same way; nothing is requeued.
@@ -54,6 +54,16 @@ grep -q "^job: *$job " "$WORK/status.txt" && grep -q "ended: interrupted" "$WORK
   --set experiment.num_samples=200 --wait > "$WORK/job2" 2> "$WORK/submit2.err" \
   || { cat "$WORK/submit2.err"; show_log "$WORK"/c-*.out; fail "the resumed job failed"; }
 check_results "$WORK/c.h5" 200 20
+# The second job resumed and finished the experiment (issue 27 item 6): the first job's
+# `end: interrupted` no longer stands, and a new submission is no requeue.
+"$RANKTUNE" slurm status "$WORK/c.h5" > "$WORK/status2.txt" || fail "slurm status exited $?"
+grep -q "^experiment: finished: every planned trial ended" "$WORK/status2.txt" \
+  || { cat "$WORK/status2.txt"; fail "status does not say that the resumed experiment finished"; }
+! grep -q "interrupted\|^requeues:" "$WORK/status2.txt" \
+  || { cat "$WORK/status2.txt"; fail "status shows the first job's interruption, or a requeue"; }
+grep -q "^jobs: *2 ($job, $(cat "$WORK/job2");" "$WORK/status2.txt" \
+  || { cat "$WORK/status2.txt"; fail "status does not list the two jobs"; }
+echo "ok: scancel, then submitted again: the status says finished, by two jobs"
 
 job=$(submit_running "$WORK/k.h5")
 sleep 1.5

@@ -6,6 +6,12 @@
 # the job id with the progress.
 source "$(dirname "$0")/lib.sh"
 resume=()
+# Links planted where submit writes the script and the job id (issue 27 item 2; in a shared
+# folder another user could plant them, as tests/fault/written_files.sh does for the script):
+# each must be replaced, never written through.
+echo precious > "$WORK/victim"
+ln -s "$WORK/victim" "$WORK/asha.sbatch"
+ln -s "$WORK/victim" "$WORK/asha.jobid"
 t0=$SECONDS
 "$RANKTUNE" slurm submit "$SRC/configs/hartmann6_asha.toml" --results "$WORK/asha.h5" --workers 4 --time 5 \
   --set trainable.seconds_per_step=0.002 "${resume[@]}" --wait > "$WORK/submit.out" 2> "$WORK/submit.err" \
@@ -14,6 +20,9 @@ job=$(cat "$WORK/submit.out")
 [[ $job =~ ^[0-9]+$ ]] || fail "submit printed '$job', not a job id"
 echo "job $job done after $((SECONDS - t0)) s"
 [[ -f $WORK/asha.sbatch ]] || fail "no script beside the results file"
+[[ $(cat "$WORK/victim") == precious ]] || fail "submit wrote through a link: $(head -c 200 "$WORK/victim")"
+[[ ! -L $WORK/asha.sbatch && ! -L $WORK/asha.jobid && $(cat "$WORK/asha.jobid") == "$job" ]] \
+  || fail "the script or the job id is not a file of its own: $(ls -l "$WORK"/asha.sbatch "$WORK"/asha.jobid)"
 grep -q '^#SBATCH --ntasks=5 ' "$WORK/asha.sbatch" || fail "the script does not ask for 4 workers + 1 driver"
 log=$WORK/asha-$job.out
 [[ -f $log ]] || fail "no job log $log"

@@ -5,7 +5,8 @@
 # allocation (restart 0, 1, ...), and the file holds exactly what an uninterrupted run creates:
 # the same trials with the same configs, every (trial, iteration) once, with the same values
 # (the reference is `ranktune simulate` of the same config: same searcher, function, noise and
-# seed). Slurm checks time limits on a 30 s tick, so each allocation lasts up to ~40 s.
+# seed). `slurm status` then counts the requeues of the one job and says it finished. Slurm
+# checks time limits on a 30 s tick, so each allocation lasts up to ~40 s.
 source "$(dirname "$0")/lib.sh"
 cfg=$SRC/tests/data/quickstart_branin.toml
 # 40 trials x 20 steps x 0.1 s on 2 workers: about 40 s of work, more than one allocation's share.
@@ -52,3 +53,9 @@ for i, m in enumerate(runs):
     assert f"restart {i}," in m, (i, m)
 print(f"ok: {requeues + 1} allocations, {len(got)} iterations as in an uninterrupted run; runs: {runs}")
 PY
+# One job, requeued: `slurm status` counts the requeues, lists no second job, and says that the
+# experiment finished (each time-limit stop's `end: interrupted` was followed by a resume).
+"$RANKTUNE" slurm status "$WORK/t.h5" > "$WORK/status.txt" || fail "slurm status exited $?"
+grep -q "^requeues: *$requeues\$" "$WORK/status.txt" && ! grep -q "^jobs:\|interrupted" "$WORK/status.txt" &&
+  grep -q "^experiment: finished" "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "slurm status of the requeued job"; }
+echo "ok: slurm status: $requeues requeues of job $job, finished"

@@ -90,7 +90,7 @@ TEST_F(SafeFs, RefusesAHardLinkAndAnOpenModeWhenAsked) {
   fs::permissions(path("shared"), fs::perms(0666));
   OpenOptions o = append_create();
   o.forbidden_bits = 077;
-  EXPECT_CONTAINS(refusal([&] { open_file(path("shared"), o); }), "other users");
+  EXPECT_CONTAINS(refusal([&] { open_file(path("shared"), o); }), "has mode 0666, which lets other users change it");
 }
 
 TEST_F(SafeFs, ExclusiveRefusesAnExistingFile) {
@@ -110,6 +110,43 @@ TEST_F(SafeFs, PrivateDirectoryRefusesLinksAndOpenFolders) {
   fs::create_directory(path("open"));
   fs::permissions(path("open"), fs::perms(0777));
   EXPECT_CONTAINS(refusal([&] { make_private_directory(path("open")); }), "writable by other users");
+}
+
+TEST_F(SafeFs, OwnDirectoryRefusesALinkAndTakesAFolderOpenToOthers) {
+  EXPECT_TRUE(make_own_directory(path("plots")));
+  EXPECT_TRUE(make_own_directory(path("plots/")));  // ours: accepted again, with a trailing slash
+  fs::create_directory(path("elsewhere"));
+  fs::create_directory_symlink(path("elsewhere"), path("linked"));
+  EXPECT_CONTAINS(refusal([&] { make_own_directory(path("linked")); }), "symbolic link");
+  // "linked/" would have open(2) follow the link: refused the same.
+  EXPECT_CONTAINS(refusal([&] { make_own_directory(path("linked/")); }), "symbolic link");
+  EXPECT_CONTAINS(refusal([&] { make_private_directory(path("linked/")); }), "symbolic link");
+  // Files go into it by replace_file_at, so others' write permission is no way in.
+  fs::create_directory(path("open"));
+  fs::permissions(path("open"), fs::perms(0777));
+  EXPECT_TRUE(make_own_directory(path("open")));
+}
+
+TEST_F(SafeFs, ReplaceFileAtWritesIntoTheFolderOpened) {
+  UniqueFd folder = make_own_directory(path("plots"));
+  std::ofstream(path("victim")) << "precious";
+  fs::create_symlink(path("victim"), path("plots/curves.svg"));
+  replace_file_at(folder.get(), "curves.svg", "<svg/>", path("plots/curves.svg"), 0600);
+  EXPECT_FALSE(fs::is_symlink(path("plots/curves.svg")));
+  EXPECT_EQ(contents(path("plots/curves.svg")), "<svg/>");
+  EXPECT_EQ(contents(path("victim")), "precious");
+  struct stat st {};
+  ASSERT_EQ(::stat(path("plots/curves.svg").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // The folder renamed away after it was opened: the file goes where the descriptor points.
+  fs::rename(path("plots"), path("moved"));
+  replace_file_at(folder.get(), "more.svg", "x", path("plots/more.svg"));
+  EXPECT_EQ(contents(path("moved/more.svg")), "x");
+  EXPECT_FALSE(fs::exists(path("plots")));
+  // A folder at the name is not replaced.
+  fs::create_directory(path("moved/dir.svg"));
+  EXPECT_CONTAINS(refusal([&] { replace_file_at(folder.get(), "dir.svg", "x", path("moved/dir.svg")); }),
+                  "it is a folder");
 }
 
 TEST(SplitPath, FolderAndName) {

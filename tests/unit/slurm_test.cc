@@ -236,6 +236,63 @@ TEST(JobStatus, ParsesScontrolOneLiner) {
              "no results file yet");
 }
 
+// A file's progress from its events (issue 27 item 6): a job stopped by scancel ("end:
+// interrupted"), then submitted again as a new job that resumed and finished, is finished,
+// not interrupted, and was never requeued; a Slurm requeue runs the same job id again.
+io::ResultsFile file_with_events(const std::vector<std::pair<std::string, std::string>>& events) {
+  io::ResultsFile f;
+  f.path = "/tmp/q.h5";
+  f.meta.mode = search::Mode::Min;
+  f.meta.config_text =
+      "[experiment]\nname = \"q\"\nmetric = \"loss\"\nmode = \"min\"\nnum_samples = 2\n"
+      "[search.space]\nx = { uniform = [0.0, 1.0] }\n[trainable]\nkind = \"synthetic\"\n";
+  for (int id = 1; id <= 2; ++id) {
+    search::Trial t;
+    t.id = id;
+    t.status = search::TrialStatus::Terminated;
+    t.best = id;
+    f.trials.push_back(t);
+  }
+  double time = 0;
+  for (const auto& [kind, message] : events) f.events.push_back({time += 1, -1, -1, kind, message});
+  return f;
+}
+
+TEST(JobStatus, AResumeSupersedesAnEarlierEnd) {
+  const io::ResultsFile f = file_with_events({{"slurm", "job 41, restart 0, nodes n1, launched by srun"},
+                                              {"end", "interrupted"},
+                                              {"slurm", "job 57, restart 0, nodes n1, launched by srun"},
+                                              {"resume", "the previous run stopped, or was killed"}});
+  const Progress p = progress_of(f);
+  EXPECT_EQ(p.ended, "");
+  EXPECT_EQ(p.requeues, 0);  // a second job, not the first one requeued
+  const std::string out = render_status(JobView{"57", "x", {}, ""}, p, f.path, "loss");
+  EXPECT_CONTAINS(out, "experiment: finished: every planned trial ended");
+  EXPECT_LACKS(out, "interrupted");
+  EXPECT_LACKS(out, "requeues:");
+  EXPECT_CONTAINS(out, "jobs:       2 (41, 57; each resumed the file)");
+  // Stopped again after the resume: that end stands.
+  io::ResultsFile again = f;
+  again.events.push_back({9, -1, -1, "end", "interrupted"});
+  EXPECT_EQ(progress_of(again).ended, "interrupted");
+  // A trial's own `end` (a paused trial the scheduler never resumed) is not the experiment's.
+  io::ResultsFile trial_end = f;
+  trial_end.events.push_back({9, 2, 1, "end", "paused, and not resumed by the scheduler"});
+  EXPECT_EQ(progress_of(trial_end).ended, "");
+}
+
+TEST(JobStatus, ARequeueRunsTheSameJobAgain) {
+  const Progress p = progress_of(file_with_events({{"slurm", "job 42, restart 0, nodes n1, launched by srun"},
+                                                   {"end", "interrupted"},
+                                                   {"slurm", "job 42, restart 1, nodes n2, launched by srun"},
+                                                   {"resume", "the previous run stopped, or was killed; Slurm restart 1"},
+                                                   {"slurm", "job 42, restart 2, nodes n1, launched by srun"},
+                                                   {"resume", "the previous run stopped, or was killed; Slurm restart 2"}}));
+  EXPECT_EQ(p.requeues, 2);
+  EXPECT_EQ(p.jobs, std::vector<std::string>{"42"});
+  EXPECT_EQ(p.ended, "");
+}
+
 TEST(Stack, SlurmEntriesUnderSrunAndUnderMpirun) {
   EXPECT_TRUE(experiment::slurm_stack_entries({}).empty());
   EXPECT_EQ(experiment::slurm_event_message({}), "");

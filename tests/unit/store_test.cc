@@ -1,6 +1,7 @@
 // The results file: round trips, group commit, SWMR reading, and never trusting the file.
 
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -482,6 +483,99 @@ TEST_F(StoreTest, AKilledWritersFileIsMendedWhateverItsPathHolds) {
   const ResultsFile f = ResultsFile::read(p);
   EXPECT_EQ(f.trials.size(), 1u);
   EXPECT_EQ(f.results.size(), 1u);
+}
+
+// ---------------------------------------------------------------- whose file a writer writes
+
+// README, "Threat model" (issue 27): a writer of an existing results file (a resume, eval)
+// refuses a file that others may change, another user's, and any link, before HDF5 opens
+// it, and leaves it as it was. tests/fault/results_file_owner.sh has a real second user.
+TEST_F(StoreTest, AWriterRefusesAFileOthersMayChangeAnotherUsersOrALink) {
+  const std::string p = path("open.h5");
+  { ResultsWriter w(p, sample_meta(), sample_schema(), {}); }
+  fs::permissions(p, fs::perms(0666));
+  const std::string before = slurp(p);
+  ResumeInfo info;
+  try {
+    ResultsWriter w(p, info);
+    FAIL() << "resumed " << p;
+  } catch (const UnsafeFileError& e) {
+    EXPECT_NE(std::string(e.what()).find(p + " has mode 0666, which lets other users change it"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(read_for_resume(p), UnsafeFileError);
+  EXPECT_EQ(slurp(p), before);
+  fs::permissions(p, fs::perms(0644));
+  if (::geteuid() == 0) {  // root may give it away: a file of another user
+    ASSERT_EQ(::chown(p.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+    try {
+      ResultsWriter w(p, info);
+      FAIL() << "resumed another user's file";
+    } catch (const UnsafeFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("belongs to uid 65534"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(slurp(p), before);
+    ASSERT_EQ(::chown(p.c_str(), 0, static_cast<gid_t>(-1)), 0);
+  }
+  // A link to it, which is ours and 0644 now: not written through.
+  fs::create_symlink(p, path("link.h5"));
+  try {
+    ResultsWriter w(path("link.h5"), info);
+    FAIL() << "resumed through a link";
+  } catch (const UnsafeFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("link.h5 is a symbolic link"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(p), before);
+  // A dangling link: no file is made through it (HDF5's answer was a raw "File exists").
+  fs::create_symlink(path("nowhere.h5"), path("dangling.h5"));
+  try {
+    ResultsWriter w(path("dangling.h5"), sample_meta(), sample_schema(), {});
+    FAIL() << "created a file through a dangling link";
+  } catch (const UnsafeFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("dangling.h5 is a symbolic link to " + path("nowhere.h5") +
+                                         " (which does not exist)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("nowhere.h5")));
+  EXPECT_TRUE(fs::is_symlink(path("dangling.h5")));  // left for its owner to remove
+  // Ours, 0644, by its own name: resumes.
+  ResultsWriter w(p, info);
+}
+
+TEST_F(StoreTest, AFileIsMadeWithoutGroupOrOtherWriteWhateverTheUmask) {
+  const mode_t old = ::umask(0);
+  { ResultsWriter w(path("u.h5"), sample_meta(), sample_schema(), {}); }
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat(path("u.h5").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  ResumeInfo info;
+  ResultsWriter w(path("u.h5"), info);  // its own file resumes
+}
+
+TEST_F(StoreTest, AReaderIsToldApartFromAWriter) {
+  const std::string p = path("read.h5");
+  { ResultsWriter w(p, sample_meta(), sample_schema(), {}); }
+  // h5py.File(path, "r") does this: HDF5 holds a shared file lock while the file is open.
+  const hid_t reader = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(reader, 0);
+  ResumeInfo info;
+  try {
+    ResultsWriter w(p, info);
+    FAIL() << "resumed a file that a reader holds";
+  } catch (const FileBusyError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("h5py or another program has it open for reading (pid " + std::to_string(getpid())),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("locking=False"), std::string::npos) << what;
+    EXPECT_EQ(what.find("writing it"), std::string::npos) << what;
+    EXPECT_EQ(what.find("h5clear"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(info.mended);
+  H5Fclose(reader);
+  ResultsWriter w(p, info);  // once it is closed
 }
 
 // ---------------------------------------------------------------- files not to trust

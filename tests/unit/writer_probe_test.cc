@@ -1,4 +1,4 @@
-// io::writer_alive and io::writer_died (io/store.h): whether the writer of a results file
+// io::writer_lock_state and io::writer_died (io/store.h): whether the writer of a results file
 // still holds it, told from its lock, with a real writer in a forked process that lives, ends
 // cleanly or is killed with SIGKILL.
 #include <signal.h>
@@ -70,7 +70,7 @@ TEST_F(WriterProbeTest, AKilledWriterIsToldFromALiveOneAndFromOneThatClosedTheFi
   int go = -1;
   pid_t pid = start_writer(go);
   ASSERT_GT(pid, 0);
-  EXPECT_EQ(writer_alive(path_), std::optional<bool>(true));
+  EXPECT_EQ(writer_lock_state(path_), WriterCheck::Holding);
   EXPECT_FALSE(writer_died(path_));
   ASSERT_TRUE(marked_open_for_writing(path_));
   ::kill(pid, SIGKILL);
@@ -78,7 +78,7 @@ TEST_F(WriterProbeTest, AKilledWriterIsToldFromALiveOneAndFromOneThatClosedTheFi
   ::waitpid(pid, &status, 0);
   ::close(go);
   EXPECT_TRUE(marked_open_for_writing(path_));  // what the watcher went by
-  EXPECT_EQ(writer_alive(path_), std::optional<bool>(false));
+  EXPECT_EQ(writer_lock_state(path_), WriterCheck::Free);
   EXPECT_TRUE(writer_died(path_));
 
   // A writer that closes the file clears the mark: not a death.
@@ -90,10 +90,10 @@ TEST_F(WriterProbeTest, AKilledWriterIsToldFromALiveOneAndFromOneThatClosedTheFi
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_FALSE(marked_open_for_writing(path_));
-  EXPECT_EQ(writer_alive(path_), std::optional<bool>(false));
+  EXPECT_EQ(writer_lock_state(path_), WriterCheck::Free);
   EXPECT_FALSE(writer_died(path_));
   // No file: cannot tell.
-  EXPECT_EQ(writer_alive((dir_ / "none.h5").string()), std::nullopt);
+  EXPECT_EQ(writer_lock_state((dir_ / "none.h5").string()), WriterCheck::Unknown);
   EXPECT_FALSE(writer_died((dir_ / "none.h5").string()));
 }
 
