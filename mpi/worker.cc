@@ -35,6 +35,8 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kDriver = 0;
+/// The longest nap of a worker that waits for the decision at the end of its lease.
+constexpr std::chrono::microseconds kDecisionNap{20};
 /// A decision kind the leader shares with its gang when the trainable finished by itself.
 constexpr std::int64_t kFinished = -1;
 
@@ -266,7 +268,10 @@ class Worker {
       if (!in) return Decision{start.trial, start.attempt, Decision::Continue, until, false};
       return decision_for(start, *in);
     }
-    Incoming in = next_message(200us);
+    // The end of the lease: the answer is on its way (the driver takes a result within its
+    // own nap and answers at once), so short naps: a 200 us nap overshot the answer by up to
+    // its length on every trial. This wait lasts a round trip, a few hundred microseconds.
+    Incoming in = next_message(kDecisionNap);
     trace_trial("worker: decision in", start.trial);
     return decision_for(start, in);
   }
