@@ -86,7 +86,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
     mpi::LaunchEnd end;
     const int code =
         mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()),
-                              train::run_folder_key(cfg.results), error, &end);
+                              sys::run_folder_key(cfg.results), error, &end);
     if (code >= 0 && !end.rank0_code) {
       // Killed before rank 0 could end the run (it leaves its code then, even on Ctrl-C).
       const bool page = !cfg.report_html.empty() && finish_dead_run_page(cfg);

@@ -385,16 +385,16 @@ int run_worker(const boost::mpi::communicator& world) {
     // data or the program is missing on it).
     train::validate(cfg);
     // What a trial leaves behind (a child in a session of its own) becomes ours when its
-    // parent exits, so that the trial's end can kill it (train::ChildProcess::reap).
-    train::become_subreaper();
+    // parent exits, so that the trial's end can kill it (sys::ChildProcess::reap).
+    sys::become_subreaper();
     // Trials' temporary folders go into this worker's run folder, which also removes the
     // folders that killed runs of this experiment left on this host.
-    train::TempDir run_folder;
+    sys::TempDir run_folder;
     try {
-      run_folder = train::TempDir::run_folder(train::run_folder_key(cfg.results));
+      run_folder = sys::TempDir::run_folder(sys::run_folder_key(cfg.results));
     } catch (const std::exception& e) {  // checkpointing trials say it again when they fail
       std::fprintf(stderr, "ranktune: worker rank %d: %s; trials' folders go to %s\n", world.rank(), e.what(),
-                   train::temp_base().c_str());
+                   sys::temp_base().c_str());
     }
     Placement placement = place(world);
     const boost::mpi::communicator gangs = gang_parent(world);

@@ -325,7 +325,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   const std::string path_env = spec_path != spec_.env.end() ? spec_path->second
                                : inherited_path           ? inherited_path
                                                           : "";
-  const ResolvedProgram resolved = resolve_program(program, context.config_dir, path_env);
+  const sys::ResolvedProgram resolved = sys::resolve_program(program, context.config_dir, path_env);
   if (resolved.error != 0) throw TrialFailure("cannot run '" + program + "': " + std::strerror(resolved.error));
 
   const std::string workdir = spec_.workdir.empty() ? context.config_dir : spec_.workdir;
@@ -348,7 +348,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   const bool append = !context.start_cause.empty() && context.start_cause != "start";
   try {
     if (log_dir.has_parent_path()) fs::create_directories(log_dir.parent_path(), ec);
-    const UniqueFd dir = sys::make_private_directory(log_dir.string());
+    const sys::UniqueFd dir = sys::make_private_directory(log_dir.string());
     const auto max_bytes = static_cast<std::int64_t>(spec_.max_log_mb * 1024 * 1024);
     log_.open(dir.get(), name, log_path_, append, max_bytes);
   } catch (const sys::FsError& e) {
@@ -367,14 +367,14 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   int out_fds[2];
   if (::pipe2(out_fds, O_CLOEXEC) != 0)
     throw TrialFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
-  UniqueFd output_read(out_fds[0]), output_write(out_fds[1]);
+  sys::UniqueFd output_read(out_fds[0]), output_write(out_fds[1]);
   (void)::fcntl(output_read.get(), F_SETPIPE_SZ, 1 << 20);
   if (::fcntl(output_read.get(), F_SETFL, O_NONBLOCK) != 0)
     throw TrialFailure(std::string("cannot set up the output pipe: ") + std::strerror(errno));
 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw TrialFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
-  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  sys::UniqueFd read_end(fds[0]), write_end(fds[1]);
 
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -393,7 +393,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   env["RANKTUNE_CONFIG"] = io::to_json(config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   env["RANKTUNE_TRIAL_ID"] = std::to_string(context.trial_id);
   env["RANKTUNE_ATTEMPT"] = std::to_string(context.attempt);
-  env["RANKTUNE_REPORT_FD"] = std::to_string(ChildProcess::kReportFd);
+  env["RANKTUNE_REPORT_FD"] = std::to_string(sys::ChildProcess::kReportFd);
   env["RANKTUNE_SEED"] = std::to_string(context.seed);
   env["RANKTUNE_ITERATION"] = std::to_string(context.first_iteration);
   env["RANKTUNE_PROTOCOL"] = std::to_string(kCommandProtocol);
@@ -413,13 +413,13 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     throw TrialFailure(std::string("cannot create the control socket: ") + std::strerror(errno));
   control_.reset(sv[0]);
   control_child_.reset(sv[1]);
-  env["RANKTUNE_CONTROL_FD"] = std::to_string(ChildProcess::kControlFd);
+  env["RANKTUNE_CONTROL_FD"] = std::to_string(sys::ChildProcess::kControlFd);
   checkpoint_dir_.remove();
   if (spec_.checkpoint) {
     try {
-      // In the worker's run folder (TempDir::run_folder), which goes with the worker even
+      // In the worker's run folder (sys::TempDir::run_folder), which goes with the worker even
       // when its job is killed; "ranktune-" marks it where there is none (a unit test).
-      checkpoint_dir_ = TempDir("ranktune-trial" + std::to_string(context.trial_id) + "-attempt" +
+      checkpoint_dir_ = sys::TempDir("ranktune-trial" + std::to_string(context.trial_id) + "-attempt" +
                                 std::to_string(context.attempt) + "-");
     } catch (const std::system_error& e) {
       throw TrialFailure(std::string("RANKTUNE_CHECKPOINT_DIR: ") + e.what() + " (set TMPDIR to a writable folder)");
@@ -430,7 +430,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   env_list.reserve(env.size());
   for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
 
-  request_ = SpawnRequest{resolved.path, spec_.command, std::move(env_list), workdir};
+  request_ = sys::SpawnRequest{resolved.path, spec_.command, std::move(env_list), workdir};
   output_ = std::move(output_read);
   output_write_ = std::move(output_write);
   report_write_ = std::move(write_end);
@@ -445,7 +445,7 @@ void CommandTrainable::launch() {
   request_.output_fd = output_write_.get();
   request_.report_fd = report_write_.get();
   request_.control_fd = control_child_.get();
-  const int err = ChildProcess::spawn(request_, child_);
+  const int err = sys::ChildProcess::spawn(request_, child_);
   // Our copies close now: the report pipe then reaches EOF once the program and everything
   // it started have closed theirs.
   output_write_.reset();
@@ -668,7 +668,7 @@ StepResult CommandTrainable::finish() {
   const std::string last = last_meaningful_line(tail);
   if (status && WIFSIGNALED(*status)) {
     const int sig = WTERMSIG(*status);
-    throw TrialFailure("killed by signal " + signal_description(sig) + (sig == SIGKILL ? " (out of memory?)" : "") +
+    throw TrialFailure("killed by signal " + sys::signal_description(sig) + (sig == SIGKILL ? " (out of memory?)" : "") +
                            (last.empty() ? "" : "; its last output: " + last) + log_error,
                        tail);
   }

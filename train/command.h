@@ -30,7 +30,7 @@
 /// stdin is /dev/null; stdout and stderr go to a pipe that the worker copies into
 /// <log_dir>/trial_<id>_attempt_<k>.log (`_rank_<r>` added for gang member r; TrialLog:
 /// capped, appended to when the same attempt goes on, a full disk named).
-/// The program leads its own process group and dies with the worker (ChildProcess). A stop
+/// The program leads its own process group and dies with the worker (sys::ChildProcess). A stop
 /// asks a program that said hello to stop, and waits `stop_grace_s` for it to exit; then (or
 /// at once for others) it sends SIGTERM to the group and SIGKILL after `kill_grace_s`.
 
@@ -55,22 +55,6 @@
 
 namespace ranktune::train {
 
-using sys::UniqueFd;
-
-// The process and folder types the command trainable is built on live in sys/; these
-// names keep the trainable's callers (the worker, its tests) reading as before.
-using sys::ChildProcess;
-using sys::ResolvedProgram;
-using sys::SpawnRequest;
-using sys::TempDir;
-using sys::Termination;
-using sys::become_subreaper;
-using sys::emergency_cleanup;
-using sys::resolve_program;
-using sys::run_folder_key;
-using sys::signal_description;
-using sys::temp_base;
-using sys::temp_root;
 
 /// The last `max_lines` lines of the file at `path`, at most `max_bytes` bytes of it; "" when
 /// it cannot be read.
@@ -116,7 +100,7 @@ class TrialLog {
   void write_marker() noexcept;
   void failed(int error) noexcept;
 
-  UniqueFd fd_;
+  sys::UniqueFd fd_;
   std::string path_;
   std::int64_t max_ = 0;         ///< 0: no cap
   std::int64_t size_ = 0;        ///< the file's size: where the next byte goes
@@ -270,9 +254,9 @@ class CommandTrainable : public Trainable {
   std::vector<std::string> metrics_;  ///< the spec's: the experiment metric first
   /// RANKTUNE_CHECKPOINT_DIR. Declared before child_, so it is destroyed after it: the
   /// program is gone before its directory is removed.
-  TempDir checkpoint_dir_;
-  ChildProcess child_;
-  UniqueFd report_;     ///< read end of the report pipe
+  sys::TempDir checkpoint_dir_;
+  sys::ChildProcess child_;
+  sys::UniqueFd report_;     ///< read end of the report pipe
   std::string buffer_;  ///< bytes read but not yet split into lines
   std::int64_t line_no_ = 0;
   bool eof_ = false;
@@ -281,11 +265,11 @@ class CommandTrainable : public Trainable {
   std::string log_path_;
   // Prepared by setup(), started by launch(): a checkpointing command starts at the first
   // step(), after restore() has filled its directory.
-  SpawnRequest request_;
-  UniqueFd output_write_, report_write_, control_child_;
-  UniqueFd output_;  ///< read end of the program's stdout and stderr (non-blocking)
+  sys::SpawnRequest request_;
+  sys::UniqueFd output_write_, report_write_, control_child_;
+  sys::UniqueFd output_;  ///< read end of the program's stdout and stderr (non-blocking)
   TrialLog log_;
-  UniqueFd control_;           ///< ranktune's end of the control socket
+  sys::UniqueFd control_;           ///< ranktune's end of the control socket
   bool launched_ = false;
   bool awaiting_continue_ = false;  ///< the program waits on its control fd after a report
   int protocol_ = 1;                ///< what the program announced (1: nothing)

@@ -99,7 +99,7 @@ void check_command(const config::ExperimentConfig& cfg) {
   const char* inherited_path = std::getenv("PATH");
   const std::string path_env = spec_path != spec.env.end() ? spec_path->second : inherited_path ? inherited_path : "";
   const std::string& program = spec.command[0];
-  const ResolvedProgram r = resolve_program(program, config_dir, path_env);
+  const sys::ResolvedProgram r = sys::resolve_program(program, config_dir, path_env);
   if (r.error != 0) {
     const std::string where = r.path.empty() ? "not found in PATH" : "resolved to " + r.path;
     cfg.fail("trainable.command", "cannot run '" + search::excerpt(program) + "': " + std::strerror(r.error) + " (" + where +

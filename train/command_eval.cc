@@ -209,8 +209,8 @@ nlohmann::json command_describe(const config::TrainableSpec& spec) {
   for (std::size_t i = 0; i < o.command.size(); ++i) {
     std::string path;
     if (i == 0) {
-      const ResolvedProgram r =
-          resolve_program(o.command[0], o.workdir, it != o.env.end() ? it->second : path_env ? path_env : "");
+      const sys::ResolvedProgram r =
+          sys::resolve_program(o.command[0], o.workdir, it != o.env.end() ? it->second : path_env ? path_env : "");
       if (r.error == 0) path = r.path;
     } else {
       std::error_code ec;

@@ -228,9 +228,9 @@ TEST_F(CommandTrainableTest, ATrialsChildDiesWithTheWorkerEvenUnderSIGKILL) {
   ASSERT_GE(worker, 0);
   if (worker == 0) {
     ::close(fds[0]);
-    ChildProcess child;
-    SpawnRequest r{program, {program}, {}, ""};
-    pid_t pid = ChildProcess::spawn(r, child) == 0 ? child.pid() : -1;
+    sys::ChildProcess child;
+    sys::SpawnRequest r{program, {program}, {}, ""};
+    pid_t pid = sys::ChildProcess::spawn(r, child) == 0 ? child.pid() : -1;
     (void)!::write(fds[1], &pid, sizeof pid);
     ::pause();  // until SIGKILL: no destructor runs
     ::_exit(0);
@@ -257,7 +257,7 @@ TEST_F(CommandTrainableTest, ASubreaperKillsWhatTheProgramLeftInAnotherSession) 
   const pid_t worker = ::fork();
   ASSERT_GE(worker, 0);
   if (worker == 0) {
-    int ok = become_subreaper() ? 0 : 10;
+    int ok = sys::become_subreaper() ? 0 : 10;
     {
       CommandTrainable t(spec({program}));
       t.setup({}, context());
@@ -643,8 +643,8 @@ TEST(ReadTail, KeepsTheLastLinesWithinTheByteLimit) {
 }
 
 TEST(SignalDescription, NamesCommonSignals) {
-  EXPECT_EQ(signal_description(SIGSEGV), "SIGSEGV (11)");
-  EXPECT_EQ(signal_description(SIGKILL), "SIGKILL (9)");
+  EXPECT_EQ(sys::signal_description(SIGSEGV), "SIGSEGV (11)");
+  EXPECT_EQ(sys::signal_description(SIGKILL), "SIGKILL (9)");
 }
 
 }  // namespace
