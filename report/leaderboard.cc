@@ -22,6 +22,10 @@ std::vector<const search::Trial*> best_first(const io::ResultsFile& file) {
   for (const search::Trial& t : file.trials) order.push_back(&t);
   const double sign = search::sign(file.meta.mode);
   std::stable_sort(order.begin(), order.end(), [&](const search::Trial* a, const search::Trial* b) {
+    // A trial that failed ranks below every other, whatever it reported before it failed:
+    // its value is not a result to pick (an ERROR trial once topped the leaderboard).
+    const bool ea = a->status == search::TrialStatus::Error, eb = b->status == search::TrialStatus::Error;
+    if (ea != eb) return eb;
     const bool fa = std::isfinite(a->best), fb = std::isfinite(b->best);
     if (fa != fb) return fa;
     if (fa && a->best != b->best) return sign * a->best > sign * b->best;
