@@ -319,8 +319,9 @@ using namespace config_detail;
 
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error([&] {
-        // An override names itself ("--set KEY=VALUE"): quote a long one shortly, as values are.
-        std::string s = (file.rfind(kSetPrefix, 0) == 0 ? search::excerpt(file, 200) : file) +
+        // An override names itself ("--set KEY=VALUE", "--results PATH"): quote a long one
+        // shortly, as values are.
+        std::string s = (file.rfind("--", 0) == 0 ? search::excerpt(file, 200) : file) +
                         (line > 0 ? ":" + std::to_string(line) : "") + ": " +
                         (key.empty() ? "" : search::excerpt(key, 200) + ": ") + message;
         std::replace(s.begin(), s.end(), '\n', ' ');
@@ -342,11 +343,12 @@ void config_detail::fail_at(const ExperimentConfig& cfg, const std::string& file
   for (std::string k = key;;) {
     if (const auto it = lines.find(k); it != lines.end()) {
       if (it->second > 0) throw ConfigError(file, it->second, key, message);
-      // Line 0: the key came from an override; name the last one that set it.
+      // Line 0: the key came from an override; name the last one that set it, as it was
+      // typed (a flag that stands for one is named as the flag).
       for (auto o = overrides.rbegin(); o != overrides.rend(); ++o) {
         const std::string set = trim(o->substr(0, o->find('=')));
         if (k == set || k.rfind(set + ".", 0) == 0 || set.rfind(k + ".", 0) == 0)
-          throw ConfigError(kSetPrefix + *o, 0, key, message);
+          throw ConfigError(override_name(*o, cfg.shown_overrides), 0, key, message);
       }
       break;
     }
@@ -358,7 +360,8 @@ void config_detail::fail_at(const ExperimentConfig& cfg, const std::string& file
 }
 
 ExperimentConfig parse_config(const std::string& text, const std::string& path,
-                              const std::vector<std::string>& overrides) {
+                              const std::vector<std::string>& overrides,
+                              const std::map<std::string, std::string>& shown) {
   const std::string file = display_name(path);
   toml::value root;
   LineMap lines;
@@ -367,14 +370,16 @@ ExperimentConfig parse_config(const std::string& text, const std::string& path,
   } catch (const toml::exception& e) {
     throw syntax_error(e, file, lines);
   }
-  Parser parser(file, std::move(lines), overrides);
+  Parser parser(file, std::move(lines), overrides, shown);
   parser.remember_order(root);
-  for (const auto& ov : overrides) apply_override(root, ov);
+  for (const auto& ov : overrides) apply_override(root, ov, override_name(ov, shown));
 
   ExperimentConfig cfg;
   cfg.path = path.empty() ? "" : fs::absolute(path).lexically_normal().string();
   cfg.text = text;
   cfg.overrides = overrides;
+  for (const auto& ov : overrides)
+    if (const auto it = shown.find(ov); it != shown.end()) cfg.shown_overrides.insert(*it);
   parser.parse(root, cfg);
   // The reader and the table go with the config: the kind reads its own keys later
   // (train::read_trainable), and its errors still name their file:line.
@@ -383,7 +388,8 @@ ExperimentConfig parse_config(const std::string& text, const std::string& path,
   return cfg;
 }
 
-ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides,
+                             const std::map<std::string, std::string>& shown) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw ConfigError(path, 0, "", "no such file. Check the path (see configs/ for examples)");
@@ -399,7 +405,7 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
     throw ConfigError(path, 0, "",
                       std::string(text.empty() ? "is empty" : "holds only blank space") +
                           ". Write a config there (configs/quickstart.toml is a small one to start from)");
-  return parse_config(text, path, overrides);
+  return parse_config(text, path, overrides, shown);
 }
 
 

@@ -66,7 +66,10 @@ std::string render_config(const ExperimentConfig& c) {
   };
 
   o.comment("Resolved by ranktune: every default filled in, every path absolute.");
-  for (const auto& ov : c.overrides) o.comment("--set " + ov);
+  for (const auto& ov : c.overrides) {
+    const auto shown = c.shown_overrides.find(ov);
+    o.comment(shown != c.shown_overrides.end() ? shown->second : "--set " + ov);
+  }
   o.line("\n[experiment]");
   o.string("name", c.name);
   o.string("metric", c.metric);
