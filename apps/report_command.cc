@@ -30,6 +30,7 @@
 #include "report/schedule.h"
 #include "report/trial_view.h"
 #include "sys/safe_fs.h"
+#include "sys/printable.h"
 
 namespace ranktune::apps {
 namespace {
@@ -113,7 +114,7 @@ int run_report(const ReportOptions& o) {
         // One document still: the leaderboard's, with the importance under its own key.
         auto doc = nlohmann::json::parse(board);
         doc["importance"] = nlohmann::json::parse(report::importance_json(importance));
-        board = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        board = sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
       } else {
         board += "\n" + report::render_importance(importance, format);
       }

@@ -11,6 +11,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "sys/printable.h"
 
 namespace ranktune::report {
 namespace {
@@ -111,7 +112,7 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
     nlohmann::json paths = nlohmann::json::array();
     for (const io::ResultsFile& f : files) paths.push_back(f.path);
     const nlohmann::json doc = {{"metric", name}, {"mode", search::to_string(mode)}, {"files", paths}, {"trials", rows}};
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
   }
   Grid g{{"rank", "experiment", "file", "trial_id", "status", "best", "best_iteration", "iterations", "config"},
          {},
@@ -127,7 +128,7 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
   std::size_t total = 0;
   for (const io::ResultsFile& f : files) total += f.trials.size();
   const std::string head = std::to_string(files.size()) + " experiments, " + std::to_string(total) + " trials, ranked by " +
-                           name + " (" + search::to_string(mode) + ")" +
+                           one_line(name) + " (" + search::to_string(mode) + ")" +
                            (entries.size() < total ? ", showing the top " + std::to_string(entries.size()) : "") + "\n\n";
   return format == Format::Markdown ? head + render_markdown_table(g) : head + render_table(g);
 }

@@ -14,6 +14,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "sys/printable.h"
 
 namespace ranktune::report {
 
@@ -236,7 +237,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
       doc["warnings"].push_back({{"time", e->time}, {"trial_id", e->trial}, {"kind", e->kind}, {"message", e->message}});
   }
   // Strings come from the file and may not be valid UTF-8; replace rather than throw.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
 }
 
 std::string trials_line(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
