@@ -194,6 +194,15 @@ void Parser::read_space(const Table& t, search::Space& space) const {
   const auto params = entries(t);
   if (params.empty())
     fail(t.v, t.path, "no parameters. Add at least one, e.g. x = { uniform = [0.0, 1.0] }");
+  // Each parameter is a column of the results file's /trials (io/schema.h, the limits): said
+  // here, at once, rather than by HDF5 once the run has started.
+  if (params.size() > kMaxParams)
+    fail(t.v, t.path,
+         std::to_string(params.size()) + " parameters; at most " + std::to_string(kMaxParams) +
+             " are allowed (configs/README.md, \"Limits\"): each is a column of the results file. Search fewer at once");
+  std::size_t row_bytes = 0;
+  const std::size_t fixed_header = trial_row_type_bytes({});
+  std::size_t header = fixed_header;
   for (const auto& [name, v] : params) {
     const std::string path = t.key(*name);
     const bool ident = !name->empty() && !std::isdigit(static_cast<unsigned char>(name->front())) &&
@@ -213,6 +222,26 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                "Rename it (reserved: " +
                quoted_list(kReservedColumns) + ")");
     space.params.push_back({*name, domain(*v, path)});
+    // Its column's bytes in each /trials row, as StoreSchema::from sizes it.
+    std::size_t width = 8;
+    for (const auto& value : space.params.back().domain.values)
+      if (const auto* s = std::get_if<std::string>(&value)) width = std::max(width, s->size());
+    if (width > kMaxParamRowBytes)
+      fail(v, path,
+           "a listed value is " + std::to_string(width) + " bytes long; at most " + std::to_string(kMaxParamRowBytes) +
+               " are allowed (configs/README.md, \"Limits\"): the results file keeps it in a column of that width");
+    row_bytes += width;
+    if (row_bytes > kMaxParamRowBytes)
+      fail(v, path,
+           "the parameters up to this one take " + std::to_string(row_bytes) + " bytes of each row of the results file "
+           "(8 a number, the longest listed value a string); at most " + std::to_string(kMaxParamRowBytes) +
+           " are allowed (configs/README.md, \"Limits\"). Shorten the listed strings");
+    header += trial_row_type_bytes({*name}) - fixed_header;
+    if (header > kMaxRowTypeBytes)
+      fail(v, path,
+           "the names of the parameters up to this one take about " + std::to_string(header) +
+               " bytes of the results file's /trials header (each name and 25 bytes); at most " +
+               std::to_string(kMaxRowTypeBytes) + " fit (configs/README.md, \"Limits\"). Use shorter names or fewer parameters");
   }
 }
 
