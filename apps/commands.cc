@@ -10,26 +10,33 @@
 
 #include "experiment/exit_codes.h"
 #include "io/store.h"
+#include "sys/printable.h"
 
 namespace ranktune::apps {
 namespace {
 
 int g_exit_code = experiment::kExitUsage;
 
+// Messages quote names and values from files and trials (a metric name, a config string):
+// their control characters are shown, not obeyed by the terminal.
+void print_error(const char* prefix, const std::exception& e) {
+  std::fprintf(stderr, "ranktune: %s%s\n", prefix, sys::printable(e.what(), sys::Lines::Keep).c_str());
+}
+
 int run_reporting_errors(const std::function<int()>& command) {
   try {
     return command();
   } catch (const config::ConfigError& e) {
-    std::fprintf(stderr, "ranktune: config error: %s\n", e.what());
+    print_error("config error: ", e);
     return experiment::kExitUsage;
   } catch (const io::StoreError& e) {
-    std::fprintf(stderr, "ranktune: %s\n", e.what());
+    print_error("", e);
     return experiment::kExitBadFile;
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "ranktune: %s\n", e.what());
+    print_error("", e);
     return experiment::kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ranktune: error: %s\n", e.what());
+    print_error("error: ", e);
     return experiment::kExitInternal;
   }
 }

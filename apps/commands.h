@@ -72,6 +72,7 @@ int run_report(const ReportOptions& o);
 struct LeaderboardCommandOptions {
   std::vector<std::string> results;
   std::string metric;
+  std::string mode;  ///< "min", "max" or "" (the files' own, for their own metric)
   std::optional<std::size_t> top;
   std::string format = "table";
 };

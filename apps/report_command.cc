@@ -29,6 +29,7 @@
 #include "report/schedule.h"
 #include "report/trial_view.h"
 #include "sys/safe_fs.h"
+#include "sys/printable.h"
 
 namespace ranktune::apps {
 namespace {
@@ -149,7 +150,7 @@ int run_report(const ReportOptions& o) {
         // One document still: the leaderboard's, with the importance under its own key.
         auto doc = nlohmann::json::parse(board);
         doc["importance"] = nlohmann::json::parse(report::importance_json(importance));
-        board = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        board = sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
       } else {
         board += "\n" + report::render_importance(importance, format);
       }
@@ -225,7 +226,9 @@ int run_leaderboard(const LeaderboardCommandOptions& o) {
   const report::Format format = format_of(o.format);
   std::vector<io::ResultsFile> files;
   for (const std::string& path : o.results) files.push_back(io::ResultsFile::read(path));
-  std::fputs(report::render_cross_leaderboard(files, o.metric, rows_for(o.top, format), format).c_str(), stdout);
+  std::optional<search::Mode> mode;
+  if (!o.mode.empty()) mode = o.mode == "max" ? search::Mode::Max : search::Mode::Min;
+  std::fputs(report::render_cross_leaderboard(files, o.metric, mode, rows_for(o.top, format), format).c_str(), stdout);
   return 0;
 }
 
@@ -235,6 +238,10 @@ void setup_leaderboard(CLI::App& app) {
   cmd->add_option("results", opt->results, "Results files (.h5)")->required();
   cmd->add_option("--metric", opt->metric,
                   "Rank by this metric (default: the experiments' own, which must be the same in every file)");
+  cmd->add_option("--mode", opt->mode,
+                  "min or max: which way --metric is better (default: the experiments' mode, for their own metric; "
+                  "a metric of no experiment needs it)")
+      ->check(CLI::IsMember({"min", "max"}));
   cmd->add_option("--top", opt->top, "Rows to show (0 = all; default 10 for table and markdown, all for csv and json)");
   cmd->add_option("--format", opt->format, "table, csv, json or markdown")->capture_default_str();
   on_run(cmd, [opt] { return run_leaderboard(*opt); });

@@ -194,6 +194,15 @@ void Parser::read_space(const Table& t, search::Space& space) const {
   const auto params = entries(t);
   if (params.empty())
     fail(t.v, t.path, "no parameters. Add at least one, e.g. x = { uniform = [0.0, 1.0] }");
+  // Each parameter is a column of the results file's /trials (io/schema.h, the limits): said
+  // here, at once, rather than by HDF5 once the run has started.
+  if (params.size() > io::kMaxParams)
+    fail(t.v, t.path,
+         std::to_string(params.size()) + " parameters; at most " + std::to_string(io::kMaxParams) +
+             " are allowed (configs/README.md, \"Limits\"): each is a column of the results file. Search fewer at once");
+  std::size_t row_bytes = 0;
+  const std::size_t fixed_header = io::trial_row_type_bytes({});
+  std::size_t header = fixed_header;
   for (const auto& [name, v] : params) {
     const std::string path = t.key(*name);
     const bool ident = !name->empty() && !std::isdigit(static_cast<unsigned char>(name->front())) &&
@@ -213,6 +222,26 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                "Rename it (reserved: " +
                quoted_list(kReservedColumns) + ")");
     space.params.push_back({*name, domain(*v, path)});
+    // Its column's bytes in each /trials row, as StoreSchema::from sizes it.
+    std::size_t width = 8;
+    for (const auto& value : space.params.back().domain.values)
+      if (const auto* s = std::get_if<std::string>(&value)) width = std::max(width, s->size());
+    if (width > io::kMaxParamRowBytes)
+      fail(v, path,
+           "a listed value is " + std::to_string(width) + " bytes long; at most " + std::to_string(io::kMaxParamRowBytes) +
+               " are allowed (configs/README.md, \"Limits\"): the results file keeps it in a column of that width");
+    row_bytes += width;
+    if (row_bytes > io::kMaxParamRowBytes)
+      fail(v, path,
+           "the parameters up to this one take " + std::to_string(row_bytes) + " bytes of each row of the results file "
+           "(8 a number, the longest listed value a string); at most " + std::to_string(io::kMaxParamRowBytes) +
+           " are allowed (configs/README.md, \"Limits\"). Shorten the listed strings");
+    header += io::trial_row_type_bytes({*name}) - fixed_header;
+    if (header > io::kMaxRowTypeBytes)
+      fail(v, path,
+           "the names of the parameters up to this one take about " + std::to_string(header) +
+               " bytes of the results file's /trials header (each name and 25 bytes); at most " +
+               std::to_string(io::kMaxRowTypeBytes) + " fit (configs/README.md, \"Limits\"). Use shorter names or fewer parameters");
   }
 }
 
@@ -319,8 +348,9 @@ using namespace config_detail;
 
 ConfigError::ConfigError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error([&] {
-        // An override names itself ("--set KEY=VALUE"): quote a long one shortly, as values are.
-        std::string s = (file.rfind(kSetPrefix, 0) == 0 ? search::excerpt(file, 200) : file) +
+        // An override names itself ("--set KEY=VALUE", "--results PATH"): quote a long one
+        // shortly, as values are.
+        std::string s = (file.rfind("--", 0) == 0 ? search::excerpt(file, 200) : file) +
                         (line > 0 ? ":" + std::to_string(line) : "") + ": " +
                         (key.empty() ? "" : search::excerpt(key, 200) + ": ") + message;
         std::replace(s.begin(), s.end(), '\n', ' ');
@@ -342,11 +372,12 @@ void config_detail::fail_at(const ExperimentConfig& cfg, const std::string& file
   for (std::string k = key;;) {
     if (const auto it = lines.find(k); it != lines.end()) {
       if (it->second > 0) throw ConfigError(file, it->second, key, message);
-      // Line 0: the key came from an override; name the last one that set it.
+      // Line 0: the key came from an override; name the last one that set it, as it was
+      // typed (a flag that stands for one is named as the flag).
       for (auto o = overrides.rbegin(); o != overrides.rend(); ++o) {
         const std::string set = trim(o->substr(0, o->find('=')));
         if (k == set || k.rfind(set + ".", 0) == 0 || set.rfind(k + ".", 0) == 0)
-          throw ConfigError(kSetPrefix + *o, 0, key, message);
+          throw ConfigError(override_name(*o, cfg.shown_overrides), 0, key, message);
       }
       break;
     }
@@ -358,7 +389,8 @@ void config_detail::fail_at(const ExperimentConfig& cfg, const std::string& file
 }
 
 ExperimentConfig parse_config(const std::string& text, const std::string& path,
-                              const std::vector<std::string>& overrides) {
+                              const std::vector<std::string>& overrides,
+                              const std::map<std::string, std::string>& shown) {
   const std::string file = display_name(path);
   toml::value root;
   LineMap lines;
@@ -367,14 +399,16 @@ ExperimentConfig parse_config(const std::string& text, const std::string& path,
   } catch (const toml::exception& e) {
     throw syntax_error(e, file, lines);
   }
-  Parser parser(file, std::move(lines), overrides);
+  Parser parser(file, std::move(lines), overrides, shown);
   parser.remember_order(root);
-  for (const auto& ov : overrides) apply_override(root, ov);
+  for (const auto& ov : overrides) apply_override(root, ov, override_name(ov, shown));
 
   ExperimentConfig cfg;
   cfg.path = path.empty() ? "" : fs::absolute(path).lexically_normal().string();
   cfg.text = text;
   cfg.overrides = overrides;
+  for (const auto& ov : overrides)
+    if (const auto it = shown.find(ov); it != shown.end()) cfg.shown_overrides.insert(*it);
   parser.parse(root, cfg);
   // The reader and the table go with the config: the kind reads its own keys later
   // (train::read_trainable), and its errors still name their file:line.
@@ -383,7 +417,8 @@ ExperimentConfig parse_config(const std::string& text, const std::string& path,
   return cfg;
 }
 
-ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides,
+                             const std::map<std::string, std::string>& shown) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw ConfigError(path, 0, "", "no such file. Check the path (see configs/ for examples)");
@@ -399,7 +434,7 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
     throw ConfigError(path, 0, "",
                       std::string(text.empty() ? "is empty" : "holds only blank space") +
                           ". Write a config there (configs/quickstart.toml is a small one to start from)");
-  return parse_config(text, path, overrides);
+  return parse_config(text, path, overrides, shown);
 }
 
 

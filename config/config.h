@@ -126,6 +126,9 @@ struct ExperimentConfig {
   std::string path;  ///< the config file, absolute ("" when parse_config was given no path)
   std::string text;  ///< the file's text as read (overrides are recorded separately)
   std::vector<std::string> overrides;  ///< the --set key=value strings applied
+  /// How the user typed the overrides that a command-line flag stands for (override ->
+  /// "--results PATH"): errors about them quote the flag, not a --set the user never typed.
+  std::map<std::string, std::string> shown_overrides;
 
   // [experiment]
   std::string name;
@@ -180,12 +183,16 @@ struct ExperimentConfig {
 };
 
 /// Reads and validates a config file, then applies `overrides` ("experiment.seed=3"; the
-/// value is TOML). Throws ConfigError.
-ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+/// value is TOML). `shown` gives, for an override that a command-line flag stands for, the
+/// flag as typed ("experiment.results=\"/x.h5\"" -> "--results /x.h5"), which its errors
+/// name instead of "--set ...". Throws ConfigError.
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {},
+                             const std::map<std::string, std::string>& shown = {});
 
 /// As load_config, from text. `path` is used for messages and relative paths.
 ExperimentConfig parse_config(const std::string& text, const std::string& path,
-                              const std::vector<std::string>& overrides = {});
+                              const std::vector<std::string>& overrides = {},
+                              const std::map<std::string, std::string>& shown = {});
 
 /// The resolved config as TOML, with defaults filled in (`ranktune check`). The trainable's
 /// own keys are printed once train::read_trainable parsed them.

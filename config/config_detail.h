@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,13 @@ toml::value parse_toml(const std::string& text, const std::string& name, LineMap
 // A toml11 syntax error as one ConfigError line at the file's line.
 ConfigError syntax_error(const toml::exception& e, const std::string& file, const LineMap& map);
 
-// The name of an override's document, "--set KEY=VALUE" (cut when long), for messages.
-std::string override_name(const std::string& ov);
+// The name of an override's document, "--set KEY=VALUE" (cut when long), for messages; or,
+// for an override that a flag stands for, the flag as `shown` has it ("--results PATH").
+std::string override_name(const std::string& ov, const std::map<std::string, std::string>& shown = {});
 
-// Applies one "a.b.c=VALUE" to the tree. Throws ConfigError when it is malformed.
-void apply_override(toml::value& root, const std::string& ov);
+// Applies one "a.b.c=VALUE" to the tree; `name` is its document's (override_name). Throws
+// ConfigError when it is malformed.
+void apply_override(toml::value& root, const std::string& ov, const std::string& name);
 
 // "" if `v` fits, else its text: toml11 reads a number that does not fit as the nearest limit.
 std::string overflowed(const toml::value& v);

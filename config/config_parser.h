@@ -21,9 +21,10 @@ namespace ranktune::config::config_detail {
 
 class Parser {
  public:
-  Parser(std::string file, LineMap lines, const std::vector<std::string>& overrides)
+  Parser(std::string file, LineMap lines, const std::vector<std::string>& overrides,
+         const std::map<std::string, std::string>& shown)
       : file_(std::move(file)), lines_(std::move(lines)) {
-    for (const auto& ov : overrides) set_names_.push_back(override_name(ov));
+    for (const auto& ov : overrides) set_names_.push_back(override_name(ov, shown));
   }
 
   const std::string& file() const { return file_; }
@@ -56,7 +57,7 @@ class Parser {
     if (v) {
       auto [name, offset] = origin(*v);
       if (name == file_) return {file_, lines_.line_at(offset)};
-      if (name.rfind(kSetPrefix, 0) == 0) return {std::move(name), 0};
+      if (std::find(set_names_.begin(), set_names_.end(), name) != set_names_.end()) return {std::move(name), 0};
     }
     return {file_, 0};
   }

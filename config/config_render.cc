@@ -5,7 +5,11 @@
 
 #include "config/config_detail.h"
 
+#include <set>
 #include <sstream>
+
+#include "search/scheduler.h"
+#include "search/searcher.h"
 
 namespace ranktune::config {
 
@@ -66,7 +70,10 @@ std::string render_config(const ExperimentConfig& c) {
   };
 
   o.comment("Resolved by ranktune: every default filled in, every path absolute.");
-  for (const auto& ov : c.overrides) o.comment("--set " + ov);
+  for (const auto& ov : c.overrides) {
+    const auto shown = c.shown_overrides.find(ov);
+    o.comment(shown != c.shown_overrides.end() ? shown->second : "--set " + ov);
+  }
   o.line("\n[experiment]");
   o.string("name", c.name);
   o.string("metric", c.metric);
@@ -79,15 +86,43 @@ std::string render_config(const ExperimentConfig& c) {
   o.number("flush_interval_ms", c.flush_interval_ms);
   o.number("status_interval_s", c.status_interval_s);
 
+  // Every option the algorithms run with, defaults too, as their own readers resolve them.
+  // The given ones alone when they cannot be built (a config not validated yet: check and
+  // run build them before anything is printed).
+  auto print_options = [&](const search::Options& given, auto resolve) {
+    std::vector<search::ResolvedOption> resolved;
+    try {
+      resolved = resolve();
+    } catch (const std::exception&) {
+      resolved.clear();
+    }
+    std::set<std::string> printed;
+    for (const auto& r : resolved) {
+      if (r.flag)
+        o.boolean(r.key, std::get<std::int64_t>(r.value) != 0);
+      else
+        option(r.key, r.value);
+      printed.insert(r.key);
+    }
+    for (const auto& [k, v] : given)
+      if (!printed.count(k)) option(k, v);
+  };
+
   o.line("\n[search]");
   o.string("algorithm", c.algorithm);
-  for (const auto& [k, v] : c.search_options) option(k, v);
+  print_options(c.search_options, [&] {
+    return search::resolved_searcher_options(c.algorithm, c.space, {c.seed, c.num_samples, c.metric, c.mode},
+                                             c.search_options);
+  });
+  if (!c.search_options.contains("max_concurrent")) o.comment("max_concurrent: not set (no limit)");
   o.line("\n[search.space]");
   for (const auto& p : c.space.params) o.raw(p.name, toml_domain(p.domain));
 
   o.line("\n[scheduler]");
   o.string("kind", c.scheduler);
-  for (const auto& [k, v] : c.scheduler_options) option(k, v);
+  print_options(c.scheduler_options, [&] {
+    return search::resolved_scheduler_options(c.scheduler, scheduler_context(c), c.scheduler_options);
+  });
 
   o.line("\n[trainable]");
   o.string("kind", c.trainable.kind);

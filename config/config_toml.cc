@@ -337,7 +337,10 @@ ConfigError syntax_error(const toml::exception& e, const std::string& file, cons
 // The name of an override's document, "--set KEY=VALUE", for messages. A long one is cut:
 // toml11 copies the name into every region it makes while parsing, so a 1 MB --set took
 // minutes to parse (quadratic) and its errors were 1 MB long.
-std::string override_name(const std::string& ov) { return search::excerpt(kSetPrefix + ov, 200); }
+std::string override_name(const std::string& ov, const std::map<std::string, std::string>& shown) {
+  const auto it = shown.find(ov);
+  return search::excerpt(it != shown.end() ? it->second : kSetPrefix + ov, 200);
+}
 
 namespace {
 
@@ -355,8 +358,7 @@ std::size_t key_depth(const std::string& key, const std::string& name) {
 // Applies one "a.b.c=VALUE" to the tree. The leaf replaces what was there (so a domain is
 // replaced as a whole); missing tables on the way are taken from the override, which keeps
 // their "--set" origin for the unknown-key check.
-void apply_override(toml::value& root, const std::string& ov) {
-  const std::string name = override_name(ov);
+void apply_override(toml::value& root, const std::string& ov, const std::string& name) {
   const auto eq = ov.find('=');
   const std::string key = trim(ov.substr(0, eq));
   if (eq == std::string::npos || key.empty() || ov.find('\n') != std::string::npos)

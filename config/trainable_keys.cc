@@ -18,7 +18,7 @@ const std::string kTable = "trainable";
 template <class F>
 auto with_table(const std::shared_ptr<const TrainableKeys::Impl>& impl, F&& f) {
   if (!impl) {
-    static const Parser empty(display_name(""), LineMap(), {});
+    static const Parser empty(display_name(""), LineMap(), {}, {});
     return f(empty, Parser::Table{nullptr, kTable});
   }
   return f(impl->parser, Parser::Table{&impl->table, kTable});

@@ -31,8 +31,14 @@ std::vector<int> worker_nodes(const std::vector<io::WorkerInfo>& workers) {
 
 config::ExperimentConfig load_experiment(const std::string& path, std::vector<std::string> sets,
                                      const std::string& results) {
-  if (!results.empty()) sets.push_back("experiment.results=" + nlohmann::json(results).dump());
-  config::ExperimentConfig cfg = config::load_config(path, sets);
+  // --results is an override the user did not type as one: its errors (a path too long, a
+  // file of another experiment) name the flag.
+  std::map<std::string, std::string> shown;
+  if (!results.empty()) {
+    sets.push_back("experiment.results=" + nlohmann::json(results).dump());
+    shown[sets.back()] = "--results " + results;
+  }
+  config::ExperimentConfig cfg = config::load_config(path, sets, shown);
   train::validate(cfg);
   // Build the algorithms once, so their options are checked before any rank starts.
   make_searcher(cfg);

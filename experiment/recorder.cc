@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "io/json.h"
+#include "sys/printable.h"
 
 namespace ranktune::experiment {
 
@@ -51,7 +52,9 @@ void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double 
   if (names.empty()) return;
   const std::string message = "trial " + std::to_string(t.id) + " reported metrics that are not in [trainable] metrics, " +
                               "so they are dropped: " + names + " (add them to metrics = [...] to record them)";
-  std::fprintf(stderr, "ranktune: warning: %s\n", message.c_str());
+  // The names are the trial's: the event keeps them as sent, the terminal sees their
+  // control characters shown, not obeyed.
+  std::fprintf(stderr, "ranktune: warning: %s\n", sys::printable(message).c_str());
   on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning", message);
 }
 

@@ -43,6 +43,28 @@ inline constexpr std::size_t kMaxTextAttribute = 48 * 1024;
 /// The fixed columns of /trials, in order: a hyperparameter may not take one of these names.
 std::vector<std::string> trial_column_names();
 
+// What a config may ask of the tables (configs/README.md, "Limits"). The config layer checks
+// them at `ranktune check` (config/config.cc for the parameters, train/registry.cc for the
+// metrics), so that `run` never fails on them once it has started: a config beyond them made
+// a run fail after it had made the control file and the logs folder, with HDF5's "object
+// header message is too large" or a rank 0 stuck for minutes naming 100,000 columns.
+
+/// Hyperparameters (columns of /trials) and recorded metrics (columns of /results).
+inline constexpr std::size_t kMaxParams = 1000;
+inline constexpr std::size_t kMaxMetrics = 1000;
+/// The bytes of a /trials row that its hyperparameters take: 8 a number, the longest listed
+/// value (at least 8) a string. Each row is written whole, 64 to a chunk.
+inline constexpr std::size_t kMaxParamRowBytes = 64 * 1024;
+/// HDF5 keeps a table's row type (every column's name, offset and type) in one object header
+/// message, which cannot exceed 64 KiB; row_type_bytes() must stay within this.
+inline constexpr std::size_t kMaxRowTypeBytes = 63 * 1024;
+/// At most what the row type of /trials (with hyperparameters `params`) or of /results (with
+/// metrics `metrics`) takes in its object header message: per column its name, a NUL and 24
+/// bytes (HDF5 1.10 with the latest format takes at most 22 for a float column's offset and
+/// type, less for an integer or a string: tests/unit/results_layout_test.cc measures it).
+std::size_t trial_row_type_bytes(const std::vector<std::string>& params);
+std::size_t result_row_type_bytes(const std::vector<std::string>& metrics);
+
 namespace detail {
 
 /// How a column is stored: float64, int64, int32, or a fixed-length NUL-padded string.
@@ -157,7 +179,9 @@ inline constexpr const char* kTopLevelObjects[] = {"stack",       "trials",     
                                                    "state",       "state_data"};
 
 inline constexpr std::int64_t kMissingInt = std::numeric_limits<std::int64_t>::min();
-inline constexpr std::size_t kMaxParamWidth = 64 * 1024;
+/// The widest string column a reader takes (and a writer makes): one value fills a row's
+/// kMaxParamRowBytes.
+inline constexpr std::size_t kMaxParamWidth = kMaxParamRowBytes;
 
 }  // namespace detail
 }  // namespace ranktune::io

@@ -36,6 +36,7 @@
 #include "mpi/trace.h"
 #include "mpi/wire.h"
 #include "controller/controller.h"
+#include "sys/printable.h"
 #include "sys/safe_fs.h"
 #include "train/registry.h"
 
@@ -222,7 +223,7 @@ class Driver {
     std::vector<io::ControlLine> lines = control_.poll();
     if (const std::string problem = control_.take_problem(); !problem.empty()) {
       recorder_.on_event(t, -1, -1, "warning", problem);
-      std::fprintf(stderr, "ranktune: warning: %s\n", problem.c_str());
+      std::fprintf(stderr, "ranktune: warning: %s\n", sys::printable(problem).c_str());
     }
     for (io::ControlLine& line : lines) {
       std::string tag = "#";  // appended, not "#" + id: GCC 12 inlines that into a false -Wrestrict warning
@@ -251,7 +252,9 @@ class Driver {
       // "pending": accepted, in effect later (a second "control" event says when).
       const char* word = !o.applied ? "refused" : o.pending ? "pending" : "applied";
       recorder_.on_event(t, trial, -1, "control", tag + " " + word + ": " + o.message);
-      std::fprintf(stderr, "ranktune: control %s %s: %s\n", tag.c_str(), word, o.message.c_str());
+      // The request's id and values are the sender's text: shown, not obeyed by the terminal.
+      std::fprintf(stderr, "ranktune: control %s %s: %s\n", sys::printable(tag).c_str(), word,
+                   sys::printable(o.message).c_str());
       carry_out(out);
     }
   }

@@ -11,6 +11,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "sys/printable.h"
 
 namespace ranktune::report {
 namespace {
@@ -26,17 +27,36 @@ std::string describe(const io::ResultsFile& f) {
   return f.path + " (" + f.meta.experiment + ": " + f.meta.metric + ", " + search::to_string(f.meta.mode) + ")";
 }
 
+// The mode to rank `name` in: `given`, else the one of the files whose experiment metric
+// `name` is. Throws when they disagree or none says.
+search::Mode mode_of(const std::vector<io::ResultsFile>& files, const std::string& name, std::optional<search::Mode> given) {
+  if (given) return *given;
+  const io::ResultsFile* first = nullptr;
+  for (const io::ResultsFile& f : files) {
+    if (f.meta.metric != name) continue;
+    if (first == nullptr) {
+      first = &f;
+    } else if (f.meta.mode != first->meta.mode) {
+      throw std::invalid_argument("leaderboard: " + describe(*first) + " and " + describe(f) +
+                                  " rank " + name + " in opposite directions: compare experiments of one mode, or "
+                                  "give --mode min or --mode max to rank every file one way");
+    }
+  }
+  if (first != nullptr) return first->meta.mode;
+  std::string theirs;
+  for (const io::ResultsFile& f : files) theirs += (theirs.empty() ? "" : ", ") + describe(f);
+  throw std::invalid_argument("leaderboard: --metric " + name + " is not the metric of any of these experiments (" +
+                              theirs + "), so their mode does not say whether a bigger or a smaller " + name +
+                              " is better: give --mode min or --mode max");
+}
+
 }  // namespace
 
 std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, const std::string& metric,
-                                     std::size_t top, Format format) {
+                                     std::optional<search::Mode> given_mode, std::size_t top, Format format) {
   if (files.empty()) throw std::invalid_argument("leaderboard: give at least one results file");
-  const search::Mode mode = files.front().meta.mode;
   const std::string name = metric.empty() ? files.front().meta.metric : metric;
   for (const io::ResultsFile& f : files) {
-    if (f.meta.mode != mode)
-      throw std::invalid_argument("leaderboard: " + describe(files.front()) + " and " + describe(f) +
-                                  " rank in opposite directions: compare experiments of one mode");
     if (metric.empty() && f.meta.metric != name)
       throw std::invalid_argument("leaderboard: " + describe(files.front()) + " and " + describe(f) +
                                   " rank different metrics: give --metric NAME to rank both by one they share");
@@ -44,11 +64,14 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
       throw std::invalid_argument("leaderboard: " + f.path + " has no metric '" + metric + "' (it has " +
                                   join(f.schema.metrics, ", ", as_is) + ")");
   }
+  const search::Mode mode = mode_of(files, name, given_mode);
   std::vector<Entry> entries;
   for (const io::ResultsFile& f : files) {
     std::map<search::TrialId, Entry> by_id;
     for (const search::Trial& t : f.trials) by_id[t.id] = {&f, &t, NAN, 0};
-    if (name == f.meta.metric) {
+    // The file's own best holds for its own metric in its own mode; any other is worked out
+    // from its results.
+    if (name == f.meta.metric && mode == f.meta.mode) {
       for (auto& [id, e] : by_id) e.best = e.trial->best, e.best_iteration = e.trial->best_iteration;
     } else {
       const auto at = static_cast<std::size_t>(std::find(f.schema.metrics.begin(), f.schema.metrics.end(), name) -
@@ -61,8 +84,11 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
     }
     for (auto& [id, e] : by_id) entries.push_back(e);
   }
-  // Best first; no value last; ties by file order, then trial id (stable over the files).
+  // Best first; no value next; trials that ended in ERROR last (as one file's leaderboard
+  // ranks them); ties by file order, then trial id (stable over the files).
   std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    const bool ea = a.trial->status == search::TrialStatus::Error, eb = b.trial->status == search::TrialStatus::Error;
+    if (ea != eb) return eb;
     const bool fa = std::isfinite(a.best), fb = std::isfinite(b.best);
     if (fa != fb) return fa;
     return fa && search::better(a.best, b.best, mode);
@@ -86,7 +112,7 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
     nlohmann::json paths = nlohmann::json::array();
     for (const io::ResultsFile& f : files) paths.push_back(f.path);
     const nlohmann::json doc = {{"metric", name}, {"mode", search::to_string(mode)}, {"files", paths}, {"trials", rows}};
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
   }
   Grid g{{"rank", "experiment", "file", "trial_id", "status", "best", "best_iteration", "iterations", "config"},
          {},
@@ -102,7 +128,7 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
   std::size_t total = 0;
   for (const io::ResultsFile& f : files) total += f.trials.size();
   const std::string head = std::to_string(files.size()) + " experiments, " + std::to_string(total) + " trials, ranked by " +
-                           name + " (" + search::to_string(mode) + ")" +
+                           one_line(name) + " (" + search::to_string(mode) + ")" +
                            (entries.size() < total ? ", showing the top " + std::to_string(entries.size()) : "") + "\n\n";
   return format == Format::Markdown ? head + render_markdown_table(g) : head + render_table(g);
 }

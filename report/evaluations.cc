@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sys/printable.h"
+
 namespace ranktune::report {
 namespace {
 
@@ -95,7 +97,7 @@ std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation&
       nlohmann::json doc = {{"evaluation", ev.id}, {"created", ev.created}, {"split", ev.split},
                             {"device", ev.device}, {"threads", ev.threads}, {"metrics", std::move(metrics)},
                             {"latency", std::move(latency)}};
-      return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
     }
     case Format::Table: break;
   }

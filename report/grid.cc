@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sys/printable.h"
+
 namespace ranktune::report {
 namespace {
 
@@ -67,10 +69,12 @@ std::string value_text(double v) {
 
 std::string cell_text(double v) { return std::isfinite(v) ? value_text(v) : std::string(); }
 
-// Parameter strings come from the file: keep one row on one line.
+// Parameter strings and messages come from the file: keep one row on one line, and show
+// the other control characters (a trial's escape sequences) rather than send them to the
+// terminal.
 std::string one_line(std::string s) {
   std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-  return s;
+  return sys::printable(s);
 }
 
 std::string render_table(const Grid& g) {
@@ -115,7 +119,9 @@ std::string render_markdown_table(const Grid& g) {
 }
 
 std::string render_csv(const Grid& g) {
-  auto line = [](const std::vector<std::string>& fields) { return join(fields, ",", csv_field) + "\n"; };
+  // Quoted fields keep their lines; other control characters are shown (sys/printable.h).
+  auto field = [](const std::string& s) { return csv_field(sys::printable(s, sys::Lines::Keep)); };
+  auto line = [&](const std::vector<std::string>& fields) { return join(fields, ",", field) + "\n"; };
   std::string out = line(g.head);
   for (const auto& row : g.body) out += line(row);
   return out;

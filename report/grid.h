@@ -18,6 +18,7 @@ struct Grid {
 
 /// Fixed-width columns two spaces apart, a dashed rule under the header, numeric columns
 /// right-aligned, widths in UTF-8 code points; every line ends in a newline.
+/// The cells of each go through one_line (CSV: sys::printable, keeping newlines and tabs).
 std::string render_table(const Grid& g);
 std::string render_markdown_table(const Grid& g);
 std::string render_csv(const Grid& g);
@@ -33,7 +34,8 @@ std::string value_text(double v);
 /// The same for a table cell: blank when not finite (no value yet).
 std::string cell_text(double v);
 
-/// `s` with newlines and tabs made spaces: strings from a file stay on one row.
+/// `s` with newlines and tabs made spaces, and its other control characters shown visibly
+/// (sys::printable): strings from a file stay on one row, and cannot drive the terminal.
 std::string one_line(std::string s);
 /// one_line(s) with '|' escaped for a Markdown cell.
 std::string markdown_escape(const std::string& s);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sys/printable.h"
 
 namespace ranktune::report {
 namespace si = ranktune::analysis;
@@ -119,7 +120,7 @@ std::string importance_json(const ImportanceReport& r) {
                         {"note", r.note}};
   if (r.options.method == si::Method::PedAnova) doc["quantile"] = r.options.quantile;
   else doc["trees"] = r.options.trees;
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace ranktune::report

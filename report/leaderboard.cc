@@ -14,6 +14,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "sys/printable.h"
 
 namespace ranktune::report {
 
@@ -22,6 +23,10 @@ std::vector<const search::Trial*> best_first(const io::ResultsFile& file) {
   for (const search::Trial& t : file.trials) order.push_back(&t);
   const double sign = search::sign(file.meta.mode);
   std::stable_sort(order.begin(), order.end(), [&](const search::Trial* a, const search::Trial* b) {
+    // A trial that failed ranks below every other, whatever it reported before it failed:
+    // its value is not a result to pick (an ERROR trial once topped the leaderboard).
+    const bool ea = a->status == search::TrialStatus::Error, eb = b->status == search::TrialStatus::Error;
+    if (ea != eb) return eb;
     const bool fa = std::isfinite(a->best), fb = std::isfinite(b->best);
     if (fa != fb) return fa;
     if (fa && a->best != b->best) return sign * a->best > sign * b->best;
@@ -232,7 +237,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
       doc["warnings"].push_back({{"time", e->time}, {"trial_id", e->trial}, {"kind", e->kind}, {"message", e->message}});
   }
   // Strings come from the file and may not be valid UTF-8; replace rather than throw.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
 }
 
 std::string trials_line(const io::ResultsFile& file, const std::vector<Ranked>& rows) {

@@ -22,7 +22,8 @@ struct LeaderboardOptions {
 };
 
 /// The trials of `file` in leaderboard order: best value first by meta.mode, trials
-/// without a finite best last, ties by id.
+/// without a finite best after them, then the trials that ended in ERROR (in the same
+/// order among themselves); ties by id.
 std::vector<const search::Trial*> best_first(const io::ResultsFile& file);
 
 struct Grid;
@@ -36,7 +37,7 @@ std::string counts_line(const io::ResultsFile& file);
 /// Renders the leaderboard of `file`. Rows: rank, trial_id, status, best (the best metric
 /// value), best_iteration, iterations, wall_s, then one column per hyperparameter.
 /// Order: best value first by meta.mode (max: descending, min: ascending); trials without
-/// a finite best come last, by id. wall_s is end_time - start_time, or for an unfinished
+/// a finite best come next, by id; trials that ended in ERROR come last (best_first). wall_s is end_time - start_time, or for an unfinished
 /// trial the time of its last result - start_time, else blank (null in JSON).
 /// Table and Markdown start with a header (experiment, metric and mode, counts by status,
 /// a one-line stack summary); CSV is a header row plus data rows (RFC 4180 quoting); JSON

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json.h"
+#include "report/grid.h"
 
 namespace ranktune::report {
 
@@ -49,7 +50,7 @@ std::string render_schedule(const std::vector<ScheduleSegment>& schedule, std::i
     const ScheduleSegment& s = schedule[i];
     const std::int64_t end = i + 1 < schedule.size() ? schedule[i + 1].from_iteration : last_iteration;
     out << "iterations " << s.from_iteration + 1 << "-" << end << ":";
-    for (const auto& [name, value] : s.config) out << ' ' << name << '=' << search::to_string(value);
+    for (const auto& [name, value] : s.config) out << ' ' << one_line(name) << '=' << one_line(search::to_string(value));
     if (s.donor != 0) out << " (from trial " << s.donor << " at iteration " << s.donor_iteration << ")";
     out << '\n';
   }

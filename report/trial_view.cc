@@ -11,6 +11,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "sys/printable.h"
 
 namespace ranktune::report {
 namespace {
@@ -137,7 +138,7 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
                                 {"checkpoints", checkpoints},
                                 {"error", t->error},
                                 {"log_tail", t->log_tail}};
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
   }
 
   const bool md = format == Format::Markdown;
@@ -157,7 +158,7 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
   if (!t->ran_on.empty())
     out += (md ? "- " : "") + std::string("ran on rank") + (t->ran_on.size() > 1 ? "s " : " ") +
            join(t->ran_on, ", ", [](int r) { return std::to_string(r); }) +
-           (t->hosts.empty() ? "" : " (" + join(t->hosts, ", ", as_is) + ")") + "\n";
+           (t->hosts.empty() ? "" : " (" + one_line(join(t->hosts, ", ", as_is)) + ")") + "\n";
 
   Grid config{{"hyperparameter", "value"}, {}, {false, false}};
   for (const auto& [k, v] : t->config) config.body.push_back({k, search::to_string(v)});
@@ -171,15 +172,18 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
     double lo = INFINITY, hi = -INFINITY;
     for (const double v : curve)
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-    out += file.meta.metric + " " + sparkline(curve) + "  " + cell_text(lo) + " .. " + cell_text(hi) + "\n";
+    out += one_line(file.meta.metric) + " " + sparkline(curve) + "  " + cell_text(lo) + " .. " + cell_text(hi) + "\n";
   }
   out += history.empty() ? std::string("no results\n") : table(history_grid(file, history));
   const Grid events = events_grid(file, id);
   if (!events.body.empty()) out += heading("events") + table(events);
   const Grid checkpoints = checkpoints_grid(file, id);
   if (!checkpoints.body.empty()) out += heading("checkpoints") + table(checkpoints);
-  if (!t->error.empty()) out += heading("error") + (md ? "```\n" + t->error + "\n```\n" : t->error + "\n");
-  if (!t->log_tail.empty()) out += heading("log tail") + (md ? "```\n" + t->log_tail + "\n```\n" : t->log_tail + (t->log_tail.back() == '\n' ? "" : "\n"));
+  // The trial's own words: its lines kept, its escape sequences shown, not obeyed.
+  const std::string error = sys::printable(t->error, sys::Lines::Keep);
+  const std::string log_tail = sys::printable(t->log_tail, sys::Lines::Keep);
+  if (!error.empty()) out += heading("error") + (md ? "```\n" + error + "\n```\n" : error + "\n");
+  if (!log_tail.empty()) out += heading("log tail") + (md ? "```\n" + log_tail + "\n```\n" : log_tail + (log_tail.back() == '\n' ? "" : "\n"));
   return out;
 }
 

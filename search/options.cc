@@ -39,6 +39,28 @@ std::string closest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
+namespace {
+thread_local OptionLog* t_log = nullptr;
+
+void note(const std::string& key, const Value& value, bool flag = false) {
+  if (t_log != nullptr) t_log->note(key, value, flag);
+}
+}  // namespace
+
+OptionLog::OptionLog() : outer_(t_log) { t_log = this; }
+OptionLog::~OptionLog() { t_log = outer_; }
+
+void OptionLog::note(const std::string& key, const Value& value, bool flag) {
+  // A key read twice (asha's variant) keeps its first place and its last value.
+  for (ResolvedOption& o : options_)
+    if (o.key == key) {
+      o.value = value;
+      o.flag = flag;
+      return;
+    }
+  options_.push_back({key, value, flag});
+}
+
 OptionReader::OptionReader(const Options& options, std::string owner)
     : options_(options), owner_(std::move(owner)) {}
 
@@ -50,28 +72,39 @@ const Value* OptionReader::find(const std::string& key) {
 
 double OptionReader::number(const std::string& key, double fallback) {
   const Value* v = find(key);
-  if (v == nullptr) return fallback;
+  if (v == nullptr) {
+    note(key, fallback);
+    return fallback;
+  }
   if (std::holds_alternative<std::string>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be a number (got \"" +
                                excerpt(std::get<std::string>(*v)) + "\")");
   }
+  note(key, to_double(*v));
   return to_double(*v);
 }
 
 std::int64_t OptionReader::integer(const std::string& key, std::int64_t fallback) {
   const Value* v = find(key);
-  if (v == nullptr) return fallback;
+  if (v == nullptr) {
+    note(key, fallback);
+    return fallback;
+  }
   if (!std::holds_alternative<std::int64_t>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be an integer (got " +
                                excerpt(to_string(*v)) + ")");
   }
+  note(key, *v);
   return std::get<std::int64_t>(*v);
 }
 
 std::string OptionReader::text(const std::string& key, const std::string& fallback,
                                const std::vector<std::string>& valid) {
   const Value* v = find(key);
-  if (v == nullptr) return fallback;
+  if (v == nullptr) {
+    note(key, fallback);
+    return fallback;
+  }
   if (!std::holds_alternative<std::string>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be a string (got " + excerpt(to_string(*v)) + ")");
   }
@@ -84,16 +117,21 @@ std::string OptionReader::text(const std::string& key, const std::string& fallba
                                (near.empty() ? "" : ". Did you mean \"" + near + "\"?") +
                                " Valid values: " + list);
   }
+  note(key, s);
   return s;
 }
 
 bool OptionReader::flag(const std::string& key, bool fallback) {
   const Value* v = find(key);
-  if (v == nullptr) return fallback;
+  if (v == nullptr) {
+    note(key, std::int64_t{fallback ? 1 : 0}, true);
+    return fallback;
+  }
   const auto* i = std::get_if<std::int64_t>(v);
   if (i == nullptr || (*i != 0 && *i != 1)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be true or false");
   }
+  note(key, *v, true);
   return *i == 1;
 }
 
@@ -118,6 +156,7 @@ std::vector<std::string> OptionReader::keys_with_prefix(const std::string& prefi
     if (key.rfind(prefix, 0) != 0) continue;
     keys.push_back(key);
     known_.push_back(key);
+    note(key, value);
   }
   return keys;
 }

@@ -52,6 +52,34 @@ std::string comma_list(const std::vector<std::string>& names);
 /// to be a typo.
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates);
 
+/// One option as an algorithm runs with it: the value given, or its default.
+struct ResolvedOption {
+  std::string key;
+  Value value;
+  bool flag = false;  ///< a boolean (held as Int 0/1, as TOML booleans arrive)
+};
+
+/// While one is alive, every OptionReader on this thread notes here each key it reads and
+/// the value it uses, given or default, in the order first read. So the defaults that
+/// `ranktune check` prints come from the one place that sets them, each algorithm's reader
+/// (its fallbacks sit in the constructors and factories, often computed from the space or
+/// max_t, and threading a sink through all of them would touch every algorithm for a print).
+/// Nests: an inner log hides the outer one while it lives.
+class OptionLog {
+ public:
+  OptionLog();
+  ~OptionLog();
+  OptionLog(const OptionLog&) = delete;
+  OptionLog& operator=(const OptionLog&) = delete;
+  const std::vector<ResolvedOption>& options() const { return options_; }
+  /// Notes one key (OptionReader calls it).
+  void note(const std::string& key, const Value& value, bool flag);
+
+ private:
+  std::vector<ResolvedOption> options_;
+  OptionLog* outer_;
+};
+
 /// Reads typed options with defaults and bounds; `finish()` rejects any key not read.
 class OptionReader {
  public:

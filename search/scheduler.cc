@@ -62,4 +62,11 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const Schedul
   throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + comma_list(scheduler_names()));
 }
 
+std::vector<ResolvedOption> resolved_scheduler_options(const std::string& name, const SchedulerContext& ctx,
+                                                       const Options& options) {
+  const OptionLog log;
+  make_scheduler(name, ctx, options);
+  return log.options();
+}
+
 }  // namespace ranktune::search

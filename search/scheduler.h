@@ -95,4 +95,10 @@ std::vector<std::string> scheduler_names();
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options = {});
 
+/// The options make_scheduler(name, ctx, options) runs with: each key its scheduler reads,
+/// as given or its default, in the order read (`ranktune check` prints them). Throws as
+/// make_scheduler does.
+std::vector<ResolvedOption> resolved_scheduler_options(const std::string& name, const SchedulerContext& ctx,
+                                                       const Options& options = {});
+
 }  // namespace ranktune::search

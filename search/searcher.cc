@@ -108,4 +108,12 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
   return searcher;
 }
 
+std::vector<ResolvedOption> resolved_searcher_options(const std::string& name, const Space& space,
+                                                      const SearcherOptions& options,
+                                                      const Options& algorithm_options) {
+  const OptionLog log;
+  make_searcher(name, space, options, algorithm_options);
+  return log.options();
+}
+
 }  // namespace ranktune::search

@@ -80,4 +80,11 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
                                         const SearcherOptions& options,
                                         const Options& algorithm_options = {});
 
+/// The options make_searcher runs with: `repeat` (and `max_concurrent` when set), then each
+/// key the algorithm reads, as given or its default, in the order read (`ranktune check`
+/// prints them). Throws as make_searcher does.
+std::vector<ResolvedOption> resolved_searcher_options(const std::string& name, const Space& space,
+                                                      const SearcherOptions& options,
+                                                      const Options& algorithm_options = {});
+
 }  // namespace ranktune::search

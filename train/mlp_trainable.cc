@@ -3,6 +3,7 @@
 #include "train/mlp_trainable.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -21,10 +22,18 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+// The shortest text that reads back as `d` ("0.1", "1e+300"): std::to_string printed 1e300
+// as 301 digits, and a value just outside a bound ("1.0000001") must not round onto it.
+std::string number_text(double d) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, d);
+  return std::string(buf, res.ptr);
+}
+
 std::string value_text(const search::Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return "\"" + *s + "\"";
+  if (const auto* s = std::get_if<std::string>(&v)) return "\"" + search::excerpt(*s) + "\"";
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  return std::to_string(std::get<double>(v));
+  return number_text(std::get<double>(v));
 }
 
 double number(const search::Config& c, const std::string& name, double fallback) {
@@ -51,7 +60,7 @@ std::string text(const search::Config& c, const std::string& name, const std::st
 
 void check_range(const std::string& name, double v, double lo, double hi, bool hi_open, const std::string& range) {
   if (!(v >= lo && (hi_open ? v < hi : v <= hi)))
-    throw std::invalid_argument("mlp parameter '" + name + "' must be in " + range + " (got " + std::to_string(v) + ")");
+    throw std::invalid_argument("mlp parameter '" + name + "' must be in " + range + " (got " + number_text(v) + ")");
 }
 
 std::string data_dir_of(const MlpOptions& spec) { return spec.data_dir.empty() ? default_data_dir() : spec.data_dir; }

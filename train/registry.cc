@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "io/schema.h"
 #include "search/options.h"
 #include "train/command.h"
 #include "train/mlp_trainable.h"
@@ -98,6 +99,16 @@ void validate(config::ExperimentConfig& cfg) {
   for (const auto& m : reported_metrics(cfg.trainable)) {
     if (seen.insert(m).second) metrics.push_back(m);
   }
+  // Each metric is a column of the results file's /results (io/schema.h, the limits): said
+  // here rather than by HDF5 once the run has started.
+  const std::string key = cfg.trainable.keys.has("metrics") ? "trainable.metrics" : "experiment.metric";
+  if (metrics.size() > io::kMaxMetrics)
+    cfg.fail(key, std::to_string(metrics.size()) + " metrics to record; at most " + std::to_string(io::kMaxMetrics) +
+                      " are allowed (configs/README.md, \"Limits\"): each is a column of the results file. Record fewer");
+  if (const std::size_t bytes = io::result_row_type_bytes(metrics); bytes > io::kMaxRowTypeBytes)
+    cfg.fail(key, "the names of the metrics take about " + std::to_string(bytes) +
+                      " bytes of the results file's /results header (each name and 25 bytes); at most " +
+                      std::to_string(io::kMaxRowTypeBytes) + " fit (configs/README.md, \"Limits\"). Use shorter names or fewer metrics");
   cfg.trainable.metrics = std::move(metrics);
 }
 

@@ -339,7 +339,9 @@ class Results:
         """The best trial's row of ``trials`` (a pandas Series), or None if no trial has a value.
 
         Best by the file's ``metric`` and ``mode`` attributes, as ``ranktune report`` ranks:
-        trials with a finite ``best`` first, the best value first, ties to the lowest trial_id.
+        trials with a finite ``best`` first, the best value first, ties to the lowest trial_id;
+        a trial whose status is ERROR only when no other trial has a value (its value is not a
+        result: ``ranktune report`` ranks it last).
         """
         mode = self.attrs.get("mode", "min")
         if mode not in ("min", "max"):
@@ -349,8 +351,9 @@ class Results:
         finite = self.trials[self._np.isfinite(self.trials["best"].to_numpy(dtype=float))]
         if finite.empty:
             return None
-        ordered = finite.sort_values(["best", "trial_id"], ascending=[mode == "min", True], kind="stable")
-        return ordered.iloc[0]
+        ordered = finite.assign(_error=finite["status"] == "ERROR").sort_values(
+            ["_error", "best", "trial_id"], ascending=[True, mode == "min", True], kind="stable")
+        return ordered.drop(columns="_error").iloc[0]
 
     def curve(self, trial_id, metric=None):
         """One trial's rows of ``results_wide`` (every attempt, in iteration order) for plotting:

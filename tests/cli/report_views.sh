@@ -3,7 +3,7 @@
 # top 10). `--trial T` prints one trial whole (config, history, events, its failure and log
 # tail), as JSON and CSV too, with a sparkline only on a terminal. `ranktune leaderboard`
 # ranks the trials of several files together and refuses files of different metrics or
-# modes. `--watch S` rewrites the HTML page from a live run (a refresh tag while it goes)
+# modes, and a metric of no experiment without --mode. `--watch S` rewrites the HTML page from a live run (a refresh tag while it goes)
 # and writes the final page when the run ends.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
@@ -76,7 +76,25 @@ rc=0; "$R" leaderboard a.h5 c.h5 > bad.txt 2>&1 || rc=$?
 # The same metric ranked the other way.
 "$R" simulate "$SRC/configs/hartmann6_asha.toml" --workers 4 --results d.h5 --set experiment.mode=max > sim.txt 2>&1 || fail "simulate d failed"
 rc=0; "$R" leaderboard a.h5 d.h5 > bad.txt 2>&1 || rc=$?
-[[ $rc == 2 ]] && grep -q "rank in opposite directions" bad.txt || { cat bad.txt; fail "leaderboard of opposite modes: exit $rc"; }
+[[ $rc == 2 ]] && grep -q "rank loss in opposite directions" bad.txt || { cat bad.txt; fail "leaderboard of opposite modes: exit $rc"; }
+"$R" leaderboard a.h5 d.h5 --mode min > lb.txt && grep -q "ranked by loss (min)" lb.txt || { cat lb.txt; fail "--mode min"; }
+# Issue 27 item 5: a metric that is not the experiments' (a.h5 and b.h5 optimize loss) was
+# ranked in their mode; now it needs --mode, unless a file whose metric it is says (c.h5).
+rc=0; "$R" leaderboard a.h5 b.h5 --metric objective > bad.txt 2>&1 || rc=$?
+[[ $rc == 2 ]] && grep -q "is not the metric of any of these experiments.*give --mode min or --mode max" bad.txt \
+  || { cat bad.txt; fail "leaderboard --metric objective without --mode: exit $rc"; }
+"$R" leaderboard a.h5 b.h5 --metric objective --mode max --format json > lb.json || fail "leaderboard --mode max failed"
+"$R" leaderboard a.h5 c.h5 --metric objective --format json > lbc.json || fail "leaderboard --metric of c.h5 failed"
+rc=0; "$R" leaderboard a.h5 --mode up > bad.txt 2>&1 || rc=$?
+[[ $rc == 2 ]] || { cat bad.txt; fail "--mode up: exit $rc"; }
+"$PY" - lb.json lbc.json <<'PY'
+import json, sys
+d, c = (json.load(open(p)) for p in sys.argv[1:3])
+bests = [t["best"] for t in d["trials"]]
+assert d["mode"] == "max" and d["metric"] == "objective" and bests == sorted(bests, reverse=True), bests[:5]
+assert c["mode"] == "min" and [t["best"] for t in c["trials"]] == sorted(t["best"] for t in c["trials"])
+print("ok: --metric objective ranked by --mode max, or by the mode of c.h5, whose metric it is")
+PY
 
 # --watch: the page of a live run, then the final one.
 "$R" run "$SRC/configs/hartmann6_asha.toml" --np 3 --results live.h5 --set trainable.seconds_per_step=0.03 > live.txt 2>&1 &

@@ -38,11 +38,18 @@ for f in *.toml; do
   read -r verdict line fragment < "$name.expect"
   expect "$name" "$verdict" "$line" "$fragment" "$RANKTUNE" check "$f"
 done
-# `run` refuses the same way before any rank starts, and creates no results file.
-for name in deep_arrays deep_tables long_name num_samples_overflow grid_max_samples; do
+# `run` refuses the same way before any rank starts, and creates no results file, control
+# file or logs folder.
+for name in deep_arrays deep_tables long_name num_samples_overflow grid_max_samples params_8000 choice_70k metrics_100k; do
   read -r verdict line fragment < "$name.expect"
   expect "$name" "$verdict" "$line" "$fragment" "$RANKTUNE" run "$name.toml" --np 2 --results "$WORK/$name.h5"
-  [[ ! -e "$WORK/$name.h5" ]] || { echo "$name: run created a results file"; failures=$((failures + 1)); }
+  for left in "$WORK/$name.h5" "$WORK/$name.h5.control" "$WORK/$name.h5.logs"; do
+    [[ ! -e $left ]] || { echo "$name: run left $left"; failures=$((failures + 1)); }
+  done
 done
+# The largest config the limits allow runs.
+rc=0; timeout -s KILL 120 "$RANKTUNE" run params_1000.toml --np 2 --results "$WORK/params_1000.h5" \
+  --set experiment.num_samples=2 --set stop.max_t=2 > "$WORK/out.txt" 2>&1 || rc=$?
+((rc == 0)) || { cat "$WORK/out.txt"; echo "params_1000: run exited $rc"; failures=$((failures + 1)); }
 ((failures == 0)) || fail "$failures hostile configs were not handled"
 echo "hostile_configs: all handled"

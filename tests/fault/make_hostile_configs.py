@@ -111,8 +111,28 @@ t = config().replace('name = "hostile"', 'name = "%s!"' % ("n" * 1000000))
 refused("huge_name", t, "name =", "(1000001 characters)")
 write("empty", "", "refused - is empty")
 
-# Item 12: big configs must be read in linear time (these took minutes).
+# Item 12: big configs must be read in linear time (these took minutes). Issue 27 item 8: and
+# refused, since `run` could not run them (HDF5 cannot hold so many columns); `check` said OK.
 params = "\n".join("x%d = { uniform = [0.0, 1.0] }" % i for i in range(3, 50000))
-write("params_50k", config(space=params, trainable='kind = "synthetic"\nfunction = "sphere"'), "ok")
+t = config(space=params, trainable='kind = "synthetic"\nfunction = "sphere"')
+refused("params_50k", t, "[search.space]", "49999 parameters; at most 1000 are allowed")
 metrics = "[" + ", ".join('"m%d"' % i for i in range(100000)) + "]"
-write("metrics_100k", config(trainable='kind = "command"\ncommand = ["true"]\nmetrics = ' + metrics), "ok")
+t = config(trainable='kind = "command"\ncommand = ["true"]\nmetrics = ' + metrics)
+refused("metrics_100k", t, "metrics = [", "100001 metrics to record; at most 1000 are allowed")
+
+# Issue 27 item 8: configs that `check` passed and `run` could not run.
+params = "\n".join("x%d = { uniform = [0.0, 1.0] }" % i for i in range(3, 8001))
+t = config(space=params, trainable='kind = "synthetic"\nfunction = "sphere"')
+refused("params_8000", t, "[search.space]", "8000 parameters; at most 1000 are allowed")
+t = config(space='s = { choice = ["%s", "b"] }' % ("a" * 70000))
+refused("choice_70k", t, "s = {", "a listed value is 70000 bytes long; at most 65536")
+t = config(space="\n".join('s%d = { choice = ["%s"] }' % (i, "a" * 20000) for i in range(4)))
+refused("choices_wide", t, "s3 = {", "take 80016 bytes of each row of the results file")
+t = config(space="\n".join("p%d%s = { uniform = [0.0, 1.0] }" % (i, "_" * 90) for i in range(900)))
+refused("param_names_long", t, "p539_", "bytes of the results file's /trials header")
+metrics = "[" + ", ".join('"m%d%s"' % (i, "_" * 90) for i in range(900)) + "]"
+t = config(trainable='kind = "command"\ncommand = ["true"]\nmetrics = ' + metrics)
+refused("metric_names_long", t, "metrics = [", "bytes of the results file's /results header")
+# At the limits: accepted (tests/mpi/... and results_layout_test run them).
+params = "\n".join("x%d = { uniform = [0.0, 1.0] }" % i for i in range(3, 1001))
+write("params_1000", config(space=params, trainable='kind = "synthetic"\nfunction = "sphere"'), "ok")

@@ -39,6 +39,9 @@ rc=0; "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results 
   > "$WORK/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && grep -q "another config" "$WORK/out.txt" && grep -q "+ experiment.seed=9" "$WORK/out.txt" \
   || { cat "$WORK/out.txt"; fail "changed config not refused with a diff (rc $rc)"; }
+# It names --results as typed, not the override ranktune makes of it (issue 27 item 17d).
+grep -qF -- "--results $WORK/q.h5: experiment.results: results file" "$WORK/out.txt" && ! grep -q -- "--set experiment.results" "$WORK/out.txt" \
+  || { cat "$WORK/out.txt"; fail "the refusal blames a --set experiment.results never typed"; }
 "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --np 2 --results "$WORK/q.h5" "${small[@]}" --resume > "$WORK/out.txt" 2>&1 \
   || { cat "$WORK/out.txt"; fail "resuming a finished experiment failed"; }
 grep -q "resuming" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "no resume message"; }

@@ -426,6 +426,53 @@ TEST(Config, RenderRoundTrips) {
   }
 }
 
+// Issue 27 item 10: `check` said it prints every default but left out the algorithms' own
+// (gamma, reduction_factor, ...). Each searcher's and scheduler's options are printed as its
+// reader resolves them, given or default, and the print parses back to the same print.
+TEST(Config, RenderPrintsEveryAlgorithmDefault) {
+  const auto render = [](const std::string& algorithm, const std::string& scheduler) {
+    const std::string src = text("", "x = { uniform = [0.0, 1.0] }\ny = { choice = [1, 2] }",
+                                 "", "[stop]\nmax_t = 50\n");
+    std::vector<std::string> sets = {"search.algorithm=\"" + algorithm + "\"", "scheduler.kind=\"" + scheduler + "\""};
+    if (scheduler == "asha") sets.push_back("scheduler.grace_period=2");
+    const std::string rendered = render_config(parse_config(src, "/cfg/exp.toml", sets));
+    // What it prints is a config that prints the same.
+    const std::string again = render_config(parse_config(rendered, "/cfg/exp.toml"));
+    const auto body = [](const std::string& s) { return s.substr(s.find("\n[experiment]")); };
+    EXPECT_EQ(body(again), body(rendered)) << algorithm << ", " << scheduler;
+    return rendered;
+  };
+  const auto section = [](const std::string& rendered, const std::string& head) {
+    const auto at = rendered.find("\n[" + head + "]\n");
+    return rendered.substr(at, rendered.find("\n\n[", at + 1) + 1 - at);
+  };
+  const std::string tpe = section(render("tpe", "fifo"), "search");
+  for (const char* line : {"repeat = 1\n", "# max_concurrent: not set (no limit)\n", "n_startup = 10\n", "gamma = 0.25\n",
+                           "n_ei_candidates = 24\n", "multivariate = false\n", "prior_weight = 1.0\n",
+                           "constant_liar = true\n"})
+    EXPECT_CONTAINS(tpe, line);
+  const std::string bohb = section(render("bohb", "hyperband"), "search");
+  for (const char* line : {"min_points_in_model = 3\n", "random_fraction = 0.3333333333333333\n", "gamma = 0.15\n",
+                           "n_ei_candidates = 64\n", "multivariate = true\n"})
+    EXPECT_CONTAINS(bohb, line);
+  const std::string asha = section(render("random", "asha"), "scheduler");
+  for (const char* line : {"max_t = 50\n", "grace_period = 2\n", "reduction_factor = 4.0\n", "brackets = 1\n",
+                           "variant = \"stopping\"\n"})
+    EXPECT_CONTAINS(asha, line);
+  const std::string hyperband = section(render("random", "hyperband"), "scheduler");
+  EXPECT_CONTAINS(hyperband, "max_t = 50\nreduction_factor = 3.0\n");
+  const std::string median = section(render("grid", "median_stopping"), "scheduler");
+  EXPECT_CONTAINS(median, "grace_period = 1\nmin_samples_required = 3\nstatistic = \"best\"\n");
+  const std::string pbt = section(render("random", "pbt"), "scheduler");
+  EXPECT_CONTAINS(pbt, "perturbation_interval = 5\nquantile_fraction = 0.25\nresample_probability = 0.25\n");
+  // A given value is printed as given, once, where its reader read it.
+  const auto c = parse_config(text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"tpe\"\ngamma = 0.4\n"),
+                              "/cfg/exp.toml");
+  const std::string given = section(render_config(c), "search");
+  EXPECT_CONTAINS(given, "n_startup = 10\ngamma = 0.4\n");
+  EXPECT_EQ(given.find("gamma"), given.rfind("gamma")) << given;
+}
+
 // The shipped examples and the README's annotated example must stay valid.
 TEST(Config, ExamplesParse) {
   const fs::path dir = fs::path(RANKTUNE_SOURCE_DIR) / "configs";

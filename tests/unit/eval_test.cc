@@ -118,14 +118,27 @@ TEST(Leaders, TopTrialsWithACheckpointInLeaderboardOrder) {
 }
 
 // Issue 12 item 8: a trial that ended in ERROR is never a leader, whatever it reported.
+// Since issue 27 item 13b it ranks last on the leaderboard too, so it is not even passed over.
 TEST(Leaders, ATrialThatEndedInErrorIsPassedOver) {
   io::ResultsFile f = board();
   f.trials[2].status = search::TrialStatus::Error;  // trial 3, the best
   const LeaderChoice c = choose_leaders(f, 1, {}, CheckpointChoice::Best);
   ASSERT_EQ(c.leaders.size(), 1u);
   EXPECT_EQ(c.leaders[0].trial->id, 1);  // 3 ended in ERROR, 5 has no live checkpoint
-  ASSERT_EQ(c.skipped.size(), 2u);
-  EXPECT_CONTAINS(c.skipped[0], "trial 3 (rank 1): it ended in ERROR");
+  EXPECT_EQ(c.leaders[0].rank, 2u);      // 3 ranks last now: 5, then 1
+  ASSERT_EQ(c.skipped.size(), 1u);
+  EXPECT_CONTAINS(c.skipped[0], "trial 5 (rank 1)");
+  // Asked for by id, it is found at its rank, last.
+  f.checkpoints.push_back(ckpt(3, 8, 0.9));
+  const LeaderChoice asked = choose_leaders(f, 1, {3}, CheckpointChoice::Best);
+  ASSERT_EQ(asked.leaders.size(), 1u);
+  EXPECT_EQ(asked.leaders[0].rank, 5u);
+  // With every other trial ranked above it holding a value, the loop reaches it and still
+  // passes it over.
+  f.trials[3].best = 0.1;  // trial 4
+  const LeaderChoice all = choose_leaders(f, 10, {}, CheckpointChoice::Best);
+  for (const auto& l : all.leaders) EXPECT_NE(l.trial->id, 3);
+  EXPECT_CONTAINS(all.skipped.back(), "trial 3 (rank 5): it ended in ERROR");
 }
 
 TEST(Leaders, MinModeRanksAscending) {

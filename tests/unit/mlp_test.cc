@@ -348,6 +348,11 @@ TEST(MlpConfig, KeysAreParsedAndChecked) {
   EXPECT_CONTAINS(ok, "# data_dir: not set");
   EXPECT_CONTAINS(config_error("lr_rate = { uniform = [0.0, 1.0] }\n"), "exp.toml:7: search.space.lr_rate: 'lr_rate' is not a parameter");
   EXPECT_CONTAINS(config_error("dropout = { uniform = [0.0, 1.0] }\n"), "'dropout' must be in [0, 1)");
+  // A bound far out of range is quoted as the number it is, not 301 digits of std::to_string.
+  const std::string huge = config_error("dropout = { uniform = [0.0, 1e300] }\n");
+  EXPECT_CONTAINS(huge, "'dropout' must be in [0, 1) (got 1e+300)");
+  EXPECT_LT(huge.size(), 200u) << huge;
+  EXPECT_CONTAINS(config_error("momentum = { uniform = [0.5, 1.0000001] }\n"), "(got 1.0000001)");
   EXPECT_CONTAINS(config_error("activation = { choice = [\"relu\", \"elu\"] }\n"), "unknown activation 'elu'");
   EXPECT_CONTAINS(config_error("", "", "loss"), "the mlp trainable reports train_loss, val_loss");
   EXPECT_CONTAINS(config_error("", "val_fraction = 1.5\n"), "trainable.val_fraction: must be in (0, 1)");

@@ -132,7 +132,8 @@ TEST(Leaderboard, CsvIsSortedQuotedAndMachineReadable) {
   EXPECT_EQ(rows[0], (std::vector<std::string>{"rank", "trial_id", "status", "best", "best_iteration",
                                                "iterations", "wall_s", "lr", "act"}));
   for (const auto& r : rows) ASSERT_EQ(r.size(), 9u);
-  EXPECT_EQ(csv_ids(rows), (std::vector<std::int64_t>{2, 6, 4, 1, 3, 5}));
+  // The ERROR trial (3) ranks last (issue 27 item 13b), after the trial without a value.
+  EXPECT_EQ(csv_ids(rows), (std::vector<std::int64_t>{2, 6, 4, 1, 5, 3}));
   EXPECT_EQ(rows[1][0], "1");
   EXPECT_EQ(rows[6][0], "6");
   EXPECT_EQ(rows[1][2], "TERMINATED");
@@ -141,16 +142,27 @@ TEST(Leaderboard, CsvIsSortedQuotedAndMachineReadable) {
   EXPECT_EQ(rows[1][5], "21");
   EXPECT_EQ(rows[1][6], "20");      // end - start
   EXPECT_EQ(rows[3][6], "15");      // running: last result - start
-  EXPECT_EQ(rows[6][6], "");        // never started
-  EXPECT_EQ(rows[5][3], "");        // no finite best
+  EXPECT_EQ(rows[5][6], "");        // never started
+  EXPECT_EQ(rows[6][3], "");        // no finite best
   EXPECT_EQ(rows[4][8], "a,\"b\"");  // survived quoting
   EXPECT_EQ(rows[4][7], "0.125");
 }
 
 TEST(Leaderboard, MinModeSortsAscendingAndTopLimits) {
   const io::ResultsFile f = make_file(search::Mode::Min);
-  EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv))), (std::vector<std::int64_t>{1, 4, 2, 6, 3, 5}));
+  EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv))), (std::vector<std::int64_t>{1, 4, 2, 6, 5, 3}));
   EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv, 3))), (std::vector<std::int64_t>{1, 4, 2}));
+}
+
+// Issue 27 item 13b: a trial that ended in ERROR ranked first when its value before the
+// failure was the best. It ranks last, below the trials without a value.
+TEST(Leaderboard, ErrorsRankLast) {
+  io::ResultsFile f = make_file(search::Mode::Max);
+  f.trials[2].best = 5.0;  // trial 3, ERROR: the best value of all
+  EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv))), (std::vector<std::int64_t>{2, 6, 4, 1, 5, 3}));
+  f.trials[4].status = TrialStatus::Error;  // trial 5: ERROR without a value, after trial 3
+  EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv))), (std::vector<std::int64_t>{2, 6, 4, 1, 3, 5}));
+  EXPECT_EQ(best_first(f).front()->id, 2);
 }
 
 TEST(Leaderboard, JsonObject) {
@@ -164,15 +176,15 @@ TEST(Leaderboard, JsonObject) {
     EXPECT_EQ(j.at("mode"), max ? "max" : "min");
     EXPECT_EQ(j.at("counts"),
               (nlohmann::json{{"TERMINATED", 3}, {"ERROR", 1}, {"RUNNING", 1}, {"PENDING", 1}}));
-    EXPECT_EQ(json_ids(j), max ? (std::vector<std::int64_t>{2, 6, 4, 1, 3, 5})
-                               : (std::vector<std::int64_t>{1, 4, 2, 6, 3, 5}));
+    EXPECT_EQ(json_ids(j), max ? (std::vector<std::int64_t>{2, 6, 4, 1, 5, 3})
+                               : (std::vector<std::int64_t>{1, 4, 2, 6, 5, 3}));
     const auto& trials = j.at("trials");
     for (std::size_t i = 0; i < trials.size(); ++i) EXPECT_EQ(trials[i].at("rank"), i + 1);
-    const auto& last = trials.back();  // trial 5: nothing finite
-    EXPECT_TRUE(last.at("best").is_null());
-    EXPECT_TRUE(last.at("wall_s").is_null());
-    EXPECT_TRUE(trials[4].at("best").is_null());  // trial 3
-    EXPECT_DOUBLE_EQ(trials[4].at("wall_s").get<double>(), 1.0);
+    const auto& fifth = trials[4];  // trial 5: nothing finite
+    EXPECT_TRUE(fifth.at("best").is_null());
+    EXPECT_TRUE(fifth.at("wall_s").is_null());
+    EXPECT_TRUE(trials.back().at("best").is_null());  // trial 3, ERROR: last
+    EXPECT_DOUBLE_EQ(trials.back().at("wall_s").get<double>(), 1.0);
     EXPECT_EQ(trials[0].at("config").at("act"), max ? "relu" : "a,\"b\"");
     EXPECT_DOUBLE_EQ(trials[0].at("config").at("lr").get<double>(), max ? 0.25 : 0.125);
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "io/store.h"
+#include "io/store_detail.h"
 
 namespace ranktune::io {
 namespace {
@@ -128,6 +130,96 @@ TEST_F(ResultsLayoutTest, TrialRowsHoldNoTextColumns) {
   EXPECT_EQ(texts.columns, (std::vector<std::string>{"trial_id", "attempt", "error", "log_tail"}));
   EXPECT_FALSE(texts.deflate);  // a live run's writer compresses nothing (WriterOptions)
   EXPECT_FALSE(inspect(p, "trials").deflate);
+}
+
+// Issue 27 item 8: the limits a config is held to (io/schema.h) always make a file, and their
+// estimate of the row type's bytes is never below HDF5's: where HDF5 first refuses ("object
+// header message is too large"), the estimate is over the limit already.
+std::vector<ParamColumn> columns(std::size_t n, std::size_t name_length, search::ValueType type) {
+  std::vector<ParamColumn> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name = "p";  // appended: GCC 12 warns falsely (-Wrestrict) about "p" + ...
+    name += std::to_string(i);
+    name.resize(std::max(name.size(), name_length), '_');
+    out.push_back({name, type, type == search::ValueType::String ? 8u : 0u});
+  }
+  return out;
+}
+
+std::vector<std::string> names_of(const std::vector<ParamColumn>& params) {
+  std::vector<std::string> names;
+  for (const ParamColumn& p : params) names.push_back(p.name);
+  return names;
+}
+
+TEST_F(ResultsLayoutTest, ConfigLimitsAlwaysMakeAFileAndTheirEstimateIsSafe) {
+  int files = 0;
+  const auto makes = [&](const std::vector<ParamColumn>& params, const std::vector<std::string>& metrics) {
+    StoreSchema s;
+    s.params = params;
+    s.metrics = metrics;
+    const std::string p = path("limit" + std::to_string(files++) + ".h5");
+    try {
+      ResultsWriter w(p, meta(), s, {});
+      Trial t = trial(1, TrialStatus::Terminated);
+      t.config.clear();
+      w.write_trial(t);
+      w.append_result(1, 0, 1, 1.0, {{metrics.front(), 0.5}});
+    } catch (const StoreError&) {
+      fs::remove(p);
+      return false;
+    }
+    const ResultsFile f = ResultsFile::read(p);
+    fs::remove(p);
+    return f.schema.params.size() == params.size() && f.schema.metrics.size() == metrics.size();
+  };
+  const std::size_t room = kMaxRowTypeBytes - trial_row_type_bytes({});
+  const std::size_t per_column = trial_row_type_bytes({"a"}) - trial_row_type_bytes({}) - 1;  // besides the name
+  for (const auto type : {search::ValueType::Float, search::ValueType::Int, search::ValueType::String}) {
+    SCOPED_TRACE(search::to_string(type));
+    // The most columns, each name as long as they leave room for; one name as long as it can be.
+    const auto many = columns(kMaxParams, room / kMaxParams - per_column, type);
+    ASSERT_LE(trial_row_type_bytes(names_of(many)), kMaxRowTypeBytes);
+    EXPECT_TRUE(makes(many, {"loss"}));
+    const auto one = columns(1, room - per_column, type);
+    ASSERT_LE(trial_row_type_bytes(names_of(one)), kMaxRowTypeBytes);
+    EXPECT_TRUE(makes(one, {"loss"}));
+  }
+  // A row of strings as wide as allowed.
+  EXPECT_TRUE(makes({{"s", search::ValueType::String, kMaxParamRowBytes}}, {"loss"}));
+  // The metrics of /results, the same way.
+  std::vector<std::string> metrics = {"loss"};
+  const std::size_t metric_room = kMaxRowTypeBytes - result_row_type_bytes({});
+  for (const ParamColumn& c : columns(kMaxMetrics - 1, metric_room / kMaxMetrics - per_column, search::ValueType::Float))
+    metrics.push_back(c.name);
+  ASSERT_LE(result_row_type_bytes(metrics), kMaxRowTypeBytes);
+  EXPECT_TRUE(makes({{"x", search::ValueType::Float, 0}}, metrics));
+
+  // Where HDF5 first refuses float columns (the largest per column) with short, middling and
+  // long names, the estimate is over the limit.
+  for (const std::size_t length : {std::size_t{2}, std::size_t{40}, std::size_t{1000}}) {
+    std::size_t ok = 1, refused = 1;
+    while (makes(columns(refused, length, search::ValueType::Float), {"loss"})) ok = refused, refused *= 2;
+    while (refused - ok > 1) {
+      const std::size_t mid = (ok + refused) / 2;
+      (makes(columns(mid, length, search::ValueType::Float), {"loss"}) ? ok : refused) = mid;
+    }
+    SCOPED_TRACE("names of " + std::to_string(length) + " bytes: HDF5 refuses " + std::to_string(refused) + " columns");
+    EXPECT_GT(trial_row_type_bytes(names_of(columns(refused, length, search::ValueType::Float))), kMaxRowTypeBytes);
+  }
+}
+
+// The writer's check of column names was quadratic: 100,000 names kept rank 0 for minutes.
+TEST(ColumnNames, AreCheckedInLinearTime) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 200000; ++i) names.emplace_back("m").append(std::to_string(i));  // not "m" + ...: a false GCC 12 -Wrestrict
+  const auto start = std::chrono::steady_clock::now();
+  detail::check_extra_names(detail::kResults, names, "metric");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  names.push_back("m7");
+  EXPECT_THROW(detail::check_extra_names(detail::kResults, names, "metric"), StoreError);
+  EXPECT_THROW(detail::check_extra_names(detail::kTrials, {"best"}, "parameter"), StoreError);
+  EXPECT_THROW(detail::check_extra_names(detail::kTrials, {"error"}, "parameter"), StoreError);  // a legacy column
 }
 
 TEST_F(ResultsLayoutTest, LongTextsRoundTripWithARowOnlyPerChange) {

@@ -4,6 +4,13 @@
 
 #include "experiment/resume.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "experiment/experiment.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -107,6 +114,44 @@ TEST(CheckSameExperiment, RefusesOtherOverrides) {
   EXPECT_NE(why.find("- experiment.seed=3"), std::string::npos) << why;
   EXPECT_NE(why.find("+ experiment.seed=4"), std::string::npos) << why;
   EXPECT_EQ(refusal(now, stored_by(before), true), "");
+}
+
+// Issue 27 item 17d: --results is turned into an override inside ranktune; the refusal of a
+// file of another experiment (and any other error about the path) blamed a
+// `--set experiment.results=...` that the user never typed.
+TEST(CheckSameExperiment, NamesTheResultsFlagAsTyped) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("ranktune_resume_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string config = (dir / "exp.toml").string();
+  std::string text = kConfig;  // with the parameters branin, the synthetic default, needs
+  text.replace(text.find("x = "), 1, "x2 = { uniform = [0.0, 1.0] }\nx1");
+  std::ofstream(config) << text;
+  const std::string results = (dir / "r.h5").string();
+  const config::ExperimentConfig before = load_experiment(config, {"experiment.seed=3"}, results);
+  const config::ExperimentConfig now = load_experiment(config, {"experiment.seed=4"}, results);
+  const std::string why = refusal(now, stored_by(before), false);
+  EXPECT_EQ(why.rfind("--results " + results + ": experiment.results: results file", 0), 0u) << why;
+  EXPECT_EQ(why.find("--set experiment.results"), std::string::npos) << why;
+  EXPECT_EQ(why.find("experiment.results="), std::string::npos) << "the path is no part of the diff: " << why;
+  // An error in the path itself names the flag too; a --set names itself as before.
+  const std::string long_path = (dir / (std::string(300, 'a') + ".h5")).string();
+  try {
+    load_experiment(config, {}, long_path);
+    ADD_FAILURE() << "a 300-character file name was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--results " + dir.string(), 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the results file's name is 303 characters long"), std::string::npos) << e.what();
+  }
+  try {
+    load_experiment(config, {"experiment.results=\"" + long_path + "\""});
+    ADD_FAILURE() << "a 300-character file name was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--set experiment.results=", 0), 0u) << e.what();
+  }
+  // `check` prints the flag among the overrides as typed.
+  EXPECT_NE(config::render_config(now).find("# --results " + results + "\n"), std::string::npos) << config::render_config(now);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ResumePoint, CountsFailuresFromErrorEventsAndGoesOnFromTheLatestTime) {
