@@ -251,7 +251,9 @@ class Controller {
   void release(Trial& t);
   /// Stops a running trial: a Stop to each of its workers (unless `tell` is false: its
   /// worker stops it by itself), then `final_status`.
-  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Command>& out, bool tell = true);
+  /// `why`: the reason it ends with (ignored when `final_status` is Pending).
+  void stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, double now, std::vector<Command>& out,
+                  bool tell = true);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Command> end_experiment(EndReason why, TrialStatus final_status, double now);
   /// A failure before the first result of a start that changed `t`'s hyperparameters on
@@ -265,7 +267,8 @@ class Controller {
   std::string missing_metric(const Trial& t) const;
   /// Records an attempt's failure; retries it or ends it as Error.
   void fail_attempt(Trial& t, const std::string& reason, double now);
-  void finish(Trial& t, TrialStatus s, double now);
+  /// Ends `t` as `s` (Terminated or Error) for the reason `why`.
+  void finish(Trial& t, TrialStatus s, TrialEnd why, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
   void pause_trial(Trial& t, double now, std::vector<Command>& out);
   /// Restarts a running trial on its worker from the donor's checkpoint with a new config.
