@@ -18,6 +18,7 @@
 #include "mpi/launch.h"
 #include "experiment/stack.h"
 #include "report/evaluations.h"
+#include "sys/printable.h"
 #include "train/registry.h"
 
 namespace ranktune::apps {
@@ -129,7 +130,9 @@ int run_eval(const EvalOptions& o) {
     nlohmann::json out = {{"results", o.results}, {"experiment", file.meta.experiment}, {"metric", file.meta.metric},
                           {"evaluations", nlohmann::json::array()}, {"stack", manifest["stack"]}};
     for (const auto& e : evals) out["evaluations"].push_back(as_json(e));
-    std::printf("%s\n", out.dump(2).c_str());
+    // Metric names are the program's: C1 controls escaped, and bytes that are not UTF-8
+    // replaced rather than thrown on (sys/printable.h).
+    std::printf("%s\n", sys::printable_json(out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
   }
   io::Evaluation record = to_record(evals, manifest);
   if (o.format != "json") std::printf("%s", report::render_table(report::evaluation_grid(file, record)).c_str());

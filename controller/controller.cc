@@ -228,7 +228,7 @@ void Controller::end_abandoned(double now) {
       --saving_;
     }
     unhold(t);
-    finish(t, TrialStatus::Terminated, now);
+    finish(t, TrialStatus::Terminated, TrialEnd::Stopped, now);
     changed(t);
   }
   // Nothing runs, nothing new will come, and the scheduler picked none of the paused
@@ -241,7 +241,7 @@ void Controller::end_abandoned(double now) {
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Paused) continue;
     event(now, &t, "end", "paused, and not resumed by the scheduler");
-    finish(t, TrialStatus::Terminated, now);
+    finish(t, TrialStatus::Terminated, t.iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Stopped, now);
     changed(t);
   }
 }
@@ -260,9 +260,10 @@ void Controller::release(Trial& t) {
   t.workers.clear();
 }
 
-void Controller::finish(Trial& t, TrialStatus s, double now) {
+void Controller::finish(Trial& t, TrialStatus s, TrialEnd why, double now) {
   set_status(t, s);
   t.end_time = now;
+  t.end_reason = s == TrialStatus::Error ? TrialEnd::Error : why;
   not_applied(t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +
                      " before it started again", now);
   if (s == TrialStatus::Error) {
@@ -273,7 +274,7 @@ void Controller::finish(Trial& t, TrialStatus s, double now) {
   searcher_->on_trial_complete(t.id, t.last_metrics, s == TrialStatus::Error);
 }
 
-void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Instruction>& out) {
+void Controller::stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, double now, std::vector<Instruction>& out) {
   // A trial that ends with at_end checkpoints: the worker's Pause saves, then stops.
   const bool save = options_.checkpoint_at_end && final_status == TrialStatus::Terminated;
   for (int w : t.workers) out.push_back({save ? Instruction::Kind::Pause : Instruction::Kind::Stop, t.id, w, t.attempt, {}});
@@ -286,7 +287,7 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, double now, std:
     set_status(t, TrialStatus::Pending);  // interrupted: it will start over
     scheduler_->on_trial_requeued(t);
   } else {
-    finish(t, final_status, now);
+    finish(t, final_status, why, now);
   }
   changed(t);
 }
@@ -342,7 +343,7 @@ void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
                                 std::to_string(options_.max_failures) + " allowed; attempt " +
                                 std::to_string(t.attempt));
   } else {
-    finish(t, TrialStatus::Error, now);
+    finish(t, TrialStatus::Error, TrialEnd::Error, now);
   }
   changed(t);
 }
@@ -411,7 +412,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         t.saving = false;
         --saving_;
         freed = unhold(t);
-        finish(t, TrialStatus::Terminated, now);
+        finish(t, TrialStatus::Terminated, t.iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Stopped, now);
       }
     }
     changed(t);
@@ -459,7 +460,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         break;
       }
       if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
-      stop_trial(t, TrialStatus::Terminated, now, out);
+      stop_trial(t, TrialStatus::Terminated, t.iterations < options_.max_t ? TrialEnd::Stopped : TrialEnd::MaxT, now, out);
       dispatch(now, out);
       break;
   }
@@ -597,7 +598,7 @@ std::vector<Instruction> Controller::on_trial_done(TrialId id, int attempt, doub
     fail_attempt(*t, missing_metric(*t), now);
   } else {
     release(*t);
-    finish(*t, TrialStatus::Terminated, now);
+    finish(*t, TrialStatus::Terminated, t->iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Done, now);
     changed(*t);
   }
   dispatch(now, out);
@@ -663,7 +664,7 @@ std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus f
       pause_trial(t, now, out);
       requeue_on_checkpoint_.insert(t.id);
     }
-    else stop_trial(t, final_status, now, out);
+    else stop_trial(t, final_status, why == EndReason::TargetReached ? TrialEnd::Target : TrialEnd::Budget, now, out);
   }
   // Nothing starts again in this run: a change still waiting is lost with it (a resume
   // does not carry it over; the warning says to send it again).
@@ -707,13 +708,13 @@ ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::
     const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
                              to_string(t->status) + ")";
     if (t->status == TrialStatus::Running) {
-      stop_trial(*t, TrialStatus::Terminated, now, out);
+      stop_trial(*t, TrialStatus::Terminated, TrialEnd::User, now, out);
     } else {
       // Pending or paused: nothing runs. A paused trial still saving keeps its count in
       // saving_ until the checkpoint lands (on_checkpoint settles a finished trial's).
       requeue_on_checkpoint_.erase(t->id);
       unhold(*t);
-      finish(*t, TrialStatus::Terminated, now);
+      finish(*t, TrialStatus::Terminated, TrialEnd::User, now);
       changed(*t);
     }
     dispatch(now, out);

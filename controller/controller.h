@@ -234,7 +234,8 @@ class Controller {
   /// Returns the trial's workers to the idle queue.
   void release(Trial& t);
   /// Stops a running trial: a Stop to each of its workers, then `final_status`.
-  void stop_trial(Trial& t, TrialStatus final_status, double now, std::vector<Instruction>& out);
+  /// `why`: the reason it ends with (ignored when `final_status` is Pending).
+  void stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, double now, std::vector<Instruction>& out);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Instruction> end_experiment(EndReason why, TrialStatus final_status, double now);
   /// A failure before the first result of a start that changed `t`'s hyperparameters on
@@ -248,7 +249,8 @@ class Controller {
   std::string missing_metric(const Trial& t) const;
   /// Records an attempt's failure; retries it or ends it as Error.
   void fail_attempt(Trial& t, const std::string& reason, double now);
-  void finish(Trial& t, TrialStatus s, double now);
+  /// Ends `t` as `s` (Terminated or Error) for the reason `why`.
+  void finish(Trial& t, TrialStatus s, TrialEnd why, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
   /// `hold`: its workers stay its own (held_) instead of going back to the idle queue, and
   /// it goes on on them as soon as the checkpoint is stored (a `ctl set`).

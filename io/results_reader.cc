@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <unordered_set>
 
 #include <unistd.h>
 
@@ -105,6 +106,9 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
     if (const auto e = column_index(L, "error")) trial.error = get_str(row, L[*e]);
     if (const auto l = column_index(L, "log_tail")) trial.log_tail = get_str(row, L[*l]);
     if (const auto h = column_index(L, "hosts")) trial.hosts = split_hosts(get_str(row, L[*h]));
+    // A name this reader does not know (a newer ranktune's) is a reason all the same.
+    if (const auto r = column_index(L, "end_reason"); r && trial.finished())
+      trial.end_reason = search::parse_trial_end(get_str(row, L[*r])).value_or(search::TrialEnd::Unknown);
     for (std::size_t c = L.first_free(); c < L.size(); ++c) {
       const Column& col = L[c];
       if (col.kind == Kind::F64) {
@@ -219,6 +223,21 @@ std::string open_failure(const std::string& path, std::uintmax_t file_size, cons
   return "not an HDF5 file (or it is truncated/corrupted): " + (plain_error.empty() ? swmr_error : plain_error);
 }
 
+// Why each ended trial ended, where /trials does not say: files from before the column, and
+// rows an older ranktune wrote when it resumed a newer file. What the events tell: an ERROR
+// failed, an early_stop was its scheduler's; the rest is "unknown".
+void derive_end_reasons(std::vector<search::Trial>& trials, const std::vector<EventRow>& events) {
+  std::unordered_set<search::TrialId> stopped;
+  for (const EventRow& e : events)
+    if (e.kind == "early_stop") stopped.insert(e.trial);
+  for (search::Trial& t : trials) {
+    if (!t.finished() || t.end_reason != search::TrialEnd::None) continue;
+    t.end_reason = t.status == search::TrialStatus::Error ? search::TrialEnd::Error
+                   : stopped.count(t.id)                  ? search::TrialEnd::Stopped
+                                                          : search::TrialEnd::Unknown;
+  }
+}
+
 ResultsFile read_file(const std::string& path, bool with_results) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -269,6 +288,7 @@ ResultsFile read_file(const std::string& path, bool with_results) {
     read_trial_texts(read_table(file.get(), kTrialTexts, file_size), out.trials);
   if (with_results) out.results = read_results(read_table(file.get(), kResults, file_size), out.schema);
   out.events = read_events(read_table(file.get(), kEvents, file_size));
+  derive_end_reasons(out.trials, out.events);
   out.workers = read_workers(read_table(file.get(), kWorkersTable, file_size));
   if (H5_CHECK(H5Lexists(file.get(), kCheckpoints.name, H5P_DEFAULT)) > 0)
     out.checkpoints = read_checkpoint_rows(read_table(file.get(), kCheckpoints, file_size));

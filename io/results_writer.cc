@@ -301,6 +301,7 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   }
   // Files from before the column have none: their rows keep only the ranks.
   if (const auto h = column_index(L, "hosts")) put_str(row, L[*h], join_fitting(t.hosts, L[*h].size));
+  if (const auto r = column_index(L, "end_reason")) put_str(row, L[*r], search::to_string(t.end_reason));
   for (std::size_t c = L.first_free(); c < L.size(); ++c) {
     auto it = t.config.find(L[c].name);
     put_value(row, L[c], it == t.config.end() ? nullptr : &it->second);

@@ -25,6 +25,7 @@ inline constexpr std::size_t kStatusLen = 12;
 inline constexpr std::size_t kWorkersLen = 64;
 inline constexpr std::size_t kHostsLen = 256;  // /trials.hosts: the hosts of `workers`, comma-separated
 inline constexpr std::size_t kErrorLen = 256;
+inline constexpr std::size_t kEndReasonLen = 16;  // /trials.end_reason: "max_t", "budget", ...
 inline constexpr std::size_t kLogTailLen = 2048;
 inline constexpr std::size_t kEventKindLen = 16;
 inline constexpr std::size_t kEventMessageLen = 256;
@@ -134,8 +135,12 @@ static_assert(std::size(kWorkerColumns) == kWorkerFixed);
 
 // Chunks of roughly 32-64 KiB: a flush rewrites every partly filled chunk it touches, so
 // a 256-row chunk of 2.4 KiB trial rows (the log tail, before schema 3) cost 600 KiB per
-// flush. /trials columns added since schema v2 was first written.
-inline constexpr FixedColumn kTrialOptionalColumns[] = {{"hosts", Kind::Str, kHostsLen}};
+// flush. /trials columns added since schema v2 was first written: a file from before one
+// lacks it, is read without it (a reader falls back: io/results_reader.cc), and its resumes
+// leave it out. No schema version for these: a reader that predates one takes it for a
+// hyperparameter column, which is all it can be to that reader, and reads on.
+inline constexpr FixedColumn kTrialOptionalColumns[] = {{"hosts", Kind::Str, kHostsLen},
+                                                        {"end_reason", Kind::Str, kEndReasonLen}};
 inline constexpr TableSpec kTrials{"trials", kTrialColumns, 64, kTrialOptionalColumns, kTrialLegacyColumns};
 inline constexpr TableSpec kTrialTexts{"trial_texts", kTrialTextColumns, 16};
 inline constexpr TableSpec kResults{"results", kResultColumns, 1024};

@@ -8,7 +8,8 @@
 ///   /stack       attrs: one string per stack entry (hosts, cpu_model, mpi_library, ...)
 /// The fixed columns of each table, their order, kinds and widths are in io/schema.h (the one
 /// place that names them); what they hold:
-///   /trials      one row per trial, updated in place, then one column per hyperparameter
+///   /trials      one row per trial, updated in place (its end_reason once it ended: why,
+///                search::TrialEnd's names), then one column per hyperparameter
 ///   /trial_texts a trial's error and log_tail (schema 3; older files have them in /trials):
 ///                one row each time they change, appended; a trial's last row holds them,
 ///                and a trial without a row has none

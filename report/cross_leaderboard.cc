@@ -104,6 +104,7 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
                       {"file", e.file->path},
                       {"trial_id", e.trial->id},
                       {"status", search::to_string(e.trial->status)},
+                      {"end_reason", end_json(e.trial->end_reason)},
                       {"best", std::isfinite(e.best) ? nlohmann::json(e.best) : nlohmann::json(nullptr)},
                       {"best_iteration", std::isfinite(e.best) ? nlohmann::json(e.best_iteration) : nlohmann::json(nullptr)},
                       {"iterations", e.trial->iterations},
@@ -114,13 +115,13 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
     const nlohmann::json doc = {{"metric", name}, {"mode", search::to_string(mode)}, {"files", paths}, {"trials", rows}};
     return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
   }
-  Grid g{{"rank", "experiment", "file", "trial_id", "status", "best", "best_iteration", "iterations", "config"},
+  Grid g{{"rank", "experiment", "file", "trial_id", "status", "end_reason", "best", "best_iteration", "iterations", "config"},
          {},
-         {true, false, false, true, false, true, true, true, false}};
+         {true, false, false, true, false, false, true, true, true, false}};
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     g.body.push_back({std::to_string(i + 1), e.file->meta.experiment, e.file->path, std::to_string(e.trial->id),
-                      search::to_string(e.trial->status), cell_text(e.best),
+                      search::to_string(e.trial->status), search::to_string(e.trial->end_reason), cell_text(e.best),
                       std::isfinite(e.best) ? std::to_string(e.best_iteration) : "", std::to_string(e.trial->iterations),
                       join(e.trial->config, ", ", [](const auto& kv) { return kv.first + "=" + search::to_string(kv.second); })});
   }

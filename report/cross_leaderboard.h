@@ -21,8 +21,8 @@ namespace ranktune::report {
 /// the experiments' mode ranked `val_loss` of an accuracy experiment with the worst losses
 /// on top. Throws std::invalid_argument, naming the files and what to give, when the
 /// metrics or the modes differ, a mode is unknown, or a file has no such column. `top` 0:
-/// every trial. Rows: rank, experiment, file, trial_id, status, best, best_iteration,
-/// iterations, config (k=v, ...); trials without a finite value after the others, and those
+/// every trial. Rows: rank, experiment, file, trial_id, status, end_reason, best,
+/// best_iteration, iterations, config (k=v, ...); trials without a finite value after the others, and those
 /// that ended in ERROR last. JSON: {metric, mode, files, trials: [...]}.
 std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, const std::string& metric,
                                      std::optional<search::Mode> mode, std::size_t top, Format format);

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <set>
 #include <stdexcept>
 
 #include "report/brackets.h"
@@ -158,23 +157,18 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
          "</pre>\n" + (o.config && !o.config->parsed ? "<p class=\"note\">It no longer parses: " + html_escape(o.config->error) + "</p>\n" : "") +
          "</details>\n";
 
-  // The leaderboard, with the trials the scheduler stopped marked.
+  // The leaderboard, with why each trial ended (its end_reason column).
   Grid board = leaderboard_grid(file, o.top, 6);
-  std::set<search::TrialId> stopped;
-  for (const io::EventRow& e : file.events)
-    if (e.kind == "early_stop") stopped.insert(e.trial);
-  const auto col = [&](const char* name) {
-    return static_cast<std::size_t>(std::find(board.head.begin(), board.head.end(), name) - board.head.begin());
-  };
-  const std::size_t id_col = col("trial_id"), status_col = col("status");
-  if (id_col < board.head.size() && status_col < board.head.size())
-    for (auto& row : board.body) {
-      if (stopped.count(std::atoll(row[id_col].c_str()))) row[status_col] += " (stopped)";
-      if (o.writer_died && row[status_col] == search::to_string(search::TrialStatus::Running))
-        row[status_col] += " when the writer died";
-    }
-  out += section("Leaderboard", "<p class=\"note\">Click a heading to sort. \"(stopped)\": stopped by the scheduler.</p>\n" +
-                                    render_html_table(board, "sortable"));
+  // A run whose writer was killed: its RUNNING trials say so.
+  const auto status_col = static_cast<std::size_t>(std::find(board.head.begin(), board.head.end(), "status") - board.head.begin());
+  if (o.writer_died && status_col < board.head.size())
+    for (auto& row : board.body)
+      if (row[status_col] == search::to_string(search::TrialStatus::Running)) row[status_col] += " when the writer died";
+  out += section("Leaderboard",
+                 "<p class=\"note\">Click a heading to sort. end_reason: max_t (ran its course), stopped (by the "
+                 "scheduler), done (its program ended first), budget (cut by the time budget), target (the "
+                 "experiment reached its target), user (ctl stop), error.</p>\n" +
+                     render_html_table(board, "sortable"));
 
   out += section("Learning curves", with_data([](const ChartData& d) { return curves_chart(d); }));
   out += section("Best value so far", with_data([](const ChartData& d) { return best_so_far_chart(d); }));

@@ -79,7 +79,32 @@ std::map<std::string, std::size_t> count_by_status(const io::ResultsFile& file) 
   return counts;
 }
 
+std::map<std::string, std::size_t> count_by_end(const io::ResultsFile& file) {
+  std::map<std::string, std::size_t> counts;
+  for (const search::Trial& t : file.trials)
+    if (t.end_reason != search::TrialEnd::None) ++counts[search::to_string(t.end_reason)];
+  return counts;
+}
+
+// The reasons in the order of search::TrialEnd, which reads from "ran its course" to "failed".
+constexpr search::TrialEnd kEnds[] = {search::TrialEnd::MaxT,   search::TrialEnd::Stopped, search::TrialEnd::Done,
+                                      search::TrialEnd::Budget, search::TrialEnd::Target,  search::TrialEnd::User,
+                                      search::TrialEnd::Error,  search::TrialEnd::Unknown};
+
 }  // namespace
+
+std::string ends_line(const io::ResultsFile& file) {
+  const auto counts = count_by_end(file);
+  std::vector<std::string> parts;
+  for (search::TrialEnd e : kEnds)
+    if (auto it = counts.find(search::to_string(e)); it != counts.end())
+      parts.push_back(it->first + " " + std::to_string(it->second));
+  return join(parts, ", ", as_is);
+}
+
+nlohmann::json end_json(search::TrialEnd e) {
+  return e == search::TrialEnd::None ? nlohmann::json(nullptr) : nlohmann::json(search::to_string(e));
+}
 
 // "TERMINATED 14, ERROR 2", in lifecycle order rather than alphabetically.
 std::string counts_line(const io::ResultsFile& file) {
@@ -140,7 +165,7 @@ std::string number(double v, int digits) {
 }
 
 std::vector<std::string> header(const io::ResultsFile& file) {
-  std::vector<std::string> h = {"rank", "trial_id", "status", "best", "best_iteration",
+  std::vector<std::string> h = {"rank", "trial_id", "status", "end_reason", "best", "best_iteration",
                                 "iterations", "wall_s"};
   for (const io::ParamColumn& p : file.schema.params) h.push_back(p.name);
   return h;
@@ -152,6 +177,7 @@ std::vector<Cell> cells(const Ranked& r, const io::ResultsFile& file, int digits
   std::vector<Cell> row = {{std::to_string(r.rank), true},
                            {std::to_string(t.id), true},
                            {search::to_string(t.status), false},
+                           {search::to_string(t.end_reason), false},
                            {number(t.best, digits), true},
                            {std::isfinite(t.best) ? std::to_string(t.best_iteration) : "", true},
                            {std::to_string(t.iterations), true},
@@ -220,6 +246,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
     trials.push_back({{"rank", r.rank},
                       {"trial_id", t.id},
                       {"status", search::to_string(t.status)},
+                      {"end_reason", end_json(t.end_reason)},
                       {"best", num(t.best)},
                       {"best_iteration", std::isfinite(t.best) ? nlohmann::json(t.best_iteration) : nlohmann::json(nullptr)},
                       {"iterations", t.iterations},
@@ -230,6 +257,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
                         {"metric", file.meta.metric},
                         {"mode", search::to_string(file.meta.mode)},
                         {"counts", count_by_status(file)},
+                        {"end_reasons", count_by_end(file)},
                         {"trials", std::move(trials)}};
   if (const auto warnings = warning_events(file); !warnings.empty()) {
     doc["warnings"] = nlohmann::json::array();
@@ -238,6 +266,14 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
   }
   // Strings come from the file and may not be valid UTF-8; replace rather than throw.
   return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
+}
+
+// The ended trials by why they ended: a leader cut short by the budget is told from one
+// that ran its course at a glance.
+std::string ended_line(const io::ResultsFile& file, bool markdown) {
+  const std::string ends = ends_line(file);
+  if (ends.empty()) return "";
+  return markdown ? "- ended: " + ends + "\n" : "ended       " + ends + "\n";
 }
 
 std::string trials_line(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
@@ -269,7 +305,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
     case Format::Markdown:
       return "## Leaderboard: " + markdown_escape(file.meta.experiment) + "\n\n" +
              "- metric: " + markdown_escape(metric) + "\n" +
-             "- trials: " + trials_line(file, rows) + "\n" +
+             "- trials: " + trials_line(file, rows) + "\n" + ended_line(file, true) +
              "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" +
              render_markdown_table(grid(file, rows, 6)) + warnings_text(file, true);
     case Format::Table:
@@ -277,7 +313,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
   }
   return "experiment  " + one_line(file.meta.experiment) + "\n" +
          "metric      " + one_line(metric) + "\n" +
-         "trials      " + trials_line(file, rows) + "\n" +
+         "trials      " + trials_line(file, rows) + "\n" + ended_line(file, false) +
          "stack       " + one_line(stack_summary(file)) + "\n\n" +
          render_table(grid(file, rows, 6)) + warnings_text(file, false);
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "io/store.h"
 
 namespace ranktune::report {
@@ -33,16 +35,21 @@ Grid leaderboard_grid(const io::ResultsFile& file, std::size_t top, int digits);
 std::string stack_summary(const io::ResultsFile& file);
 /// "TERMINATED 14, ERROR 2", in lifecycle order.
 std::string counts_line(const io::ResultsFile& file);
+/// "max_t 10, stopped 3, budget 1", the ended trials by why they ended ("" when none has).
+std::string ends_line(const io::ResultsFile& file);
+/// A trial's end reason in JSON: its name, or null while it has not ended.
+nlohmann::json end_json(search::TrialEnd e);
 
-/// Renders the leaderboard of `file`. Rows: rank, trial_id, status, best (the best metric
-/// value), best_iteration, iterations, wall_s, then one column per hyperparameter.
+/// Renders the leaderboard of `file`. Rows: rank, trial_id, status, end_reason (why it ended:
+/// search::TrialEnd's names, blank while it runs), best (the best metric value),
+/// best_iteration, iterations, wall_s, then one column per hyperparameter.
 /// Order: best value first by meta.mode (max: descending, min: ascending); trials without
 /// a finite best come next, by id; trials that ended in ERROR come last (best_first). wall_s is end_time - start_time, or for an unfinished
 /// trial the time of its last result - start_time, else blank (null in JSON).
-/// Table and Markdown start with a header (experiment, metric and mode, counts by status,
-/// a one-line stack summary); CSV is a header row plus data rows (RFC 4180 quoting); JSON
-/// is one object {experiment, metric, mode, counts, trials: [...]} with non-finite
-/// numbers as null. The text ends with a newline. When the run recorded warnings ("warning"
+/// Table and Markdown start with a header (experiment, metric and mode, counts by status and
+/// by end reason, a one-line stack summary); CSV is a header row plus data rows (RFC 4180
+/// quoting); JSON is one object {experiment, metric, mode, counts, end_reasons, trials: [...]}
+/// with non-finite numbers (and the end reason of a trial that has not ended) as null. The text ends with a newline. When the run recorded warnings ("warning"
 /// and "revert" events: a `ctl set` never applied, undeclared metrics dropped, a trial sent
 /// back to its old values), Table and Markdown end with them (the last 20) and JSON has a
 /// "warnings" array of them all.

@@ -11,6 +11,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "report/leaderboard.h"
 #include "sys/printable.h"
 
 namespace ranktune::report {
@@ -96,8 +97,7 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
     throw std::invalid_argument("no trial " + std::to_string(id) + " in " + file.path + " (it has " +
                                 std::to_string(file.trials.size()) + " trials)");
   const std::vector<const io::ResultRow*> history = history_of(file, id);
-  const bool stopped = std::any_of(file.events.begin(), file.events.end(),
-                                   [&](const io::EventRow& e) { return e.trial == id && e.kind == "early_stop"; });
+  const bool stopped = t->end_reason == search::TrialEnd::Stopped;
   const auto& metrics = file.schema.metrics;
   const auto metric_at = static_cast<std::size_t>(std::find(metrics.begin(), metrics.end(), file.meta.metric) - metrics.begin());
 
@@ -122,6 +122,7 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
                                 {"mode", search::to_string(file.meta.mode)},
                                 {"trial", t->id},
                                 {"status", search::to_string(t->status)},
+                                {"end_reason", end_json(t->end_reason)},
                                 {"stopped_by_scheduler", stopped},
                                 {"attempt", t->attempt},
                                 {"failures", t->failures},
@@ -144,8 +145,12 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
   const bool md = format == Format::Markdown;
   const auto table = [&](const Grid& g) { return md ? render_markdown_table(g) : render_table(g); };
   const auto heading = [&](const std::string& s) { return md ? "\n## " + s + "\n\n" : "\n" + s + "\n"; };
+  // Why it ended, in words: "budget" alone would not say that its best is of fewer iterations.
+  const std::string ended = t->end_reason == search::TrialEnd::None
+                                ? std::string()
+                                : std::string(", ") + search::to_string(t->end_reason) + ": " + search::describe(t->end_reason);
   std::string out = (md ? "# " : "") + std::string("trial ") + std::to_string(t->id) + " of " + file.meta.experiment + " (" +
-                    search::to_string(t->status) + (stopped ? ", stopped by the scheduler" : "") + ")\n";
+                    search::to_string(t->status) + ended + ")\n";
   if (md) out += "\n";
   out += (md ? "- " : "") + std::string("best ") + file.meta.metric + " (" + search::to_string(file.meta.mode) + ") " +
          (std::isfinite(t->best) ? cell_text(t->best) + " at iteration " + std::to_string(t->best_iteration) : "none yet") + "; " +

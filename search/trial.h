@@ -18,6 +18,26 @@ const char* to_string(TrialStatus s);
 /// Parses the names that to_string gives; nullopt for anything else.
 std::optional<TrialStatus> parse_trial_status(const std::string& s);
 
+/// Why a trial ended (TERMINATED or ERROR): recorded in /trials.end_reason and shown by every
+/// report, so that a trial cut short does not pass for one that ran its course.
+enum class TrialEnd {
+  None,     ///< "": it has not ended
+  MaxT,     ///< "max_t": it ran [stop] max_t iterations
+  Stopped,  ///< "stopped": its scheduler ended it before max_t (a rung, a bracket, a pause it
+            ///< was never resumed from)
+  Done,     ///< "done": its program ended by itself before max_t
+  Budget,   ///< "budget": cut when the experiment's time_budget_s ran out
+  Target,   ///< "target": it or another trial reached [stop] target, which ends the experiment
+  User,     ///< "user": `ranktune ctl stop`
+  Error,    ///< "error": it failed, retries included
+  Unknown,  ///< "unknown": it ended in a file from before the reason was recorded
+};
+const char* to_string(TrialEnd e);
+/// Parses the names that to_string gives; nullopt for anything else.
+std::optional<TrialEnd> parse_trial_end(const std::string& s);
+/// What a reason means, in a few words, for people ("cut when the time budget ran out").
+const char* describe(TrialEnd e);
+
 /// Everything the controller knows about one trial. Times are seconds since the
 /// experiment was created (over all its runs, see docs/guide/results-file.md), as given by the caller's clock.
 struct Trial {
@@ -39,6 +59,7 @@ struct Trial {
   std::vector<std::string> hosts;
   double start_time = NAN;    ///< first start
   double end_time = NAN;      ///< when it reached Terminated or Error
+  TrialEnd end_reason = TrialEnd::None;  ///< why it did (None until then)
   std::string error;          ///< reason of the last failure, empty if none
   std::string log_tail;       ///< last lines of the trainable's output, when known
   bool reported = false;      ///< the metric appeared in a result of the current attempt

@@ -49,6 +49,34 @@ std::optional<TrialStatus> parse_trial_status(const std::string& s) {
   return std::nullopt;
 }
 
+namespace {
+constexpr std::array<const char*, 9> kEndNames = {"", "max_t", "stopped", "done", "budget", "target", "user", "error",
+                                                  "unknown"};
+}
+
+const char* to_string(TrialEnd e) { return kEndNames[static_cast<std::size_t>(e)]; }
+
+std::optional<TrialEnd> parse_trial_end(const std::string& s) {
+  for (std::size_t i = 0; i < kEndNames.size(); ++i)
+    if (s == kEndNames[i]) return static_cast<TrialEnd>(i);
+  return std::nullopt;
+}
+
+const char* describe(TrialEnd e) {
+  switch (e) {
+    case TrialEnd::None: return "not ended";
+    case TrialEnd::MaxT: return "ran max_t iterations";
+    case TrialEnd::Stopped: return "stopped by the scheduler before max_t";
+    case TrialEnd::Done: return "its program ended before max_t";
+    case TrialEnd::Budget: return "cut when the experiment's time budget ran out";
+    case TrialEnd::Target: return "the experiment reached its target";
+    case TrialEnd::User: return "stopped by ranktune ctl stop";
+    case TrialEnd::Error: return "failed";
+    case TrialEnd::Unknown: return "not recorded (a file from before end reasons)";
+  }
+  return "?";
+}
+
 const char* to_string(Decision d) {
   switch (d) {
     case Decision::Continue: return "continue";

@@ -14,8 +14,12 @@ Example::
   ``attempt``, ``iterations``, ``best``, ``best_iteration``, ``last``, ``start_time``,
   ``end_time``, ``workers``, ``error``, ``log_tail`` (from ``/trial_texts`` in files of
   schema 3 and later, "" for a trial that has none), ``hosts`` (the hosts of ``workers``,
-  comma-separated; absent in files written before ranktune recorded them), then one column
-  per hyperparameter (their names are in ``params``).
+  comma-separated; absent in files written before ranktune recorded them), ``end_reason``
+  (why it ended: ``"max_t"``, ``"stopped"`` by its scheduler, ``"done"``, ``"budget"`` cut by
+  the time budget, ``"target"``, ``"user"``, ``"error"``; "" while it has not; in files from
+  before ranktune recorded it, ``"error"`` or ``"stopped"`` where the status and events say so,
+  else ``"unknown"``, as ``ranktune report`` gives it), then one column per hyperparameter
+  (their names are in ``params``).
 - ``results_wide``: ``/results`` as stored: one row per trial, attempt and iteration, columns
   ``trial_id``, ``attempt``, ``iteration``, ``time`` and one per recorded metric (the names are
   in ``metrics``, the experiment's metric first; NaN where a line lacked the metric).
@@ -51,7 +55,7 @@ __all__ = ["load", "Results"]
 
 # /trials columns that are not hyperparameters (every schema version ranktune wrote).
 _TRIAL_COLUMNS = ("trial_id", "status", "attempt", "iterations", "best", "best_iteration", "last", "start_time",
-                  "end_time", "workers", "error", "log_tail", "hosts")
+                  "end_time", "workers", "error", "log_tail", "hosts", "end_reason")
 _RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
 _EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
 _LATENCY_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batches", "mean_ms", "p50_ms", "p90_ms",
@@ -269,6 +273,29 @@ class Results:
             trials.insert(at + offset, name, column)
         return trials
 
+    def _with_end_reasons(self, trials, events):
+        """``trials`` with an ``end_reason`` for every ended trial: as /trials has it, else what
+        the events tell (io/results_reader.cc derives it the same way): an ERROR failed, an
+        early_stop was its scheduler's, the rest is "unknown". A file from before the column
+        gets it after ``hosts`` (or ``log_tail``)."""
+        if "end_reason" not in trials.columns:
+            at = len(trials.columns)
+            for name in ("hosts", "log_tail", "workers"):
+                if name in trials.columns:
+                    at = list(trials.columns).index(name) + 1
+                    break
+            trials.insert(at, "end_reason", [""] * len(trials))
+        stopped = set()
+        if len(events) and "kind" in events.columns:
+            stopped = set(events.loc[events["kind"] == "early_stop", "trial_id"].tolist())
+        reasons = []
+        for status, trial_id, reason in zip(trials["status"], trials["trial_id"], trials["end_reason"]):
+            if status in ("TERMINATED", "ERROR") and not reason:
+                reason = "error" if status == "ERROR" else "stopped" if trial_id in stopped else "unknown"
+            reasons.append(reason)
+        trials["end_reason"] = reasons
+        return trials
+
     def refresh(self):
         """Re-read every table and attribute (a running experiment adds rows as it flushes)."""
         if self._file is None:
@@ -298,6 +325,7 @@ class Results:
         self.results = self._long(self.results_wide)
 
         self.events = self._events(self._rows("events"))
+        self.trials = self._with_end_reasons(self.trials, self.events)
         self.workers = self._frame(self._rows("workers"), ("rank", "host", "local_index", "device", "device_name"))
 
         checkpoints = self._frame(self._rows("checkpoints"),

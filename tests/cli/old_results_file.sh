@@ -18,6 +18,16 @@ sets=(--set experiment.num_samples=5 --set 'search.space.hidden={choice=["4","4-
 
 "$R" report "$f" > "$WORK/report.txt" 2>&1 || { cat "$WORK/report.txt"; fail "report of the old file failed"; }
 grep -q "trials      5 (PENDING 1, TERMINATED 4)" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "report: not the old file's 5 trials"; }
+# It has no end_reason column (issue 27 item 9): the events say which ASHA stopped; the rest
+# are "unknown", in every format.
+grep -q "^ended       stopped 2, unknown 2$" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "report: the old file's end reasons"; }
+"$R" report "$f" --format json > "$WORK/report.json" || fail "report --format json of the old file failed"
+"$PY" - "$WORK/report.json" <<'PY' || fail "the old file's end reasons in JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["end_reasons"] == {"stopped": 2, "unknown": 2}, d["end_reasons"]
+assert sorted(str(t["end_reason"]) for t in d["trials"]) == ["None", "stopped", "stopped", "unknown", "unknown"], d["trials"]
+PY
 echo "ok: the old file reports"
 
 "$R" eval "$f" --top 2 --device cpu --latency-s 0.1 > "$WORK/eval.txt" 2> "$WORK/eval.err" ||
@@ -56,4 +66,6 @@ print(f"ok: the old file resumed: 5 trials, {len(keys)} results, trial 5 went on
 PY
 "$R" report "$f" > "$WORK/report2.txt" 2>&1 || fail "report after the resume failed"
 grep -q "trials      5 (TERMINATED 5)" "$WORK/report2.txt" || { cat "$WORK/report2.txt"; fail "report after the resume"; }
+# The resume leaves the old layout whole (no end_reason column); trial 5's reason is unknown too.
+grep -q "^ended       stopped 2, unknown 3$" "$WORK/report2.txt" || { cat "$WORK/report2.txt"; fail "end reasons after the resume"; }
 echo "PASS"

@@ -48,7 +48,9 @@ for file, report in (("q.h5", "report.json"), ("old.h5", "old_report.json")):
         # Schema 3 keeps a trial's error and log_tail in /trial_texts (its last row there, ""
         # without one); the frame has them where /trials had them.
         moved = [c for c in ("error", "log_tail") if c not in trials.dtype.names]
-        same_table(r.trials.drop(columns=moved), trials, "trials")
+        # end_reason is derived from the events where /trials lacks it (a file from before it).
+        derived = [] if "end_reason" in trials.dtype.names else ["end_reason"]
+        same_table(r.trials.drop(columns=moved + derived), trials, "trials")
         if moved:
             last = {int(x["trial_id"]): x for x in f["trial_texts"][()]}
             for c in moved:
@@ -84,8 +86,18 @@ for file, report in (("q.h5", "report.json"), ("old.h5", "old_report.json")):
         lat = f.get("evaluations/latency")
         assert len(r.latency) == (0 if lat is None else len(lat))
     best = r.best_trial()
-    leader = json.load(open(f"{work}/{report}"))["trials"][0]
+    board = json.load(open(f"{work}/{report}"))
+    leader = board["trials"][0]
     assert int(best.trial_id) == leader["trial_id"] and best.best == leader["best"], (best, leader)
+    # Why each trial ended, as the report says (issue 27 item 9), recorded or derived.
+    reasons = {t["trial_id"]: t["end_reason"] or "" for t in board["trials"]}
+    assert dict(zip(r.trials["trial_id"].tolist(), r.trials["end_reason"].tolist())) == reasons, (r.trials["end_reason"], reasons)
+    # A trial that ended in ERROR is never the best, whatever it reported (issue 27 item 13b).
+    errored = r.trials.copy()
+    errored.loc[errored["trial_id"] == best.trial_id, "status"] = "ERROR"
+    r.trials, kept = errored, r.trials
+    assert r.best_trial() is None or int(r.best_trial().trial_id) != int(best.trial_id), "an ERROR trial is the best"
+    r.trials = kept
     curve = r.curve(best.trial_id)
     assert len(curve) == int((wide["trial_id"] == best.trial_id).sum()) and r.attrs["metric"] in curve.columns
     r.close()

@@ -27,7 +27,7 @@ headless() { rm -rf "$WORK/profile"; timeout 120 "$BROWSER" --headless --no-sand
   --section "Best value so far" --section "Hyperparameter importance" --section "Parallel coordinates" \
   --section "Each hyperparameter against the metric" --section "Timeline of the workers" --svgs 6 \
   || fail "the HTML report of an ASHA run is wrong"
-for want in "rung at iteration" "stopped by the scheduler" "TERMINATED (stopped)" "workers busy over" \
+for want in "rung at iteration" "stopped by the scheduler" "<td>stopped</td>" "<th>end_reason</th>" "workers busy over" \
             "asha (brackets=1, grace_period=1, reduction_factor=3)" "<details><summary>The config of the run"; do
   grep -qF "$want" "$WORK/asha.html" || fail "the page lacks '$want'"
 done

@@ -21,7 +21,7 @@ stopped=$("$PY" -c 'import h5py,sys
 with h5py.File(sys.argv[1], "r") as f:
     print(next(int(e["trial_id"]) for e in f["events"][:] if e["kind"] == b"early_stop"))' a.h5)
 "$R" report a.h5 --trial "$stopped" > t.txt || fail "--trial failed"
-for want in "trial $stopped of hartmann6_asha (TERMINATED, stopped by the scheduler)" "config" "history (" "early_stop"; do
+for want in "trial $stopped of hartmann6_asha (TERMINATED, stopped: stopped by the scheduler before max_t)" "config" "history (" "early_stop"; do
   grep -qF "$want" t.txt || { cat t.txt; fail "--trial lacks '$want'"; }
 done
 grep -q $'\u2581\|\u2588' t.txt && fail "a sparkline in a pipe"

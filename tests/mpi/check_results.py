@@ -66,8 +66,19 @@ def main():
             assert math.isnan(row["best"])
         else:
             assert math.isclose(entry["best"], row["best"]), (entry, row["best"])
-            bests.append(entry["best"])
+            if entry["status"] != "ERROR":
+                bests.append(entry["best"])
+        # Why it ended (issue 27 item 9): recorded for every ended trial, as the report says.
+        if "end_reason" in t.dtype.names:
+            recorded = row["end_reason"].decode()
+            assert entry["end_reason"] == (recorded or None), (entry, recorded)
+            ended = entry["status"] in ("TERMINATED", "ERROR")
+            assert bool(recorded) == ended, (entry, recorded)
+            assert (recorded == "error") == (entry["status"] == "ERROR"), (entry, recorded)
     assert bests == sorted(bests, reverse=(mode == "max")), "leaderboard is not sorted by the metric"
+    # Trials that ended in ERROR rank last (issue 27 item 13b).
+    statuses = [entry["status"] for entry in board["trials"]]
+    assert statuses == sorted(statuses, key=lambda s: s == "ERROR"), statuses
 
     csv = subprocess.run([ranktune, "report", path, "--format", "csv", "--top", "0"],
                          check=True, capture_output=True, text=True).stdout.strip().splitlines()

@@ -55,6 +55,7 @@ TEST(Controller, FifoRunsEveryTrialToMaxTAndReusesFreedWorkers) {
   for (const auto& t : c.trials()) {
     EXPECT_EQ(t.status, TrialStatus::Terminated);
     EXPECT_EQ(t.iterations, 3);
+    EXPECT_EQ(t.end_reason, TrialEnd::MaxT);
   }
   EXPECT_EQ(c.best()->id, 1);
   c.on_tick(100);
@@ -77,9 +78,11 @@ TEST(Controller, FailedAttemptIsRetriedThenEndsAsError) {
   // A stale message about attempt 0 is ignored.
   EXPECT_TRUE(c.on_result(1, 0, {{"loss", 1}}, 2).empty());
   EXPECT_EQ(c.trials()[0].iterations, 0);
+  EXPECT_EQ(c.trials()[0].end_reason, TrialEnd::None);  // retried: it has not ended
   cmds = c.on_trial_failed(1, 1, "killed by signal SIGSEGV (11)", "", 3);
   EXPECT_TRUE(cmds.empty());
   EXPECT_EQ(c.trials()[0].status, TrialStatus::Error);
+  EXPECT_EQ(c.trials()[0].end_reason, TrialEnd::Error);
   EXPECT_EQ(c.trials()[0].error, "killed by signal SIGSEGV (11)");
   EXPECT_TRUE(c.finished());
   EXPECT_EQ(rec.events, (std::vector<std::string>{"start:1", "error:1", "retry:1", "start:1",
@@ -165,6 +168,8 @@ TEST(Controller, TargetStopsEveryRunningTrial) {
   EXPECT_TRUE(c.finished());
   EXPECT_TRUE(c.on_worker_free(1, 3).empty());
   EXPECT_EQ(c.trials().size(), 2u);
+  EXPECT_EQ(c.trials()[0].end_reason, TrialEnd::Target);  // cut short by the other's target
+  EXPECT_EQ(c.trials()[1].end_reason, TrialEnd::Target);
 }
 
 TEST(Controller, TimeBudgetStopsRunningTrialsAndStartsNoMore) {
@@ -173,11 +178,63 @@ TEST(Controller, TimeBudgetStopsRunningTrialsAndStartsNoMore) {
   Controller c = make(o, 10, nullptr);
   c.on_worker_free(1, 0);
   EXPECT_TRUE(c.on_tick(9.9).empty());
+  c.on_result(1, 0, {{"loss", 0.5}}, 5);
   auto cmds = c.on_tick(10.0);
   ASSERT_EQ(cmds.size(), 1u);
   EXPECT_EQ(cmds[0].kind, Instruction::Kind::Stop);
   EXPECT_EQ(c.end_reason(), EndReason::TimeBudget);
   EXPECT_TRUE(c.finished());
+  // Issue 27 item 9: TERMINATED as any other, and nothing said it was cut.
+  EXPECT_EQ(c.trials()[0].status, TrialStatus::Terminated);
+  EXPECT_EQ(c.trials()[0].end_reason, TrialEnd::Budget);
+}
+
+// Issue 27 item 9: every way a trial ends is recorded, not only TERMINATED or ERROR.
+TEST(Controller, EachTrialRecordsWhyItEnded) {
+  // ctl stop, running or pending; and a program that ends by itself before max_t.
+  Controller c = make(opts(10), 3, nullptr);
+  c.on_worker_free(1, 0);
+  c.on_worker_free(2, 0);
+  c.on_result(1, 0, {{"loss", 1.0}}, 1);
+  std::vector<Instruction> out;
+  ControlRequest stop;
+  stop.trial = 1;
+  EXPECT_TRUE(c.on_control(stop, 2, out).applied);
+  EXPECT_EQ(c.trials()[0].end_reason, TrialEnd::User);
+  c.on_result(2, 0, {{"loss", 2.0}}, 3);
+  c.on_trial_done(2, 0, 4);
+  EXPECT_EQ(c.trials()[1].status, TrialStatus::Terminated);
+  EXPECT_EQ(c.trials()[1].end_reason, TrialEnd::Done);
+  ASSERT_EQ(c.trials().size(), 3u);
+  EXPECT_EQ(c.trials()[2].end_reason, TrialEnd::None);  // running
+  EXPECT_STREQ(to_string(TrialEnd::Budget), "budget");
+  EXPECT_EQ(parse_trial_end("stopped"), TrialEnd::Stopped);
+  EXPECT_EQ(parse_trial_end("nope"), std::nullopt);
+
+  // Stopped by its scheduler (ASHA, rungs at 1 and 2 of max_t 4): below the cutoff at a rung.
+  Controller asha(opts(4), make_searcher("random", one_param(), {1, 8}),
+                  make_scheduler("asha", {"loss", Mode::Min, 4}, {{"reduction_factor", 2.0}}));
+  std::vector<Instruction> pending;
+  for (int w : {1, 2}) {
+    auto cmds = asha.on_worker_free(w, 0);
+    pending.insert(pending.end(), cmds.begin(), cmds.end());
+  }
+  for (int step = 0; !pending.empty() && step < 1000; ++step) {
+    const Instruction cmd = pending.front();
+    pending.erase(pending.begin());
+    if (cmd.kind == Instruction::Kind::Stop) continue;
+    // Trial k reports loss k: the later a trial, the worse.
+    auto more = asha.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, step);
+    pending.insert(pending.end(), more.begin(), more.end());
+  }
+  int stopped = 0, ran = 0;
+  for (const Trial& t : asha.trials()) {
+    EXPECT_EQ(t.status, TrialStatus::Terminated);
+    EXPECT_EQ(t.end_reason, t.iterations < 4 ? TrialEnd::Stopped : TrialEnd::MaxT) << t.id;
+    (t.iterations < 4 ? stopped : ran) += 1;
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(ran, 0);
 }
 
 TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
@@ -186,6 +243,7 @@ TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
   auto cmds = c.request_stop(1);
   ASSERT_EQ(cmds.size(), 1u);
   EXPECT_EQ(c.trials()[0].status, TrialStatus::Pending);
+  EXPECT_EQ(c.trials()[0].end_reason, TrialEnd::None);
   EXPECT_EQ(c.end_reason(), EndReason::Interrupted);
   EXPECT_TRUE(c.finished());
 }

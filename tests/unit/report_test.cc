@@ -22,13 +22,13 @@ namespace fs = std::filesystem;
 using search::TrialStatus;
 
 // Writes a results file with six trials and reads it back:
-//   id  status      best  start  end   results
-//   1   TERMINATED  0.5   0      10
-//   2   TERMINATED  0.9   1      21
-//   3   ERROR       NaN   2      3
-//   4   RUNNING     0.7   10     -     last at 25 -> wall 15
-//   5   PENDING     NaN   -      -
-//   6   TERMINATED  0.9   3      4     (ties with 2: the lower id ranks first)
+//   id  status      ended    best  start  end   results
+//   1   TERMINATED  max_t    0.5   0      10
+//   2   TERMINATED  budget   0.9   1      21
+//   3   ERROR       error    NaN   2      3
+//   4   RUNNING              0.7   10     -     last at 25 -> wall 15
+//   5   PENDING              NaN   -      -
+//   6   TERMINATED  stopped  0.9   3      4     (ties with 2: the lower id ranks first)
 io::ResultsFile make_file(search::Mode mode) {
   const fs::path p = fs::temp_directory_path() /
                      ("ranktune_report_test_" + std::to_string(getpid()) + ".h5");
@@ -43,19 +43,21 @@ io::ResultsFile make_file(search::Mode mode) {
   schema.metrics = {"acc"};
   {
     io::ResultsWriter w(p.string(), meta, schema, {{1, "n1", 0, "cpu", ""}, {2, "n2", 0, "cpu", ""}});
-    struct Row { TrialStatus status; double best, start, end; };
-    const Row rows[] = {{TrialStatus::Terminated, 0.5, 0, 10}, {TrialStatus::Terminated, 0.9, 1, 21},
-                        {TrialStatus::Error, NAN, 2, 3},       {TrialStatus::Running, 0.7, 10, NAN},
-                        {TrialStatus::Pending, NAN, NAN, NAN}, {TrialStatus::Terminated, 0.9, 3, 4}};
+    struct Row { TrialStatus status; search::TrialEnd end; double best, start, end_time; };
+    using E = search::TrialEnd;
+    const Row rows[] = {{TrialStatus::Terminated, E::MaxT, 0.5, 0, 10}, {TrialStatus::Terminated, E::Budget, 0.9, 1, 21},
+                        {TrialStatus::Error, E::Error, NAN, 2, 3},       {TrialStatus::Running, E::None, 0.7, 10, NAN},
+                        {TrialStatus::Pending, E::None, NAN, NAN, NAN}, {TrialStatus::Terminated, E::Stopped, 0.9, 3, 4}};
     for (int i = 0; i < 6; ++i) {
       search::Trial t;
       t.id = i + 1;
       t.status = rows[i].status;
+      t.end_reason = rows[i].end;
       t.best = rows[i].best;
       t.best_iteration = 10 + i;
       t.iterations = 20 + i;
       t.start_time = rows[i].start;
-      t.end_time = rows[i].end;
+      t.end_time = rows[i].end_time;
       t.config = {{"lr", 0.125 * (i + 1)}, {"act", std::string(i == 0 ? "a,\"b\"" : "relu")}};
       w.write_trial(t);
     }
@@ -129,23 +131,28 @@ TEST(Leaderboard, CsvIsSortedQuotedAndMachineReadable) {
   const io::ResultsFile f = make_file(search::Mode::Max);
   const auto rows = parse_csv(render(f, Format::Csv));
   ASSERT_EQ(rows.size(), 7u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"rank", "trial_id", "status", "best", "best_iteration",
+  // end_reason: why each trial ended (issue 27 item 9).
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"rank", "trial_id", "status", "end_reason", "best", "best_iteration",
                                                "iterations", "wall_s", "lr", "act"}));
-  for (const auto& r : rows) ASSERT_EQ(r.size(), 9u);
+  for (const auto& r : rows) ASSERT_EQ(r.size(), 10u);
   // The ERROR trial (3) ranks last (issue 27 item 13b), after the trial without a value.
   EXPECT_EQ(csv_ids(rows), (std::vector<std::int64_t>{2, 6, 4, 1, 5, 3}));
   EXPECT_EQ(rows[1][0], "1");
   EXPECT_EQ(rows[6][0], "6");
   EXPECT_EQ(rows[1][2], "TERMINATED");
-  EXPECT_EQ(rows[1][3], "0.9");
-  EXPECT_EQ(rows[1][4], "11");
-  EXPECT_EQ(rows[1][5], "21");
-  EXPECT_EQ(rows[1][6], "20");      // end - start
-  EXPECT_EQ(rows[3][6], "15");      // running: last result - start
-  EXPECT_EQ(rows[5][6], "");        // never started
-  EXPECT_EQ(rows[6][3], "");        // no finite best
-  EXPECT_EQ(rows[4][8], "a,\"b\"");  // survived quoting
-  EXPECT_EQ(rows[4][7], "0.125");
+  EXPECT_EQ(rows[1][3], "budget");  // the leader was cut by the time budget: it says so
+  EXPECT_EQ(rows[2][3], "stopped");
+  EXPECT_EQ(rows[3][3], "");        // running
+  EXPECT_EQ(rows[6][3], "error");
+  EXPECT_EQ(rows[1][4], "0.9");
+  EXPECT_EQ(rows[1][5], "11");
+  EXPECT_EQ(rows[1][6], "21");
+  EXPECT_EQ(rows[1][7], "20");      // end - start
+  EXPECT_EQ(rows[3][7], "15");      // running: last result - start
+  EXPECT_EQ(rows[5][7], "");        // never started
+  EXPECT_EQ(rows[6][4], "");        // no finite best
+  EXPECT_EQ(rows[4][9], "a,\"b\"");  // survived quoting
+  EXPECT_EQ(rows[4][8], "0.125");
 }
 
 TEST(Leaderboard, MinModeSortsAscendingAndTopLimits) {
@@ -176,14 +183,17 @@ TEST(Leaderboard, JsonObject) {
     EXPECT_EQ(j.at("mode"), max ? "max" : "min");
     EXPECT_EQ(j.at("counts"),
               (nlohmann::json{{"TERMINATED", 3}, {"ERROR", 1}, {"RUNNING", 1}, {"PENDING", 1}}));
+    EXPECT_EQ(j.at("end_reasons"), (nlohmann::json{{"max_t", 1}, {"budget", 1}, {"stopped", 1}, {"error", 1}}));
     EXPECT_EQ(json_ids(j), max ? (std::vector<std::int64_t>{2, 6, 4, 1, 5, 3})
                                : (std::vector<std::int64_t>{1, 4, 2, 6, 5, 3}));
     const auto& trials = j.at("trials");
     for (std::size_t i = 0; i < trials.size(); ++i) EXPECT_EQ(trials[i].at("rank"), i + 1);
     const auto& fifth = trials[4];  // trial 5: nothing finite
+    EXPECT_TRUE(fifth.at("end_reason").is_null());
     EXPECT_TRUE(fifth.at("best").is_null());
     EXPECT_TRUE(fifth.at("wall_s").is_null());
     EXPECT_TRUE(trials.back().at("best").is_null());  // trial 3, ERROR: last
+    EXPECT_EQ(trials.back().at("end_reason"), "error");
     EXPECT_DOUBLE_EQ(trials.back().at("wall_s").get<double>(), 1.0);
     EXPECT_EQ(trials[0].at("config").at("act"), max ? "relu" : "a,\"b\"");
     EXPECT_DOUBLE_EQ(trials[0].at("config").at("lr").get<double>(), max ? 0.25 : 0.125);
@@ -199,6 +209,7 @@ TEST(Leaderboard, TableHasHeaderAndAlignedRows) {
   EXPECT_NE(text.find("mnist-asha"), std::string::npos) << text;
   EXPECT_NE(text.find("acc (max)"), std::string::npos) << text;
   EXPECT_NE(text.find("PENDING 1, RUNNING 1, TERMINATED 3, ERROR 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nended       max_t 1, stopped 1, budget 1, error 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("showing the top 4"), std::string::npos) << text;
   EXPECT_NE(text.find("hosts n1,n2 | Open MPI v4.1.4 | HDF5 1.10.8 | cpu mode, 2 workers"), std::string::npos) << text;
   EXPECT_EQ(text.find("built by debian"), std::string::npos) << text;
@@ -211,7 +222,7 @@ TEST(Leaderboard, TableHasHeaderAndAlignedRows) {
   // Right-aligned numeric columns end where the rule's dashes end.
   const std::size_t trial_end = lines[1].find(' ', lines[1].find('-', lines[1].find(' ')));
   for (std::size_t i = 2; i < lines.size(); ++i) EXPECT_NE(lines[i][trial_end - 1], ' ') << lines[i];
-  EXPECT_NE(lines[2].find("TERMINATED"), std::string::npos);
+  EXPECT_NE(lines[2].find("TERMINATED  budget"), std::string::npos) << lines[2];
   EXPECT_EQ(lines[2].rfind("   1", 0), 0u) << lines[2];
 }
 
@@ -244,14 +255,16 @@ TEST(Leaderboard, MarkdownTable) {
   const std::string text = render(f, Format::Markdown);
   EXPECT_EQ(text.rfind("## Leaderboard: mnist-asha\n", 0), 0u) << text;
   EXPECT_NE(text.find("TERMINATED 3"), std::string::npos);
-  EXPECT_NE(text.find("| rank | trial_id | status | best |"), std::string::npos) << text;
-  EXPECT_NE(text.find("|---:|---:|---|---:|"), std::string::npos) << text;
+  EXPECT_NE(text.find("- ended: max_t 1, stopped 1, budget 1, error 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("| rank | trial_id | status | end_reason | best |"), std::string::npos) << text;
+  EXPECT_NE(text.find("|---:|---:|---|---|---:|"), std::string::npos) << text;
+  EXPECT_NE(text.find("| TERMINATED | budget | 0.9 |"), std::string::npos) << text;
   std::size_t table_lines = 0;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("|", 0) != 0) continue;
     ++table_lines;
-    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 10) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 11) << line;
   }
   EXPECT_EQ(table_lines, 2u + 6u);
 }

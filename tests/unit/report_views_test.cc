@@ -50,17 +50,17 @@ TEST(CrossLeaderboard, RanksTrialsOfSeveralFilesTogether) {
   const std::string csv = render_cross_leaderboard(files, "", std::nullopt, 0, Format::Csv);
   // Best first; a tie keeps file order; a trial without a value comes last.
   EXPECT_EQ(csv,
-            "rank,experiment,file,trial_id,status,best,best_iteration,iterations,config\n"
-            "1,a,a.h5,3,PENDING,0.1,1,0,lr=0.1\n"
-            "2,b,b.h5,2,PENDING,0.1,1,0,lr=0.1\n"
-            "3,b,b.h5,1,PENDING,0.3,1,0,lr=0.1\n"
-            "4,a,a.h5,1,PENDING,0.5,1,0,lr=0.1\n"
-            "5,a,a.h5,2,PENDING,,,0,lr=0.1\n");
+            "rank,experiment,file,trial_id,status,end_reason,best,best_iteration,iterations,config\n"
+            "1,a,a.h5,3,PENDING,,0.1,1,0,lr=0.1\n"
+            "2,b,b.h5,2,PENDING,,0.1,1,0,lr=0.1\n"
+            "3,b,b.h5,1,PENDING,,0.3,1,0,lr=0.1\n"
+            "4,a,a.h5,1,PENDING,,0.5,1,0,lr=0.1\n"
+            "5,a,a.h5,2,PENDING,,,,0,lr=0.1\n");
   // By another metric: each trial's best of that column, in the mode given for it.
   EXPECT_CONTAINS(render_cross_leaderboard(files, "acc", search::Mode::Min, 1, Format::Csv),
-                  "1,a,a.h5,1,PENDING,0.5,1,0,lr=0.1\n");
+                  "1,a,a.h5,1,PENDING,,0.5,1,0,lr=0.1\n");
   EXPECT_CONTAINS(render_cross_leaderboard(files, "acc", search::Mode::Max, 1, Format::Csv),
-                  "1,a,a.h5,3,PENDING,0.9,1,0,lr=0.1\n");
+                  "1,a,a.h5,3,PENDING,,0.9,1,0,lr=0.1\n");
 }
 
 // Issue 27 item 5: `--metric val_loss` over accuracy experiments ranked the losses in the
@@ -80,18 +80,18 @@ TEST(CrossLeaderboard, AnotherMetricNeedsItsOwnMode) {
   io::ResultsFile c = experiment("c.h5", search::Mode::Max, {0.8});
   c.meta.metric = "acc";
   const std::string by_acc = render_cross_leaderboard({files[0], files[1], c}, "acc", std::nullopt, 0, Format::Csv);
-  EXPECT_CONTAINS(by_acc, "1,a,a.h5,2,PENDING,0.9,1,0,lr=0.1\n");
-  EXPECT_CONTAINS(by_acc, "2,c,c.h5,1,PENDING,0.8,1,0,lr=0.1\n");
-  EXPECT_CONTAINS(by_acc, "3,b,b.h5,1,PENDING,0.7,1,0,lr=0.1\n");
+  EXPECT_CONTAINS(by_acc, "1,a,a.h5,2,PENDING,,0.9,1,0,lr=0.1\n");
+  EXPECT_CONTAINS(by_acc, "2,c,c.h5,1,PENDING,,0.8,1,0,lr=0.1\n");
+  EXPECT_CONTAINS(by_acc, "3,b,b.h5,1,PENDING,,0.7,1,0,lr=0.1\n");
   EXPECT_CONTAINS(render_cross_leaderboard({files[0], c}, "acc", std::nullopt, 0, Format::Json), "\"mode\": \"max\"");
   // Two files that rank acc in opposite modes do not say; --mode settles it.
   io::ResultsFile d = experiment("d.h5", search::Mode::Min, {0.4});
   d.meta.metric = "acc";
   EXPECT_THROW(render_cross_leaderboard({c, d}, "acc", std::nullopt, 0, Format::Table), std::invalid_argument);
-  EXPECT_CONTAINS(render_cross_leaderboard({c, d}, "acc", search::Mode::Min, 1, Format::Csv), "1,c,c.h5,1,PENDING,0.2,1,0");
+  EXPECT_CONTAINS(render_cross_leaderboard({c, d}, "acc", search::Mode::Min, 1, Format::Csv), "1,c,c.h5,1,PENDING,,0.2,1,0");
   // --mode against a file's own mode for its own metric: the best worked out again from its
   // results, not the file's best (which is the other way's).
-  EXPECT_CONTAINS(render_cross_leaderboard(files, "", search::Mode::Max, 1, Format::Csv), "1,a,a.h5,1,PENDING,0.5,1,0");
+  EXPECT_CONTAINS(render_cross_leaderboard(files, "", search::Mode::Max, 1, Format::Csv), "1,a,a.h5,1,PENDING,,0.5,1,0");
   EXPECT_CONTAINS(render_cross_leaderboard(files, "", search::Mode::Max, 0, Format::Table), "ranked by loss (max)");
 }
 
@@ -99,11 +99,12 @@ TEST(CrossLeaderboard, AnotherMetricNeedsItsOwnMode) {
 TEST(CrossLeaderboard, ErrorsRankLast) {
   std::vector<io::ResultsFile> files = {experiment("a.h5", search::Mode::Min, {0.5, 0.01, NAN})};
   files[0].trials[1].status = search::TrialStatus::Error;
+  files[0].trials[1].end_reason = search::TrialEnd::Error;
   EXPECT_EQ(render_cross_leaderboard(files, "", std::nullopt, 0, Format::Csv),
-            "rank,experiment,file,trial_id,status,best,best_iteration,iterations,config\n"
-            "1,a,a.h5,1,PENDING,0.5,1,0,lr=0.1\n"
-            "2,a,a.h5,3,PENDING,,,0,lr=0.1\n"
-            "3,a,a.h5,2,ERROR,0.01,1,0,lr=0.1\n");
+            "rank,experiment,file,trial_id,status,end_reason,best,best_iteration,iterations,config\n"
+            "1,a,a.h5,1,PENDING,,0.5,1,0,lr=0.1\n"
+            "2,a,a.h5,3,PENDING,,,,0,lr=0.1\n"
+            "3,a,a.h5,2,ERROR,error,0.01,1,0,lr=0.1\n");
 }
 
 TEST(CrossLeaderboard, RefusesFilesThatDoNotCompare) {

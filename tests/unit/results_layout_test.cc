@@ -364,6 +364,74 @@ TEST_F(OldFileTest, ReadsItsTextsFromTrials) {
   expect_old_texts(f);
 }
 
+// Issue 27 item 9: why each trial ended is a /trials column; a file from before it reads, its
+// reasons derived from its status and events, and its resume goes on without the column.
+TEST_F(ResultsLayoutTest, EndReasonsRoundTrip) {
+  const std::string p = path("ends.h5");
+  {
+    ResultsWriter w(p, meta(), schema(), {});
+    const search::TrialEnd ends[] = {search::TrialEnd::MaxT, search::TrialEnd::Budget, search::TrialEnd::None};
+    for (search::TrialId id = 1; id <= 3; ++id) {
+      Trial t = trial(id, id == 3 ? TrialStatus::Running : TrialStatus::Terminated);
+      t.end_reason = ends[id - 1];
+      w.write_trial(t);
+    }
+  }
+  EXPECT_TRUE(has(inspect(p, "trials").columns, "end_reason"));
+  const ResultsFile f = ResultsFile::read(p);
+  ASSERT_EQ(f.trials.size(), 3u);
+  EXPECT_EQ(f.trials[0].end_reason, search::TrialEnd::MaxT);
+  EXPECT_EQ(f.trials[1].end_reason, search::TrialEnd::Budget);
+  EXPECT_EQ(f.trials[2].end_reason, search::TrialEnd::None);
+  // A name this reader does not know (a newer ranktune's), or none for an ended trial (an
+  // older ranktune's resume wrote the row), reads as what the file tells otherwise.
+  {
+    const hid_t file = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hid_t ds = H5Dopen2(file, "trials", H5P_DEFAULT);
+    const hid_t type = H5Dget_type(ds), space = H5Dget_space(ds);
+    hsize_t rows = 0;
+    H5Sget_simple_extent_dims(space, &rows, nullptr);
+    const std::size_t size = H5Tget_size(type);
+    const std::size_t at = H5Tget_member_offset(type, static_cast<unsigned>(H5Tget_member_index(type, "end_reason")));
+    std::vector<char> data(rows * size);
+    ASSERT_GE(H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
+    std::memset(data.data() + 0 * size + at, 0, kEndReasonLen);
+    std::memcpy(data.data() + 1 * size + at, "overtime", 8);
+    ASSERT_GE(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), 0);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Dclose(ds);
+    H5Fclose(file);
+  }
+  const ResultsFile edited = ResultsFile::read(p);
+  EXPECT_EQ(edited.trials[0].end_reason, search::TrialEnd::Unknown);
+  EXPECT_EQ(edited.trials[1].end_reason, search::TrialEnd::Unknown);
+  EXPECT_EQ(edited.trials[2].end_reason, search::TrialEnd::None);
+}
+
+TEST_F(OldFileTest, EndReasonsAreDerivedFromStatusAndEvents) {
+  const std::string p = unpack();
+  EXPECT_FALSE(has(inspect(p, "trials").columns, "end_reason"));
+  const ResultsFile f = ResultsFile::read(p);
+  ASSERT_EQ(f.trials.size(), 4u);
+  EXPECT_EQ(f.trials[0].end_reason, search::TrialEnd::Error);
+  EXPECT_EQ(f.trials[1].end_reason, search::TrialEnd::Error);
+  EXPECT_EQ(f.trials[2].end_reason, search::TrialEnd::Unknown);  // TERMINATED: the file does not say why
+  {
+    ResumeInfo info;
+    ResultsWriter w(p, info);
+    Trial t = trial(5, TrialStatus::Terminated);
+    t.config = {{"mode", std::string("ok")}, {"x", 0.5}};
+    t.end_reason = search::TrialEnd::Budget;
+    w.write_trial(t);
+  }
+  EXPECT_FALSE(has(inspect(p, "trials").columns, "end_reason"));  // the old layout stays whole
+  const ResultsFile again = ResultsFile::read(p);
+  ASSERT_EQ(again.trials.size(), 5u);
+  EXPECT_EQ(again.trials[4].end_reason, search::TrialEnd::Unknown);
+}
+
 TEST_F(OldFileTest, ResumedItKeepsTextsInTrials) {
   const std::string p = unpack();
   {
