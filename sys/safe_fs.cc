@@ -116,17 +116,11 @@ UniqueFd open_file(const std::string& path, const OpenOptions& o) {
 }
 
 UniqueFd make_private_directory(const std::string& given, mode_t mode) {
-  const std::string path = without_trailing_slashes(given);
-  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) fail("cannot make the folder " + path, errno);
-  UniqueFd fd = open_directory(path);
+  UniqueFd fd = make_own_directory(given, mode);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) fail(path + ": cannot stat it", errno);
-  if (st.st_uid != ::geteuid())
-    fail("the folder " + path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this user (uid " +
-             std::to_string(::geteuid()) + "): another user may have made it; remove it or use another results path",
-         0);
+  if (::fstat(fd.get(), &st) != 0) fail(without_trailing_slashes(given) + ": cannot stat it", errno);
   if (st.st_mode & (S_IWGRP | S_IWOTH))
-    fail("the folder " + path + " is writable by other users: chmod go-w it, or remove it", 0);
+    fail("the folder " + without_trailing_slashes(given) + " is writable by other users: chmod go-w it, or remove it", 0);
   return fd;
 }
 

@@ -19,10 +19,7 @@
 # binary shows each one that it gets wrong. Skipped (exit 77) where no second user can be made.
 source "$(dirname "$0")/../mpi/lib.sh"
 source "$(dirname "$0")/second_user.sh"
-second_user_or_skip
-R="$RANKTUNE"
-S="$WORK/scratch"
-shared_folder "$S"
+attack_scene
 SHORT=(--set experiment.num_samples=2 --set stop.max_t=3 --set trainable.seconds_per_step=0.0)
 CFG="$WORK/q.toml"
 cp "$SRC/tests/data/quickstart_branin.toml" "$CFG"

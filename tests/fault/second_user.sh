@@ -5,6 +5,8 @@
 #   second_user_or_skip        # makes the user, or exits 77 (ctest: skipped) saying why
 #   as_other CMD ARGS...       # runs CMD as that user (no login shell, same environment)
 #   shared_folder DIR          # makes DIR mode 1777, as /scratch often is, reachable by the user
+#   attack_scene               # the above for an attack: the user made, $S a shared folder,
+#                              # $VICTIM a file only root may read or write, $R the binary
 #
 # The user is a system account without a home (`useradd -M -r`), named ranktune-o-PID so
 # that concurrent tests do not share one; it is deleted when the script exits (the trap
@@ -67,4 +69,14 @@ as_other() {
 shared_folder() {
   mkdir -p "$1"
   chmod 1777 "$1"
+}
+
+attack_scene() {
+  second_user_or_skip
+  R="$RANKTUNE"
+  S="$WORK/scratch"
+  shared_folder "$S"
+  VICTIM="$WORK/victim"  # a file only root may write (and read)
+  echo precious > "$VICTIM"
+  chmod 0600 "$VICTIM"
 }

@@ -15,13 +15,7 @@
 # where no second user can be made.
 source "$(dirname "$0")/../mpi/lib.sh"
 source "$(dirname "$0")/second_user.sh"
-second_user_or_skip
-R="$RANKTUNE"
-S="$WORK/scratch"
-shared_folder "$S"
-VICTIM="$WORK/victim"  # a file only root may write (and read)
-echo precious > "$VICTIM"
-chmod 0600 "$VICTIM"
+attack_scene
 VICTIM_DIR="$WORK/victim_dir"  # a folder only root may write
 mkdir -m 0700 "$VICTIM_DIR"
 
