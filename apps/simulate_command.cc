@@ -148,6 +148,9 @@ int run_simulate(const SimulateOptions& o) {
       std::printf("ranktune: target %s = %g not reached\n", cfg.metric.c_str(), *cfg.target);
     }
   }
+  if (cfg.max_total_steps > 0)
+    std::printf("ranktune: %lld of max_total_steps %lld iterations run\n", static_cast<long long>(s.results),
+                static_cast<long long>(cfg.max_total_steps));
   if (cfg.time_budget_s > 0) {
     std::printf("ranktune: best %s at the time budget (%g virtual s) = %.6g\n", cfg.metric.c_str(),
                 cfg.time_budget_s, s.best_at_budget);

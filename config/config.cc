@@ -307,9 +307,10 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   read_trainable(sub(top, "trainable", true), cfg);
 
   const Table st = sub(top, "stop", false);
-  check_keys(st, {"max_t", "time_budget_s", "target"});
+  check_keys(st, {"max_t", "time_budget_s", "max_total_steps", "target"});
   read_range(st, "max_t", cfg.max_t, std::int64_t{1}, search::kMaxIterations);
   read_range(st, "time_budget_s", cfg.time_budget_s, 0.0, search::kMaxSeconds);
+  read_range(st, "max_total_steps", cfg.max_total_steps, std::int64_t{0}, search::kMaxIterations);
   if (double target = 0; read(st, "target", target)) cfg.target = target;
 
   const Table ck = sub(top, "checkpoint", false);

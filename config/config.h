@@ -157,6 +157,7 @@ struct ExperimentConfig {
   // [stop]
   std::int64_t max_t = 1;
   double time_budget_s = 0;  ///< 0: no budget
+  std::int64_t max_total_steps = 0;  ///< 0: no budget; else iterations of all trials together
   std::optional<double> target;
 
   // [checkpoint]

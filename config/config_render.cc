@@ -131,6 +131,7 @@ std::string render_config(const ExperimentConfig& c) {
   o.line("\n[stop]");
   o.integer("max_t", c.max_t);
   o.number("time_budget_s", c.time_budget_s);
+  o.integer("max_total_steps", c.max_total_steps);
   if (c.target)
     o.number("target", *c.target);
   else

@@ -33,6 +33,10 @@ struct ControllerOptions {
   Mode mode = Mode::Max;
   std::int64_t max_t = 1;          ///< iterations per trial; the trial is stopped at it
   double time_budget_s = 0;        ///< 0: no budget. Past it, running trials are stopped.
+  /// 0: no budget. The experiment ends once its trials have run this many iterations in all
+  /// (results recorded, every attempt counted). Exact with any number of workers: a worker
+  /// only runs the iterations its lease grants, and leases never grant more than are left.
+  std::int64_t max_total_steps = 0;
   std::optional<double> target;    ///< stop the experiment once any trial reaches it
   int max_failures = 0;            ///< retries allowed per trial after failed attempts
   NonFinitePolicy non_finite = NonFinitePolicy::Error;
@@ -119,7 +123,7 @@ class ControllerObserver {
 };
 
 /// Why the experiment ended.
-enum class EndReason { None, Completed, TargetReached, TimeBudget, Interrupted };
+enum class EndReason { None, Completed, TargetReached, TimeBudget, StepBudget, Interrupted };
 const char* to_string(EndReason r);
 
 class Controller {
@@ -196,6 +200,11 @@ class Controller {
               const std::string& state, const std::string& cause, double now);
   /// The searcher's and scheduler's state, for resume.
   std::string save_state() const;
+  /// Iterations the trials ran before (a resume: the results the file holds), counted
+  /// against max_total_steps. Call before any worker is offered.
+  void count_steps_done(std::int64_t steps) { steps_done_ = steps; }
+  /// Iterations recorded so far (results of every attempt), this run and those before.
+  std::int64_t steps_done() const { return steps_done_; }
 
   /// True when no trial runs and none will start.
   bool finished() const;
@@ -226,6 +235,14 @@ class Controller {
   void set_status(Trial& t, TrialStatus s);
   /// The iteration up to which `t` may run without waiting (see Instruction::until).
   std::int64_t lease(const Trial& t) const;
+  /// Iterations a new lease may still grant under max_total_steps (INT64_MAX without it).
+  std::int64_t steps_left() const;
+  /// Extends t's lease towards `until` as far as steps_left() allows; returns the new end
+  /// (t.iterations when nothing is left, and the trial must stop).
+  std::int64_t grant(Trial& t, std::int64_t until);
+  void return_lease(Trial& t);
+  /// Ends the experiment once max_total_steps iterations are recorded.
+  void end_if_steps_spent(double now, std::vector<Instruction>& out);
   /// Gives work to idle workers while there is some; appends the Starts to `out`.
   void dispatch(double now, std::vector<Instruction>& out);
   /// The trial to start next (the scheduler's pick, else a new one from the searcher), or
@@ -287,6 +304,11 @@ class Controller {
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
   std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
+  // max_total_steps: iterations recorded, and granted by leases but not yet reported. A
+  // lease is held by a RUNNING or PAUSED trial (a pausing worker may still report within it)
+  // and handed back when the trial leaves both (set_status) or starts a new run.
+  std::int64_t steps_done_ = 0;
+  std::int64_t steps_leased_ = 0;
   // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
   // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.
   std::set<TrialId> requeue_on_checkpoint_;

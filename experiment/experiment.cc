@@ -79,6 +79,7 @@ controller::ControllerOptions controller_options(const config::ExperimentConfig&
   o.mode = cfg.mode;
   o.max_t = cfg.max_t;
   o.time_budget_s = cfg.time_budget_s;
+  o.max_total_steps = cfg.max_total_steps;
   o.target = cfg.target;
   o.max_failures = cfg.max_failures;
   o.non_finite = cfg.non_finite == "worst" ? controller::NonFinitePolicy::Worst : controller::NonFinitePolicy::Error;

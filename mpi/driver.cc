@@ -117,6 +117,8 @@ class Driver {
     experiment::ResumePoint point = experiment::resume_point(previous);
     offset_ = point.spent;
     if (live_) live_->seed(previous);
+    // Every recorded result is an iteration run, towards [stop] max_total_steps.
+    controller_.count_steps_done(static_cast<std::int64_t>(previous.results.size()));
     controller_.resume(std::move(point.trials), writer_.latest_checkpoints(), writer_.latest_state().value_or(""), cause,
                        now());
   }

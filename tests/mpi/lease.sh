@@ -29,3 +29,23 @@ for row in t:
     n = ((r["trial_id"] == row["trial_id"]) & (r["attempt"] == row["attempt"])).sum()
     assert n == row["iterations"], (row["trial_id"], n, row["iterations"])
 PY
+
+# Issue 29: [stop] max_total_steps is exact through MPI too, though workers run ahead on
+# leases: 3 workers, FIFO leases of up to 64 iterations, ASHA's shorter ones, a budget that
+# is no multiple of either.
+for kind in fifo asha; do
+  mpirun -np 4 --bind-to none "$RANKTUNE" run "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/b-$kind.h5" \
+    --set experiment.num_samples=1000 --set stop.max_t=100 --set trainable.seconds_per_step=0 \
+    --set stop.max_total_steps=777 --set scheduler.kind=\"$kind\" > "$WORK/out3.txt" 2>&1 ||
+    { cat "$WORK/out3.txt"; fail "step budget run ($kind) exited $?"; }
+  "$PY" - "$WORK/b-$kind.h5" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+    r = f["results"][:]
+    ev = [(e["kind"].decode(), e["message"].decode()) for e in f["events"][:]]
+assert len(r) == 777, f"{len(r)} results, not max_total_steps 777"
+assert ("end", "step budget spent") in ev, ev[-3:]
+assert {s.decode() for s in t["status"]} <= {"TERMINATED", "PAUSED"}, set(t["status"])
+PY
+done

@@ -372,3 +372,76 @@ TEST(Controller, LeasesFollowTheSchedulerMaxTAndTheFlowControlCap) {
   EXPECT_EQ(sync.on_worker_free(1, 0)[0].until, 1);
   EXPECT_EQ(sync.on_result(1, 0, {{"loss", 1.0}}, 1)[0].until, 2);
 }
+
+// Issue 29: [stop] max_total_steps is exact with any number of workers, even when workers
+// run ahead on leases: a lease never grants more iterations than the budget has left.
+TEST(Controller, StepBudgetLeasesNeverGrantMoreThanIsLeft) {
+  Recorder rec;
+  auto o = opts(100);
+  o.max_total_steps = 150;
+  o.max_lease = 64;
+  o.continue_every_result = false;  // as the MPI driver: no decision inside a lease
+  Controller c = make(o, 10, &rec);
+  std::vector<Instruction> starts;
+  for (int w : {1, 2, 3}) {
+    auto cmds = c.on_worker_free(w, 0);
+    starts.insert(starts.end(), cmds.begin(), cmds.end());
+  }
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_EQ(starts[0].until, 64);
+  EXPECT_EQ(starts[1].until, 64);
+  EXPECT_EQ(starts[2].until, 22);  // 150 - 64 - 64
+  EXPECT_TRUE(c.on_worker_free(4, 0).empty()) << "a fourth trial started with no step left";
+  // Trial 3 runs out first: its last granted iteration answers Stop (budget), and no other
+  // trial takes its worker, since trials 1 and 2 hold the rest of the budget.
+  std::vector<Instruction> out;
+  for (int i = 1; i <= 22; ++i) out = c.on_result(3, 0, {{"loss", 1.0}}, i);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Instruction::Kind::Stop);
+  EXPECT_EQ(c.trials()[2].end_reason, TrialEnd::Budget);
+  EXPECT_EQ(c.trials().size(), 3u);
+  for (int i = 1; i <= 64; ++i) c.on_result(1, 0, {{"loss", 2.0}}, i);
+  EXPECT_EQ(c.end_reason(), EndReason::None);
+  for (int i = 1; i < 64; ++i) EXPECT_TRUE(c.on_result(2, 0, {{"loss", 3.0}}, i).empty());
+  out = c.on_result(2, 0, {{"loss", 3.0}}, 64);
+  EXPECT_EQ(c.end_reason(), EndReason::StepBudget);
+  EXPECT_EQ(c.steps_done(), 150);
+  EXPECT_EQ(rec.results, 150);
+  EXPECT_TRUE(c.finished());
+  for (const Trial& t : c.trials()) EXPECT_EQ(t.end_reason, TrialEnd::Budget) << "trial " << t.id;
+}
+
+// A trial stopped early hands back the rest of its lease, which the next trial gets.
+TEST(Controller, StepBudgetReturnsTheLeaseOfATrialThatEnds) {
+  auto o = opts(10);
+  o.max_total_steps = 12;
+  o.continue_every_result = false;
+  Controller c = make(o, 5, nullptr);
+  auto start = c.on_worker_free(1, 0);
+  ASSERT_EQ(start.size(), 1u);
+  EXPECT_EQ(start[0].until, 10);
+  auto second = c.on_worker_free(2, 0);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].until, 2) << "10 of 12 leased to trial 1";
+  // Trial 1's program ends after 3 iterations: 7 of its lease come back.
+  for (int i = 1; i <= 3; ++i) c.on_result(1, 0, {{"loss", 1.0}}, i);
+  auto next = c.on_trial_done(1, 0, 3);  // its worker is free again
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].kind, Instruction::Kind::Start);
+  EXPECT_EQ(next[0].until, 7) << "12 - 3 done - 2 leased to trial 2";
+}
+
+// On resume, the iterations the file holds count against the budget.
+TEST(Controller, StepBudgetCountsTheStepsOfEarlierRuns) {
+  auto o = opts(10);
+  o.max_total_steps = 25;
+  Controller c = make(o, 5, nullptr);
+  c.count_steps_done(20);
+  auto start = c.on_worker_free(1, 0);
+  ASSERT_EQ(start.size(), 1u);
+  EXPECT_EQ(start[0].until, 5);
+  c.count_steps_done(25);
+  Controller spent = make(o, 5, nullptr);
+  spent.count_steps_done(25);
+  EXPECT_TRUE(spent.on_worker_free(1, 0).empty());
+}

@@ -203,3 +203,23 @@ TEST(Simulator, RefusesBadOptions) {
   EXPECT_THROW(simulate(c, simple, o), std::invalid_argument);
   EXPECT_THROW(simulate(c, StepModel{}, sim(1)), std::invalid_argument);
 }
+
+// Issue 29: a budget in steps, the same at any number of workers, with every scheduler.
+TEST(Simulator, StepBudgetIsExactAtAnyWorkerCount) {
+  for (const char* scheduler : {"fifo", "asha", "hyperband"}) {
+    for (int workers : {1, 3, 8, 64}) {
+      auto o = opts(27);
+      o.max_total_steps = 500;
+      Controller c(o, make_searcher("random", one_param(), {7, 100000}),
+                   make_scheduler(scheduler, {"loss", Mode::Min, 27, nullptr, 7}));
+      auto so = sim(workers);
+      so.jitter = 0.3;
+      so.seed = 7;
+      const auto s = simulate(c, simple, so);
+      EXPECT_EQ(s.results, 500) << scheduler << " on " << workers;
+      EXPECT_EQ(s.dropped, 0) << scheduler << " on " << workers;
+      EXPECT_EQ(s.end_reason, EndReason::StepBudget) << scheduler << " on " << workers;
+      EXPECT_EQ(c.steps_done(), 500);
+    }
+  }
+}
