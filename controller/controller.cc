@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "controller/gang_placement.h"
+#include "search/recommend.h"
 
 namespace ranktune::controller {
 
@@ -78,11 +79,10 @@ Trial* Controller::running(TrialId id, int attempt) {
 }
 
 const Trial* Controller::best() const {
-  const Trial* b = nullptr;
-  for (const auto& t : trials_) {
-    if (!std::isnan(t.best) && (b == nullptr || better(t.best, b->best, options_.mode))) b = &t;
-  }
-  return b;
+  std::vector<const Trial*> all;
+  all.reserve(trials_.size());
+  for (const auto& t : trials_) all.push_back(&t);
+  return search::recommended(all, options_.mode);
 }
 
 std::array<std::int64_t, 5> Controller::counts() const { return counts_; }

@@ -14,6 +14,7 @@
 
 #include "io/json.h"
 #include "report/grid.h"
+#include "search/recommend.h"
 #include "sys/printable.h"
 
 namespace ranktune::report {
@@ -21,18 +22,7 @@ namespace ranktune::report {
 std::vector<const search::Trial*> best_first(const io::ResultsFile& file) {
   std::vector<const search::Trial*> order;
   for (const search::Trial& t : file.trials) order.push_back(&t);
-  const double sign = search::sign(file.meta.mode);
-  std::stable_sort(order.begin(), order.end(), [&](const search::Trial* a, const search::Trial* b) {
-    // A trial that failed ranks below every other, whatever it reported before it failed:
-    // its value is not a result to pick (an ERROR trial once topped the leaderboard).
-    const bool ea = a->status == search::TrialStatus::Error, eb = b->status == search::TrialStatus::Error;
-    if (ea != eb) return eb;
-    const bool fa = std::isfinite(a->best), fb = std::isfinite(b->best);
-    if (fa != fb) return fa;
-    if (fa && a->best != b->best) return sign * a->best > sign * b->best;
-    return a->id < b->id;
-  });
-  return order;
+  return search::recommendation_order(std::move(order), file.meta.mode);
 }
 
 namespace {
@@ -259,6 +249,12 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
                         {"counts", count_by_status(file)},
                         {"end_reasons", count_by_end(file)},
                         {"trials", std::move(trials)}};
+  // The recommended config's trial and the depth that chose it (search/recommend.h).
+  std::vector<const search::Trial*> all;
+  for (const search::Trial& t : file.trials) all.push_back(&t);
+  const search::Trial* rec = search::recommended(all, file.meta.mode);
+  doc["recommended"] = rec != nullptr ? nlohmann::json(rec->id) : nlohmann::json(nullptr);
+  doc["deepest_iterations"] = search::deepest_iterations(all);
   if (const auto warnings = warning_events(file); !warnings.empty()) {
     doc["warnings"] = nlohmann::json::array();
     for (const io::EventRow* e : warnings)
@@ -296,9 +292,31 @@ std::optional<Format> parse_format(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// How the rows are ranked (search/recommend.h), said only when the rule changes the order:
+// when some trials with a value stopped short of the deepest ones.
+std::string ranking_text(const io::ResultsFile& file) {
+  std::vector<const search::Trial*> all;
+  for (const search::Trial& t : file.trials) all.push_back(&t);
+  const std::int64_t deepest = search::deepest_iterations(all);
+  std::int64_t at = 0, short_of = 0;
+  for (const search::Trial* t : all) {
+    if (t->status == search::TrialStatus::Error || !std::isfinite(t->best)) continue;
+    ++(t->iterations >= deepest ? at : short_of);
+  }
+  if (short_of == 0) return "";
+  return "the " + std::to_string(at) + " trial" + (at == 1 ? "" : "s") + " that reached iteration " +
+         std::to_string(deepest) + " first (rank 1 is the recommended config), then the " +
+         std::to_string(short_of) + " stopped sooner";
+}
+
+}  // namespace
+
 std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOptions& opt) {
   const std::vector<Ranked> rows = rank_trials(file, opt.top);
   const std::string metric = file.meta.metric + " (" + search::to_string(file.meta.mode) + ")";
+  const std::string ranking = ranking_text(file);
   switch (opt.format) {
     case Format::Csv: return render_csv(grid(file, rows, 10));
     case Format::Json: return render_json(file, rows);
@@ -306,6 +324,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
       return "## Leaderboard: " + markdown_escape(file.meta.experiment) + "\n\n" +
              "- metric: " + markdown_escape(metric) + "\n" +
              "- trials: " + trials_line(file, rows) + "\n" + ended_line(file, true) +
+             (ranking.empty() ? "" : "- ranked: " + ranking + "\n") +
              "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" +
              render_markdown_table(grid(file, rows, 6)) + warnings_text(file, true);
     case Format::Table:
@@ -314,6 +333,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
   return "experiment  " + one_line(file.meta.experiment) + "\n" +
          "metric      " + one_line(metric) + "\n" +
          "trials      " + trials_line(file, rows) + "\n" + ended_line(file, false) +
+         (ranking.empty() ? "" : "ranked      " + ranking + "\n") +
          "stack       " + one_line(stack_summary(file)) + "\n\n" +
          render_table(grid(file, rows, 6)) + warnings_text(file, false);
 }

@@ -55,7 +55,9 @@ io::ResultsFile make_file(search::Mode mode) {
       t.end_reason = rows[i].end;
       t.best = rows[i].best;
       t.best_iteration = 10 + i;
-      t.iterations = 20 + i;
+      // Every trial with a value ran 21 iterations, so the order below is by value alone;
+      // DeepestTrialsRankFirst covers the recommendation's tiers (search/recommend.h).
+      t.iterations = std::isfinite(rows[i].best) ? 21 : 20 + i;
       t.start_time = rows[i].start;
       t.end_time = rows[i].end_time;
       t.config = {{"lr", 0.125 * (i + 1)}, {"act", std::string(i == 0 ? "a,\"b\"" : "relu")}};
@@ -170,6 +172,31 @@ TEST(Leaderboard, ErrorsRankLast) {
   f.trials[4].status = TrialStatus::Error;  // trial 5: ERROR without a value, after trial 3
   EXPECT_EQ(csv_ids(parse_csv(render(f, Format::Csv))), (std::vector<std::int64_t>{2, 6, 4, 1, 3, 5}));
   EXPECT_EQ(best_first(f).front()->id, 2);
+}
+
+// Issue 29: a trial stopped at a low rung with a lucky value does not top the leaderboard:
+// the deepest trials rank first, the header says so, and JSON names the recommendation.
+TEST(Leaderboard, DeepestTrialsRankFirst) {
+  io::ResultsFile f = make_file(search::Mode::Max);
+  for (search::Trial& t : f.trials)
+    if (t.id == 6) t.iterations = 3;  // stopped at rung 3 with 0.9, tied with trial 2's 0.9 at 21
+  for (search::Trial& t : f.trials)
+    if (t.id == 1) t.best = 0.95;  // now trial 1 beats trial 2 at the same depth
+  const nlohmann::json j = nlohmann::json::parse(render(f, Format::Json));
+  EXPECT_EQ(json_ids(j), (std::vector<std::int64_t>{1, 2, 4, 6, 5, 3}));
+  EXPECT_EQ(j.at("recommended"), 1);
+  EXPECT_EQ(j.at("deepest_iterations"), 21);
+  f.trials[0].best = 0.99;
+  f.trials[5].best = 5.0;  // better than all, but only 3 iterations deep
+  const std::string table = render(f, Format::Table);
+  EXPECT_NE(table.find("ranked      the 3 trials that reached iteration 21 first (rank 1 is the recommended config), "
+                       "then the 1 stopped sooner"),
+            std::string::npos)
+      << table;
+  const nlohmann::json k = nlohmann::json::parse(render(f, Format::Json));
+  EXPECT_EQ(json_ids(k), (std::vector<std::int64_t>{1, 2, 4, 6, 5, 3}));
+  // When every trial with a value is equally deep, the header has no "ranked" line.
+  EXPECT_EQ(render(make_file(search::Mode::Max), Format::Table).find("ranked "), std::string::npos);
 }
 
 TEST(Leaderboard, JsonObject) {
