@@ -33,8 +33,8 @@
 /// default, as Optuna's CmaEsSampler ignores pruned trials) it is not a result; with "rank"
 /// it is one, ranked below every member that reached max_t, members stopped later above
 /// those stopped earlier, then by value (the scheduler already judged it worse than those it
-/// let go on). A trial whose iterations the searcher never saw (behind `repeat`) counts as
-/// having reached max_t.
+/// let go on). A trial whose iterations the searcher never saw (behind `repeat`, or walked
+/// over by a resume that found no saved state) counts as having reached max_t.
 ///
 /// Restarts. With `restart = "ipop"`, a generation after which one of Hansen's termination
 /// criteria holds (tolfun, tolx, tolxup, noeffectaxis, noeffectcoord, conditioncov) ends the
