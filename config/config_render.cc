@@ -111,7 +111,7 @@ std::string render_config(const ExperimentConfig& c) {
   o.line("\n[search]");
   o.string("algorithm", c.algorithm);
   print_options(c.search_options, [&] {
-    return search::resolved_searcher_options(c.algorithm, c.space, {c.seed, c.num_samples, c.metric, c.mode},
+    return search::resolved_searcher_options(c.algorithm, c.space, {c.seed, c.num_samples, c.metric, c.mode, c.max_t},
                                              c.search_options);
   });
   if (!c.search_options.contains("max_concurrent")) o.comment("max_concurrent: not set (no limit)");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "search/bohb_searcher.h"
+#include "search/cmaes_searcher.h"
 #include "search/concurrency_limiter.h"
 #include "search/grid_searcher.h"
 #include "search/random_searcher.h"
@@ -62,6 +63,11 @@ std::unique_ptr<Searcher> make_bohb(const Space& space, const SearcherOptions& o
   return std::make_unique<BohbSearcher>(space, options, BohbOptions::read(algorithm, space.params.size()));
 }
 
+std::unique_ptr<Searcher> make_cmaes(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  const std::size_t dims = CmaesSearcher::numeric_params(space).size();
+  return std::make_unique<CmaesSearcher>(space, options, CmaesOptions::read(algorithm, dims));
+}
+
 }  // namespace
 
 const std::vector<SearcherKind>& searchers() {
@@ -71,6 +77,8 @@ const std::vector<SearcherKind>& searchers() {
       {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials", make_tpe},
       {"bohb", "TPE over the results at the largest budget with enough of them (BOHB), for HyperBand "
                "or ASHA", make_bohb},
+      {"cmaes", "CMA-ES (Hansen) over the numeric parameters, asynchronous generations, optional IPOP "
+                "restarts; choice parameters at random", make_cmaes},
   };
   return table;
 }

@@ -53,6 +53,10 @@ struct SearcherOptions {
   std::int64_t num_samples = 1;  ///< trials per grid point (or trials, without a grid)
   std::string metric;            ///< the experiment metric, for model-based searchers
   Mode mode = Mode::Max;
+  /// `[stop] max_t`: the iteration at which the controller stops a trial, so that a trial
+  /// that ended before it was stopped early (a scheduler, `ctl stop`, the experiment's end).
+  /// 0 when unknown; only "cmaes" reads it.
+  std::int64_t max_t = 0;
 };
 
 /// One registered search algorithm: its `[search] algorithm`, one line of help, and its

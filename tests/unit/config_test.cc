@@ -234,7 +234,7 @@ TEST(Config, Errors) {
       {text("name = \"x\""), "exp.toml:5:", "", "TOML syntax error"},  // duplicate key
       {text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"smac\"\n"),
        "exp.toml:12:", "search.algorithm",
-       "unknown value \"smac\". Valid values: \"random\", \"grid\", \"tpe\", \"bohb\""},
+       "unknown value \"smac\". Valid values: \"random\", \"grid\", \"tpe\", \"bohb\", \"cmaes\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "", "[scheduler]\nkind = \"pb2\"\n"),
        "exp.toml:12:", "scheduler.kind", "Valid values: \"fifo\", \"asha\", \"hyperband\", \"median_stopping\", \"pbt\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "command = [\"a\"]"),
