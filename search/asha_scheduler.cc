@@ -80,6 +80,7 @@ AshaScheduler::AshaScheduler(SchedulerContext ctx, const Options& options)
   r.at_most("brackets", brackets, kMaxRungs);
   // make_scheduler sends variant = "promotion" to AshaPromotionScheduler.
   r.text("variant", "stopping", {"stopping"});
+  top_k_ = r.text("stop_rule", "top_k", {"top_k", "quantile"}) == "top_k";
   r.finish();
 
   for (std::int64_t s = 0; s < brackets; ++s) {
@@ -131,9 +132,19 @@ Decision AshaScheduler::on_trial_result(const Trial& trial) {
   Decision d = Decision::Continue;
   const std::size_t m = rung.scores.size();
   if (m > 0) {
-    // Exact for an integer rf: (m-1)*(rf-1) is an integer and the division rounds correctly.
-    const double pos = static_cast<double>(m - 1) * (reduction_factor_ - 1) / reduction_factor_;
-    const auto i = std::min(m - 1, static_cast<std::size_t>(std::floor(pos)));
+    std::size_t i = 0;
+    if (top_k_) {
+      // Among the m + 1 trials at the rung with this one, the best k = max(1, floor((m+1)/rf))
+      // go on: this one does unless k recorded scores beat it, i.e. unless it is below the
+      // k-th largest recorded, x_{m-k}.
+      const auto k = std::max<std::size_t>(
+          1, static_cast<std::size_t>(std::floor(static_cast<double>(m + 1) / reduction_factor_)));
+      i = m - std::min(k, m);
+    } else {
+      // Exact for an integer rf: (m-1)*(rf-1) is an integer and the division rounds correctly.
+      const double pos = static_cast<double>(m - 1) * (reduction_factor_ - 1) / reduction_factor_;
+      i = std::min(m - 1, static_cast<std::size_t>(std::floor(pos)));
+    }
     rung.scores.split_at(i + 1);  // moves by at most one since the previous insertion
     if (*score < rung.scores.max_lower()) d = Decision::Stop;
   }

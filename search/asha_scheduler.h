@@ -113,6 +113,7 @@ class AshaScheduler final : public Scheduler {
 
   SchedulerContext ctx_;
   double reduction_factor_ = 4;
+  bool top_k_ = true;  ///< stop_rule: "top_k" (true) or "quantile"
   std::vector<std::vector<Rung>> brackets_;  ///< brackets_[s][k]
   std::unordered_map<TrialId, TrialRecord> records_;
   std::int64_t added_ = 0;  ///< trials assigned so far (round-robin position)

@@ -61,7 +61,7 @@ namespace ranktune::search {
 struct BohbOptions {
   std::int64_t min_points_in_model = 0;  ///< >= 1; 0 here means "number of parameters + 1"
   double random_fraction = 1.0 / 3.0;    ///< in [0, 1]
-  parzen::ModelOptions model{0.15, 64, 1.0, /*multivariate=*/true};
+  parzen::ModelOptions model{0.15, 0, 64, 1.0, /*multivariate=*/true};
 
   /// Reads and range-checks the options for a space of `dims` parameters (filling in the
   /// default of min_points_in_model); throws OptionError for a bad or unknown key.

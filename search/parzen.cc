@@ -222,6 +222,9 @@ ModelOptions ModelOptions::read(OptionReader& r, const ModelOptions& defaults) {
   r.require(m.gamma > 0 && m.gamma < 1, "gamma",
             "must be in (0, 1), the fraction of observations in the good set (got " +
                 format_number(m.gamma) + "); 0.25 is the usual choice");
+  m.max_good = r.integer("max_good", defaults.max_good);
+  r.require(m.max_good >= 0, "max_good",
+            "must be >= 0, the most observations in the good set, 0 for no cap (got " + std::to_string(m.max_good) + ")");
   m.n_ei_candidates = r.integer("n_ei_candidates", defaults.n_ei_candidates);
   r.require(m.n_ei_candidates >= 1, "n_ei_candidates",
             "must be >= 1 (got " + std::to_string(m.n_ei_candidates) + ")");
@@ -504,10 +507,14 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   if (n == 0) throw std::invalid_argument("parzen::propose: no observations");
   std::vector<std::size_t> rank(n);
   std::iota(rank.begin(), rank.end(), 0);
-  std::stable_sort(rank.begin(), rank.end(),
-                   [&](auto a, auto b) { return observations[a].score > observations[b].score; });
+  std::stable_sort(rank.begin(), rank.end(), [&](auto a, auto b) {
+    if (observations[a].depth != observations[b].depth) return observations[a].depth > observations[b].depth;
+    return observations[a].score > observations[b].score;
+  });
+  std::size_t cap = n;
+  if (options.max_good > 0) cap = std::min(cap, static_cast<std::size_t>(options.max_good));
   const auto n_good = std::clamp<std::size_t>(
-      static_cast<std::size_t>(std::ceil(options.gamma * static_cast<double>(n))), 1, n);
+      static_cast<std::size_t>(std::ceil(options.gamma * static_cast<double>(n))), 1, cap);
   std::vector<bool> is_good(n, false);
   for (std::size_t i = 0; i < n_good; ++i) is_good[rank[i]] = true;
   std::vector<const Point*> good, bad;

@@ -48,11 +48,20 @@ using Point = std::vector<double>;
 struct Scored {
   double score = 0;
   const Point* point = nullptr;
+  /// How far the trial got (iterations). The split ranks deeper observations first, then
+  /// by score, as Optuna's TPE ranks pruned trials below complete ones: under a
+  /// multi-fidelity scheduler a value after 1 iteration does not compete with one after 27.
+  /// Equal for every observation (0) when the searcher ranks by score alone.
+  std::int64_t depth = 0;
 };
 
 /// The estimator's options, shared by the searchers that use it.
 struct ModelOptions {
   double gamma = 0.25;               ///< fraction of observations in the good set, in (0, 1)
+  /// The good set holds at most this many observations (0: no cap). With a cap, TPE keeps
+  /// modelling the best few as observations pile up (Optuna's min(ceil(0.1 n), 25)):
+  /// under ASHA thousands of short trials would otherwise flatten l(x).
+  std::int64_t max_good = 0;
   std::int64_t n_ei_candidates = 24; ///< draws from l(x) per parameter and proposal (>= 1)
   double prior_weight = 1.0;         ///< weight of each estimator's prior component (> 0)
   /// false: one estimator per parameter (Hyperopt's TPE), and each parameter is chosen on
@@ -61,7 +70,7 @@ struct ModelOptions {
   /// is the best of n_ei_candidates joint draws.
   bool multivariate = false;
 
-  /// Reads `gamma`, `n_ei_candidates`, `prior_weight` and `multivariate` through `r`, with `defaults` for
+  /// Reads `gamma`, `max_good`, `n_ei_candidates`, `prior_weight` and `multivariate` through `r`, with `defaults` for
   /// the absent ones, and range-checks them (OptionError naming the key).
   static ModelOptions read(OptionReader& r, const ModelOptions& defaults);
 };

@@ -26,17 +26,22 @@ namespace ranktune::search {
 struct TpeOptions {
   std::int64_t n_startup = 10;       ///< random suggestions until this many observations (>= 1)
   double gamma = 0.25;               ///< fraction of observations in the good set, in (0, 1)
+  std::int64_t max_good = 25;        ///< the good set's most observations (0: no cap)
   std::int64_t n_ei_candidates = 24; ///< draws from l(x) per parameter and suggestion (>= 1)
   double prior_weight = 1.0;         ///< weight of each estimator's prior component (> 0)
   bool multivariate = false;         ///< one joint estimator instead of one per parameter
   /// Running trials join the bad set as if they had the worst result yet (Optuna's
   /// constant_liar), so that parallel workers do not all sample the same region.
   bool constant_liar = true;
+  /// How trials a scheduler stopped early rank among the observations: "depth" (the
+  /// default: those that got further rank first, then by value, as Optuna's TPE ranks
+  /// pruned trials) or "value" (by their last value only, as ranktune did before 0.29).
+  bool rank_by_depth = true;
 
   /// Reads and range-checks the options; throws OptionError for a bad or unknown key.
   static TpeOptions read(const Options& options);
   /// The estimator's part of these options.
-  parzen::ModelOptions model() const { return {gamma, n_ei_candidates, prior_weight, multivariate}; }
+  parzen::ModelOptions model() const { return {gamma, max_good, n_ei_candidates, prior_weight, multivariate}; }
 };
 
 class TpeSearcher final : public Searcher {
@@ -44,6 +49,7 @@ class TpeSearcher final : public Searcher {
   TpeSearcher(Space space, SearcherOptions options, TpeOptions tpe = {});
 
   Suggestion suggest(TrialId id) override;
+  void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   std::int64_t total() const override { return options_.num_samples; }
   std::string extend(std::int64_t n) override {
@@ -64,6 +70,7 @@ class TpeSearcher final : public Searcher {
     TrialId id;
     double score;  ///< sign(mode) * metric: bigger is better
     Point point;
+    std::int64_t depth = 0;  ///< iterations it reached (0 when ranked by value alone)
   };
 
   Space space_;
@@ -71,6 +78,10 @@ class TpeSearcher final : public Searcher {
   TpeOptions tpe_;
   std::int64_t next_ = 0;                ///< suggestions made so far
   std::map<TrialId, Point> pending_;     ///< suggested, not yet complete
+  std::map<TrialId, std::int64_t> reached_;  ///< pending trials' latest iteration
+  /// A state saved before depths were recorded (version 1): every observation ranks by
+  /// value, the old ones and the new, so a resumed run decides as it did.
+  bool legacy_ranking_ = false;
   std::vector<Observation> observed_;    ///< in completion order
   parzen::SortedObservations sorted_;    ///< observed_ along each parameter, for propose()
 };

@@ -100,9 +100,10 @@ def run_seed(name, budget, workers, seed, sampler_name, pruner_name):
     if pruner_name == "none":
         pruner = optuna.pruners.NopPruner()
     elif pruner_name == "sha":
-        pruner = optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
+        pruner = optuna.pruners.SuccessiveHalvingPruner()  # defaults: min_resource "auto", rf 4
     elif pruner_name == "hyperband":
-        pruner = optuna.pruners.HyperbandPruner(min_resource=1, max_resource=MAX_T, reduction_factor=3)
+        # Defaults but max_resource, which "auto" would learn from the first complete trial.
+        pruner = optuna.pruners.HyperbandPruner(min_resource=1, max_resource=MAX_T)
     else:
         raise SystemExit(f"unknown pruner {pruner_name}")
     study = optuna.create_study(direction="minimize", sampler=sampler, pruner=pruner)

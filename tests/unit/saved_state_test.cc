@@ -48,7 +48,7 @@ std::string saved(const SearcherRun& r) { return r.searcher->save(); }
 /// `a` went on from a state and `b` was restored from it; both go on 8 more rounds and
 /// must decide the same.
 template <class Run>
-void expect_same_future(Run& a, Run& b, const std::string& label) {
+void expect_same_future(Run& a, Run& b, const std::string& label, bool same_state = true) {
   a.log.clear();
   b.log.clear();
   for (int i = 0; i < 8; ++i) {
@@ -57,7 +57,7 @@ void expect_same_future(Run& a, Run& b, const std::string& label) {
   }
   EXPECT_EQ(a.log, b.log) << label;
   EXPECT_FALSE(a.log.empty()) << label;
-  EXPECT_EQ(saved(a), saved(b)) << label;
+  if (same_state) EXPECT_EQ(saved(a), saved(b)) << label;
 }
 
 }  // namespace
@@ -226,6 +226,10 @@ TEST(SavedState, StatesSavedByTheOlderVersionResume) {
     b.live = a.live;
     b.next = a.next;
     ASSERT_NO_THROW(b.searcher->restore(fixture(c.label)));
-    expect_same_future(a, b, c.label);
+    // A version 1 TPE state knows no trial depths (tpe 2 records them): the restored TPE
+    // ranks by value alone and its state says so (legacy_ranking 1), so its decisions must
+    // match the live run's, but its saved text cannot.
+    const bool tpe_inside = fixture(c.label).find("tpe 1") != std::string::npos;
+    expect_same_future(a, b, c.label, !tpe_inside);
   }
 }

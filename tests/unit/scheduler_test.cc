@@ -76,7 +76,7 @@ TEST(Asha, RungsAreGraceTimesRfPowersBelowMaxT) {
 TEST(Asha, MaxModeDecisionSequenceRf2) {
   // rf 2, grace 1, max_t 8: rungs 1, 2, 4. Cutoff over the m scores already at the rung,
   // sorted x_0 <= ...: x_i with i = floor((m-1)/2); stop iff score < cutoff.
-  Feed f("asha", Mode::Max, {{"reduction_factor", 2.0}});
+  Feed f("asha", Mode::Max, {{"reduction_factor", 2.0}, {"stop_rule", std::string("quantile")}});
   f.add(5);
   EXPECT_EQ(f.report(1, 5), C);    // rung 1: m=0, first always goes on. {5}
   EXPECT_EQ(f.report(2, 3), S);    // m=1, i=0, cutoff 5: 3 < 5. {3,5}
@@ -106,12 +106,44 @@ TEST(Asha, MinModeStopsTheLargerLoss) {
   EXPECT_EQ(f.report(4, 3.0), S);
 }
 
-TEST(Asha, DefaultRf4KeepsTheTopQuarter) {
+// Issue 29: the default stop rule is the paper's top k (Li et al.; Optuna's
+// SuccessiveHalvingPruner): of the n trials at a rung, this one included, the best
+// k = max(1, floor(n / rf)) go on. Under Tune's quantile rule (below) a model-based searcher,
+// whose later trials are better, gets most of them past every rung (issue 29: 65-92%).
+TEST(Asha, TopKRuleKeepsTheBestFloorNOverRf) {
+  // rf 4, max mode, rung 1. Cutoff x_{m-k} of the m scores before, ascending.
+  Feed f("asha", Mode::Max, {}, 100);
+  f.add(8);
+  EXPECT_EQ(f.report(1, 10), C);  // m=0: the first goes on
+  EXPECT_EQ(f.report(2, 20), C);  // n=2, k=1: best of {10,20}
+  EXPECT_EQ(f.report(3, 15), S);  // n=3, k=1: 20 beats it
+  EXPECT_EQ(f.report(4, 12), S);  // n=4, k=1
+  EXPECT_EQ(f.report(5, 25), C);  // n=5, k=1: the new best
+  EXPECT_EQ(f.report(6, 18), S);  // n=6, k=1
+  EXPECT_EQ(f.report(7, 22), S);  // n=7, k=1: 25 beats it
+  EXPECT_EQ(f.report(8, 24), C);  // n=8, k=2: second of {..., 22, 24, 25}
+}
+
+TEST(Asha, TopKRuleTiesGoOnAndTheRuleIsChecked) {
+  Feed f("asha", Mode::Min, {{"reduction_factor", 2.0}});
+  f.add(3);
+  EXPECT_EQ(f.report(1, 1.0), C);
+  EXPECT_EQ(f.report(2, 1.0), C);  // n=2, k=1: a tie with the best goes on
+  EXPECT_EQ(f.report(3, 1.5), S);  // n=3, k=1
+  try {
+    AshaScheduler({"loss", Mode::Min, 8}, {{"stop_rule", std::string("median")}});
+    ADD_FAILURE() << "stop_rule = \"median\" was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("stop_rule"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Asha, QuantileRuleRf4KeepsTheTopQuarter) {
   // rf 4: i = floor(3(m-1)/4). Max mode, rung 1, arrivals 1..5:
   // 10: m=0 go. 20: m=1, i=0, cutoff 10, go. 15: m=2, i=0, cutoff 10, go.
   // 12: m=3, i=1, sorted {10,15,20}, cutoff 15, stop. 25: m=4, i=2, {10,12,15,20} -> 15, go.
   // 18: m=5, i=3, {10,12,15,20,25} -> 20, stop.
-  Feed f("asha", Mode::Max, {}, 100);
+  Feed f("asha", Mode::Max, {{"stop_rule", std::string("quantile")}}, 100);
   f.add(6);
   EXPECT_EQ(f.report(1, 10), C);
   EXPECT_EQ(f.report(2, 20), C);
@@ -122,8 +154,8 @@ TEST(Asha, DefaultRf4KeepsTheTopQuarter) {
 }
 
 TEST(Asha, NonFiniteIsWorst) {
-  // Min mode, rf 2. NaN and +inf losses score -inf.
-  Feed f("asha", Mode::Min, {{"reduction_factor", 2.0}});
+  // Min mode, rf 2, the quantile rule. NaN and +inf losses score -inf.
+  Feed f("asha", Mode::Min, {{"reduction_factor", 2.0}, {"stop_rule", std::string("quantile")}});
   f.add(4);
   EXPECT_EQ(f.report(1, 1.0), C);   // {-1}
   EXPECT_EQ(f.report(2, kNaN), S);  // -inf < cutoff -1. {-inf,-1}

@@ -53,7 +53,9 @@ struct SchedulerCase {
 inline std::vector<SchedulerCase> scheduler_cases() {
   return {
       {"fifo", "fifo", {}},
-      {"asha", "asha", {{"reduction_factor", 2.0}, {"brackets", std::int64_t{2}}}},
+      // stop_rule "quantile": the rule of the version that saved tests/data/saved_states
+      // (top_k became the default in issue 29; scheduler_test covers it).
+      {"asha", "asha", {{"reduction_factor", 2.0}, {"brackets", std::int64_t{2}}, {"stop_rule", std::string("quantile")}}},
       {"asha_promotion", "asha", {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}}},
       {"hyperband", "hyperband", {{"reduction_factor", 3.0}}},
       {"median_stopping", "median_stopping", {{"min_samples_required", std::int64_t{2}}}},
