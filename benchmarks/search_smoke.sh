@@ -1,21 +1,47 @@
 #!/usr/bin/env bash
-# ctest smoke test for bench_schedulers and bench_search: tiny runs must exit 0 and print a
-# row for every scheduler and every searcher+scheduler pair. No timing or quality
-# assertions: the figures are only checked to be there.
+# ctest smoke test for bench_schedulers and the search-quality suite. bench_schedulers must
+# print a row for every scheduler; `run_all.sh --smoke` (the quality suite on a tiny plan,
+# beside Optuna) must write a well-formed RESULTS.md: its header, the summary table with a
+# row per cell, a section per cell with a row per pair of both tools, and an SVG plot per
+# cell that parses. No timing or quality assertions: the figures are only checked to be there.
 set -euo pipefail
-schedulers=${1:?usage: search_smoke.sh PATH/TO/bench_schedulers PATH/TO/bench_search}
-search=${2:?usage: search_smoke.sh PATH/TO/bench_schedulers PATH/TO/bench_search}
+schedulers=${1:?usage: search_smoke.sh PATH/TO/bench_schedulers BUILD_DIR}
+build=${2:?usage: search_smoke.sh PATH/TO/bench_schedulers BUILD_DIR}
+here="$(cd "$(dirname "$0")" && pwd)"
 out=$("$schedulers" 1000)
 printf '%s\n' "$out"
 for name in fifo asha asha_promotion hyperband pbt median_stopping; do
   grep -Eq "^$name +1000 +[0-9.]+$" <<<"$out" || { echo "FAIL: no bench_schedulers row for $name" >&2; exit 1; }
 done
-out=$("$search" 8 1 30)
-printf '%s\n' "$out"
-for fn in hartmann6 branin; do
-  for pair in random\\+fifo random\\+asha random\\+hyperband bohb\\+hyperband tpe\\+fifo; do
-    grep -Eq "^$fn +$pair +([0-9]+|-) +[01]/1 +-?[0-9.]+ +-?[0-9.]+ +[0-9]+ +[0-9.]+$" <<<"$out" \
-      || { echo "FAIL: no bench_search row for $fn $pair" >&2; exit 1; }
-  done
-done
-echo "PASS: bench_schedulers and bench_search printed every row"
+/usr/bin/python3 -c 'import optuna, scipy' 2>/dev/null || { echo "SKIP: no python3-optuna/python3-scipy"; exit 77; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+"$here/run_all.sh" --smoke --out "$work/RESULTS.md" "$build"
+cat "$work/RESULTS.md"
+/usr/bin/python3 - "$work" <<'PY'
+import os, re, sys, xml.etree.ElementTree as ET
+work = sys.argv[1]
+text = open(os.path.join(work, "RESULTS.md")).read()
+assert text.startswith("# Side-by-side results\n"), "no title"
+assert "Failed (exit" not in text, "a section failed"
+assert re.search(r"^Written by `benchmarks/run_all.sh --smoke` on \d{4}-\d\d-\d\d,", text, re.M), "no provenance line"
+rows = [l for l in text.splitlines() if re.match(r"^\| branin \| 81 \| [12] \| ", l)]
+assert len(rows) == 2, f"summary rows: {rows}"
+for row in rows:
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert len(cells) == 11, cells
+    assert re.match(r"^(ranktune|optuna|tie) \([0-9.e-]+\)$", cells[5]), cells[5]
+for w in (1, 2):
+    head = f"### branin, 81 steps, {w} worker"
+    assert head in text, head
+    part = text.split(head, 1)[1].split("###", 1)[0]
+    pairs = re.findall(r"^\| ((?:optuna )?[a-z]+\+[a-z]+)(?: \*\*\(best\)\*\*)? \| ([0-9.e+-]+|inf) \|", part, re.M)
+    names = {p for p, _ in pairs}
+    for want in ("tpe+asha", "random+fifo", "optuna tpe+sha", "optuna tpe+hyperband", "optuna random+none"):
+        assert want in names, (want, names)
+    svg = os.path.join(work, "results", f"quality-branin-81-{w}.svg")
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg") and root.findall(".//{http://www.w3.org/2000/svg}path"), svg
+    assert f"(results/quality-branin-81-{w}.svg)" in part, "no link to the plot"
+print("PASS: RESULTS.md is well formed")
+PY

@@ -39,6 +39,8 @@ OPTUNA_PAIRS = [("random", "none"), ("tpe", "none"), ("tpe", "sha"), ("tpe", "hy
 
 FULL = dict(functions=["branin", "hartmann6", "rosenbrock4"], budgets=[810, 2700], workers=[1, 8], seeds=10)
 QUICK = dict(functions=["branin", "hartmann6"], budgets=[810], workers=[1, 8], seeds=5)
+# The smoke test's plan: is the output well formed, not what it says.
+SMOKE = dict(functions=["branin"], budgets=[81], workers=[1, 2], seeds=2)
 
 
 
@@ -149,6 +151,8 @@ def main():
     global OPTUNA_VERSION
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--svg-link", default=None, help="folder the report's image links name (default: relative to --out)")
     ap.add_argument("--bench", default=os.path.join(HERE, "..", "..", "build", "benchmarks", "bench_quality"))
     ap.add_argument("--cache", default=os.path.join(HERE, "..", "..", "build", "quality-cache"))
     ap.add_argument("--out", default="-")
@@ -159,7 +163,7 @@ def main():
     a = ap.parse_args()
     import optuna
     OPTUNA_VERSION = optuna.__version__
-    plan = dict(QUICK if a.quick else FULL)
+    plan = dict(SMOKE if a.smoke else QUICK if a.quick else FULL)
     if a.seeds:
         plan["seeds"] = a.seeds
     os.makedirs(a.cache, exist_ok=True)
@@ -224,7 +228,12 @@ def main():
             svg = f"quality-{fn}-{budget}-{workers}.svg"
             series = [(n, median_curve(results[(cell, n)])) for n in names + onames]
             svg_curves(os.path.join(a.svg_dir, svg), f"{fn}, {budget} steps, {workers} workers", series)
-            say(f"![regret against steps]({os.path.relpath(os.path.join(a.svg_dir, svg), os.path.dirname(os.path.abspath(a.out)) if a.out != '-' else '.')})\n")
+            if a.svg_link is not None:
+                link = f"{a.svg_link}/{svg}"
+            else:
+                base = os.path.dirname(os.path.abspath(a.out)) if a.out != "-" else os.getcwd()
+                link = os.path.relpath(os.path.join(a.svg_dir, svg), base)
+            say(f"![regret against steps, {fn}, {budget} steps, {workers} workers]({link})\n")
     head = ["| function | budget | workers | default pair | regret | vs Optuna best (p) | ranktune best | regret | vs Optuna best (p) | Optuna best | regret |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary:

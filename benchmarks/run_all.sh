@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Runs every side-by-side comparison in benchmarks/ (ranktune against a baseline measured in
+# the same run: Optuna, PyTorch, dd, bare HDF5) and writes benchmarks/RESULTS.md: one section
+# per comparison with its command, its table, the versions and the machine.
+#
+# Usage: benchmarks/run_all.sh [--quick] [--out FILE] [BUILD_DIR]
+#   --quick   about 10 minutes on 2 cores: the quality suite's quick plan (Branin and
+#             Hartmann-6, 810 steps, 1 and 8 workers, 5 seeds), TPE ask cost up to 1,000
+#             observations, the dispatch overhead once; the rest is skipped and says so.
+#   Without --quick: the full quality suite (3 functions x 2 budgets x 1 and 8 workers x 10
+#   seeds: hours on 2 cores the first time; Optuna's runs are cached in BUILD_DIR/quality-cache
+#   and reused), and every other comparison with its default repetitions.
+# The binaries come from BUILD_DIR (default: build); build them with
+#   cmake --build build -j2 --target ranktune bench_quality bench_tpe bench_mlp bench_recording
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+quick=0
+out="$here/RESULTS.md"
+build="$here/../build"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --smoke) quick=2; shift ;;  # the smoke test: a tiny quality plan only
+    --out) out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -*) echo "run_all.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) build="$1"; shift ;;
+  esac
+done
+build="$(cd "$build" && pwd)"
+for bin in apps/ranktune benchmarks/bench_quality benchmarks/bench_tpe; do
+  [[ -x "$build/$bin" ]] || { echo "run_all.sh: no $build/$bin: build it first (see --help)" >&2; exit 2; }
+done
+py=/usr/bin/python3
+"$py" -c 'import optuna, scipy, numpy' 2>/dev/null ||
+  { echo "run_all.sh: needs Debian's python3-optuna and python3-scipy (scripts/setup.sh installs them)" >&2; exit 2; }
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+svg_dir="$(dirname "$out")/results"
+mkdir -p "$svg_dir"
+started=$SECONDS
+
+section() {  # TITLE COMMAND...: runs COMMAND, appends its output under TITLE
+  local title="$1"; shift
+  local t0=$SECONDS rc=0
+  echo "run_all.sh: $title ..." >&2
+  "$@" >"$tmp/section.out" 2>"$tmp/section.err" || rc=$?
+  {
+    echo "## $title"
+    echo
+    echo '```'
+    echo "\$ ${*/#$here\//benchmarks/}"
+    echo '```'
+    echo
+    if [[ $rc -ne 0 ]]; then
+      echo "**Failed (exit $rc).** Its last lines:"
+      echo '```'
+      tail -n 15 "$tmp/section.err"
+      echo '```'
+    elif [[ "$title" == Search* ]]; then
+      cat "$tmp/section.out"
+    else
+      echo '```'
+      cat "$tmp/section.out"
+      echo '```'
+    fi
+    echo
+    echo "($((SECONDS - t0)) s)"
+    echo
+  } >>"$tmp/body.md"
+}
+
+skipped() { printf '## %s\n\nSkipped by --quick: run `benchmarks/run_all.sh` without it.\n\n' "$1" >>"$tmp/body.md"; }
+
+: >"$tmp/body.md"
+if [[ $quick -eq 2 ]]; then
+  section "Search quality against Optuna (smoke plan)" \
+    "$py" "$here/quality/suite.py" --smoke --bench "$build/benchmarks/bench_quality" \
+    --cache "$tmp/cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+elif [[ $quick -eq 1 ]]; then
+  section "Search quality against Optuna (quick plan)" \
+    "$py" "$here/quality/suite.py" --quick --bench "$build/benchmarks/bench_quality" \
+    --cache "$build/quality-cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  section "TPE ask cost against Optuna's TPESampler" "$here/tpe_compare.sh" "$build" 100 1000
+  section "Dispatch overhead against Optuna (journal storage)" env RANKTUNE="$build/apps/ranktune" "$here/overhead.sh" 1
+  skipped "MLP training against PyTorch"
+  skipped "Checkpoint bandwidth against dd"
+else
+  section "Search quality against Optuna" \
+    "$py" "$here/quality/suite.py" --bench "$build/benchmarks/bench_quality" \
+    --cache "$build/quality-cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  section "TPE ask cost against Optuna's TPESampler" "$here/tpe_compare.sh" "$build"
+  section "Dispatch overhead against Optuna (journal storage)" env RANKTUNE="$build/apps/ranktune" "$here/overhead.sh" 3
+  section "MLP training against PyTorch" "$here/mlp_vs_torch.sh" "$build" 3
+  section "Checkpoint bandwidth against dd" env RANKTUNE="$build/apps/ranktune" "$here/checkpoint_bandwidth.sh" 2
+fi
+
+{
+  echo "# Side-by-side results"
+  echo
+  echo "Written by \`benchmarks/run_all.sh$([[ $quick -eq 1 ]] && echo ' --quick')$([[ $quick -eq 2 ]] && echo ' --smoke')\` on $(date -u +%Y-%m-%d),"
+  echo "ranktune $(git -C "$here/.." describe --always --dirty 2>/dev/null || echo '(no git)'), Optuna $("$py" -c 'import optuna; print(optuna.__version__)'),"
+  echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))," \
+       "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), in $((SECONDS - started)) s."
+  echo "How each comparison is made, and what its figures mean: benchmarks/README.md."
+  echo
+  cat "$tmp/body.md"
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+echo "run_all.sh: wrote $out" >&2
