@@ -297,6 +297,15 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   const Table s = sub(top, "search", true);
   read_enum(s, "algorithm", search::searcher_names(), cfg.algorithm);
   read_space(sub(s, "space", true), cfg.space);
+  if (find(s, "algorithm") == nullptr) {
+    // No algorithm named: the one the search-quality suite measured best for the space
+    // (benchmarks/RESULTS.md), as Optuna's default sampler is TPE. A grid axis means the
+    // user wants it crossed, which TPE does not do (it models an axis as a categorical).
+    const bool has_grid = std::any_of(cfg.space.params.begin(), cfg.space.params.end(),
+                                      [](const search::Param& p) { return p.domain.kind == search::DomainKind::Grid; });
+    cfg.algorithm = has_grid ? "random" : "tpe";
+    cfg.algorithm_chosen = true;
+  }
   read_options(s, {"algorithm", "space"}, cfg.search_options);
   check_trial_count(e, s, cfg);
 

@@ -144,6 +144,8 @@ struct ExperimentConfig {
 
   // [search]
   std::string algorithm = "random";  ///< one of search::searcher_names()
+  /// `algorithm` was not in the file: chosen for the space (tpe; random when it has a grid).
+  bool algorithm_chosen = false;
   search::Space space;
   search::Options search_options;    ///< the other [search] keys, checked by the searcher
 

@@ -366,10 +366,12 @@ class Results:
     def best_trial(self):
         """The best trial's row of ``trials`` (a pandas Series), or None if no trial has a value.
 
-        Best by the file's ``metric`` and ``mode`` attributes, as ``ranktune report`` ranks:
-        trials with a finite ``best`` first, the best value first, ties to the lowest trial_id;
-        a trial whose status is ERROR only when no other trial has a value (its value is not a
-        result: ``ranktune report`` ranks it last).
+        The configuration ranktune recommends, as ``ranktune report`` ranks (the rule of
+        ``search/recommend.h``): among the trials with a finite ``best`` that did not fail, those
+        that reached the most ``iterations`` any of them reached (max_t once a trial ran its
+        course: a trial a scheduler stopped early does not compete with the ones trained
+        longest), the best value by the file's ``metric`` and ``mode``, ties to the lowest
+        trial_id. A trial whose status is ERROR only when no other trial has a value.
         """
         mode = self.attrs.get("mode", "min")
         if mode not in ("min", "max"):
@@ -379,9 +381,13 @@ class Results:
         finite = self.trials[self._np.isfinite(self.trials["best"].to_numpy(dtype=float))]
         if finite.empty:
             return None
-        ordered = finite.assign(_error=finite["status"] == "ERROR").sort_values(
-            ["_error", "best", "trial_id"], ascending=[True, mode == "min", True], kind="stable")
-        return ordered.drop(columns="_error").iloc[0]
+        error = finite["status"] == "ERROR"
+        ok = finite[~error]
+        deepest = ok["iterations"].max() if not ok.empty and "iterations" in ok.columns else 0
+        shallow = (finite["iterations"] < deepest) if "iterations" in finite.columns else error & False
+        ordered = finite.assign(_error=error, _shallow=shallow & ~error).sort_values(
+            ["_error", "_shallow", "best", "trial_id"], ascending=[True, True, mode == "min", True], kind="stable")
+        return ordered.drop(columns=["_error", "_shallow"]).iloc[0]
 
     def curve(self, trial_id, metric=None):
         """One trial's rows of ``results_wide`` (every attempt, in iteration order) for plotting:

@@ -123,6 +123,19 @@ TEST(Config, FullConfigParses) {
   EXPECT_EQ(c.text, kFull);
 }
 
+// Issue 29: with no [search] algorithm, TPE (the best measured searcher); random when the
+// space has grid axes, which the user means to be crossed and TPE would not cross.
+TEST(Config, TheAlgorithmIsChosenForTheSpaceWhenNotGiven) {
+  EXPECT_EQ(parse_config(text("", "x = { uniform = [0.0, 1.0] }\ny = { choice = [1, 2] }"), "exp.toml").algorithm, "tpe");
+  const auto grid = parse_config(text("", "x = { uniform = [0.0, 1.0] }\ny = { grid = [1, 2] }"), "exp.toml");
+  EXPECT_EQ(grid.algorithm, "random");
+  EXPECT_TRUE(grid.algorithm_chosen);
+  const auto named = parse_config(text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"random\"\n"),
+                                  "exp.toml");
+  EXPECT_EQ(named.algorithm, "random");
+  EXPECT_FALSE(named.algorithm_chosen);
+}
+
 TEST(Config, DefaultsAreFilled) {
   const auto c = parse_config(text(), "exp.toml");
   EXPECT_EQ(c.path, (fs::current_path() / "exp.toml").string());
@@ -134,7 +147,8 @@ TEST(Config, DefaultsAreFilled) {
   EXPECT_EQ(c.non_finite, "error");
   EXPECT_EQ(c.flush_interval_ms, 200.0);
   EXPECT_EQ(c.status_interval_s, 10.0);
-  EXPECT_EQ(c.algorithm, "random");
+  EXPECT_EQ(c.algorithm, "tpe");  // not given: chosen for the space (issue 29); it was "random"
+  EXPECT_TRUE(c.algorithm_chosen);
   EXPECT_EQ(c.scheduler, "fifo");
   EXPECT_EQ(c.trainable.kind, "synthetic");
   EXPECT_EQ(synthetic_of(c.trainable).function, "branin");
