@@ -1,6 +1,6 @@
 // The experiment as a pure state machine (controller::Controller): trials, their lifecycle,
-// dispatch to workers, the scheduler's decisions and live control. Its persistence
-// (save_state, resume) is in controller_resume.cc.
+// dispatch to workers and the scheduler's decisions. Live control is carried out by
+// LiveControl (live_control.cc), the saved state read and written by Resume (resume.cc).
 #include "controller/controller.h"
 
 #include <algorithm>
@@ -13,21 +13,6 @@
 namespace ranktune::controller {
 
 namespace {
-
-// "lr 0.001 -> 0.05, layers 2 -> 3": the values of `to` against those of `from`; with
-// `only_changed`, the keys whose value differs.
-std::string change_text(const Config& from, const Config& to, bool only_changed = false) {
-  std::string s;
-  for (const auto& [key, value] : to) {
-    const auto old = from.find(key);
-    if (only_changed && old != from.end() && old->second == value) continue;
-    s += (s.empty() ? "" : ", ") + key + " " + (old == from.end() ? "unset" : to_string(old->second)) + " -> " +
-         to_string(value);
-  }
-  return s;
-}
-
-std::string control_tag(const std::string& id) { return "#" + (id.empty() ? std::string("?") : id); }
 
 // An attempt that never reports the metric names up to this many of the names it did
 // report, then "...": enough to spot a misspelling, short enough for the error column.
@@ -62,7 +47,8 @@ Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> sear
     : options_(std::move(options)),
       searcher_(std::move(searcher)),
       scheduler_(std::move(scheduler)),
-      observer_(observer) {}
+      observer_(observer),
+      resume_(*searcher_, *scheduler_, options_.metric) {}
 
 const Trial* Controller::find(TrialId id) const {
   if (id < 1 || id > static_cast<TrialId>(trials_.size())) return nullptr;
@@ -186,20 +172,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
   t.reported = false;
   t.other_metrics.clear();
   if (std::isnan(t.start_time)) t.start_time = now;
-  if (!t.pending.empty()) {
-    // A `ctl set` takes effect here, and only here: the values it trains with from now on.
-    const std::string change = change_text(t.config, t.pending);
-    if (t.restore_trial != 0)
-      t.revert = Trial::Revert{"ctl set " + change, t.config, t.restore_trial, t.restore_checkpoint,
-                               t.restore_iterations, t.checkpoint_iteration};
-    for (const auto& [key, value] : t.pending) t.config[key] = value;
-    event(now, &t, "control",
-          t.pending_ids + " applied: trial " + std::to_string(t.id) + " goes on from iteration " +
-              std::to_string(t.iterations) + (t.restore_trial != 0 ? " (its checkpoint)" : " (from the start)") +
-              " with " + change);
-    t.pending.clear();
-    t.pending_ids.clear();
-  }
+  live_.take_effect(*this, t, now);  // a `ctl set` takes effect here, and only here
   changed(t);
   event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
   return cause;
@@ -264,7 +237,7 @@ void Controller::finish(Trial& t, TrialStatus s, TrialEnd why, double now) {
   set_status(t, s);
   t.end_time = now;
   t.end_reason = s == TrialStatus::Error ? TrialEnd::Error : why;
-  not_applied(t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +
+  live_.not_applied(*this, t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +
                      " before it started again", now);
   if (s == TrialStatus::Error) {
     scheduler_->on_trial_error(t);
@@ -290,15 +263,6 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, do
     finish(t, final_status, why, now);
   }
   changed(t);
-}
-
-void Controller::not_applied(Trial& t, const std::string& why, double now) {
-  if (t.pending.empty()) return;
-  event(now, &t, "warning",
-        "ctl set " + t.pending_ids + " not applied: " + why + ", so trial " + std::to_string(t.id) +
-            " never trained with " + change_text(t.config, t.pending));
-  t.pending.clear();
-  t.pending_ids.clear();
 }
 
 void Controller::revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now) {
@@ -470,7 +434,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
 void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out, bool hold) {
   for (int w : t.workers) out.push_back({Instruction::Kind::Pause, t.id, w, t.attempt, {}});
   if (hold) {
-    held_[t.id] = std::exchange(t.workers, {});
+    live_.hold(t.id, std::exchange(t.workers, {}));
   } else {
     release(t);
   }
@@ -482,10 +446,9 @@ void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out
 }
 
 bool Controller::unhold(const Trial& t) {
-  const auto it = held_.find(t.id);
-  if (it == held_.end()) return false;
-  idle_workers_.insert(idle_workers_.end(), it->second.begin(), it->second.end());
-  held_.erase(it);
+  const std::optional<std::vector<int>> workers = live_.take_held(t.id);
+  if (!workers) return false;
+  idle_workers_.insert(idle_workers_.end(), workers->begin(), workers->end());
   return true;
 }
 
@@ -540,15 +503,13 @@ std::vector<Instruction> Controller::on_checkpoint(TrialId id, int attempt, std:
     if (requeue_on_checkpoint_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(*t);
     // Paused by `ctl set`: it goes on now, with the new values, on the workers it paused on.
-    if (const auto h = held_.find(t->id); h != held_.end()) {
-      std::vector<int> workers = std::move(h->second);
-      held_.erase(h);
+    if (std::optional<std::vector<int>> workers = live_.take_held(t->id)) {
       if (accepting() && t->status == TrialStatus::Pending) {
-        start_trial(*t, std::move(workers), now, out);  // records the change (begin_run)
+        start_trial(*t, std::move(*workers), now, out);  // records the change (begin_run)
         dispatch(now, out);
         return out;
       }
-      idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
+      idle_workers_.insert(idle_workers_.end(), workers->begin(), workers->end());
     }
   }
   changed(*t);
@@ -666,101 +627,13 @@ std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus f
     }
     else stop_trial(t, final_status, why == EndReason::TargetReached ? TrialEnd::Target : TrialEnd::Budget, now, out);
   }
-  // Nothing starts again in this run: a change still waiting is lost with it (a resume
-  // does not carry it over; the warning says to send it again).
-  for (const auto& [id, workers] : held_) idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
-  held_.clear();
-  for (auto& t : trials_)
-    if (!t.finished())
-      not_applied(t, std::string("the run ended (") + to_string(why) + ") before the trial started again; send it " +
-                         "again to the resumed run", now);
+  // Nothing starts again in this run: a change still waiting is lost with it.
+  live_.run_ends(*this, to_string(why), now);
   return out;
 }
 
 ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::vector<Instruction>& out) {
-  const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
-  if (!accepting()) return refuse(std::string("the experiment is ending (") + to_string(end_reason_) + "): nothing changes now");
-  if (r.kind == ControlRequest::Kind::Add && r.count > 0) {
-    // The searcher's scheduler was told it finished (HyperBand closed its brackets): it
-    // cannot be reopened.
-    if (searcher_finished_)
-      return refuse("the search algorithm has proposed all its trials and the scheduler knows it: add trials "
-                    "with explicit configs instead");
-    if (std::string why = searcher_->extend(r.count); !why.empty()) return refuse(why);
-    extended_ += r.count;
-    dispatch(now, out);
-    return {true, "the search algorithm proposes " + std::to_string(r.count) + " more trials (" +
-                      std::to_string(expected_trials()) + " in all)"};
-  }
-  if (r.kind == ControlRequest::Kind::Add) {
-    const TrialId id = append_trial(r.config).id;
-    ++added_;
-    dispatch(now, out);
-    return {true, "added trial " + std::to_string(id)};
-  }
-  Trial* t = const_cast<Trial*>(find(r.trial));
-  if (t == nullptr)
-    return refuse("no trial " + std::to_string(r.trial) + " (the experiment has " + std::to_string(trials_.size()) +
-                  " so far)");
-  const std::string name = "trial " + std::to_string(t->id);
-  if (t->finished()) return refuse(name + " already ended (" + to_string(t->status) + ")");
-  if (r.kind == ControlRequest::Kind::Stop) {
-    const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
-                             to_string(t->status) + ")";
-    if (t->status == TrialStatus::Running) {
-      stop_trial(*t, TrialStatus::Terminated, TrialEnd::User, now, out);
-    } else {
-      // Pending or paused: nothing runs. A paused trial still saving keeps its count in
-      // saving_ until the checkpoint lands (on_checkpoint settles a finished trial's).
-      requeue_on_checkpoint_.erase(t->id);
-      unhold(*t);
-      finish(*t, TrialStatus::Terminated, TrialEnd::User, now);
-      changed(*t);
-    }
-    dispatch(now, out);
-    return {true, what};
-  }
-  // Set. The values are compared with what the trial will have, earlier requests included.
-  Config will = t->config;
-  for (const auto& [key, value] : t->pending) will[key] = value;
-  const std::string change = change_text(will, r.config);
-  const bool running = t->status == TrialStatus::Running;
-  if (running && !options_.checkpoint_on_stop)
-    return refuse(name + " is running and its trainable cannot checkpoint, so it cannot take new hyperparameters "
-                  "without starting over: stop it, and add a trial with them");
-  if (t->status == TrialStatus::Pending && std::isnan(t->start_time)) {
-    // It never ran: nothing trained with the old values, so they are replaced now.
-    for (const auto& [key, value] : r.config) t->config[key] = value;
-    changed(*t);
-    dispatch(now, out);
-    return {true, name + ": " + change + "; it starts with them"};
-  }
-  // It ran: the values take effect when it next starts, from its checkpoint; until then
-  // `config` (and /trials) keeps what it trains with. start_trial applies them and records
-  // a second "control" event; a trial that ends first gets a "warning" that they were not.
-  for (const auto& [key, value] : r.config) t->pending[key] = value;
-  t->pending_ids += (t->pending_ids.empty() ? "" : " ") + control_tag(r.id);
-  t->start_cause = "ctl set: " + change;  // for its log, once it runs again
-  std::string when;
-  if (running) {
-    // As a graceful stop does: it checkpoints, becomes PENDING when the checkpoint is
-    // stored, and restarts from it. The worker may run on to the end of its lease before it
-    // sees the Pause, so the checkpoint (and the change) can come a few iterations later.
-    when = "when it resumes from its next checkpoint (pausing it at iteration " + std::to_string(t->iterations) +
-           "; it may run on a few iterations first)";
-    pause_trial(*t, now, out, /*hold=*/true);
-    requeue_on_checkpoint_.insert(t->id);
-  } else if (t->saving) {
-    when = "when it resumes from the checkpoint it is saving";
-  } else if (t->restore_trial != 0) {
-    when = "when it " + std::string(t->status == TrialStatus::Paused ? "resumes" : "starts again") +
-           " from its checkpoint at iteration " + std::to_string(t->restore_iterations);
-  } else {
-    when = "when it starts again (from the start: it has no checkpoint)";
-  }
-  changed(*t);
-  dispatch(now, out);
-  return {true, name + " takes " + change + " " + when, true};
+  return live_.apply(*this, r, now, out);
 }
 
 std::vector<Instruction> Controller::on_tick(double now) {
@@ -774,6 +647,25 @@ std::vector<Instruction> Controller::on_tick(double now) {
 
 std::vector<Instruction> Controller::request_stop(double now) {
   return end_experiment(EndReason::Interrupted, TrialStatus::Pending, now);
+}
+
+std::string Controller::save_state() const { return resume_.save(trials_, live_.added(), live_.extended()); }
+
+void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
+                        const std::string& state, const std::string& cause, double now) {
+  // The searcher and scheduler first: a state that does not parse throws before the trial
+  // table changes. They learn the trials as recorded, before restart readies them.
+  const Resume::Restored restored = resume_.restore(trials, state);
+  trials_ = std::move(trials);
+  counts_ = Resume::restart(trials_, latest_checkpoint);
+  idle_workers_.clear();
+  live_.resume(restored.added, restored.extended);
+  saving_ = 0;
+  searcher_finished_ = false;
+  end_reason_ = EndReason::None;
+  event(now, nullptr, "resume", cause);
+  for (const Trial& t : trials_)
+    if (!t.finished()) changed(t);
 }
 
 }  // namespace ranktune::controller

@@ -4,6 +4,13 @@
 /// tick, a stop request) and returns commands for the transport to carry out. The MPI
 /// driver and the virtual-time simulator drive the same code, so every rule is testable
 /// without MPI.
+///
+/// Two collaborators that it owns and calls hold what is not the per-result lifecycle:
+/// LiveControl (controller/live_control.h) carries out `ranktune ctl` requests and keeps
+/// their waiting changes, and Resume (controller/resume.h) saves the searcher's and
+/// scheduler's state and rebuilds an experiment from its file. The split follows how often
+/// the code runs and what it is about: each result passes through this class only; a
+/// request or a resume is rare and has rules of its own.
 
 #include <array>
 #include <cstdint>
@@ -16,6 +23,8 @@
 #include <vector>
 
 #include "controller/control.h"
+#include "controller/live_control.h"
+#include "controller/resume.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/trial.h"
@@ -209,18 +218,18 @@ class Controller {
   /// Total trials the searcher will create, or -1 when unknown.
   std::int64_t expected_trials() const {
     const std::int64_t total = searcher_->total();
-    return total < 0 ? total : total + added_;
+    return total < 0 ? total : total + live_.added();
   }
   /// Trials that control requests added so far (with a config, or asked of the searcher):
   /// what controller::check_added_trials bounds.
-  std::int64_t added_by_control() const { return added_ + extended_; }
+  std::int64_t added_by_control() const { return live_.added() + live_.extended(); }
   const ControllerOptions& options() const { return options_; }
 
  private:
-  /// Tells the searcher that finished trial `t` completed, with its last value of the metric.
-  void complete_in_searcher(const Trial& t);
-  /// Brings the searcher and scheduler up to a trial of the file they do not know (resume).
-  void catch_up(const Trial& t);
+  // LiveControl carries out a request with the lifecycle steps below (stop_trial,
+  // pause_trial, finish, dispatch, ...), not with copies of them.
+  friend class LiveControl;
+
   Trial* running(TrialId id, int attempt);
   /// Every status change goes through here, so counts_ stays exact.
   void set_status(Trial& t, TrialStatus s);
@@ -242,8 +251,6 @@ class Controller {
   /// top of a checkpoint (Trial::revert): it goes back to its own previous state and old
   /// values, PENDING, without counting a failure.
   void revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now);
-  /// A "warning" that `t`'s pending `ctl set` values were never applied (`why`), and drops them.
-  void not_applied(Trial& t, const std::string& why, double now);
   /// Why attempt `t` failed that never reported the experiment's metric, with the names it
   /// did report (a metric under the wrong name).
   std::string missing_metric(const Trial& t) const;
@@ -252,10 +259,10 @@ class Controller {
   /// Ends `t` as `s` (Terminated or Error) for the reason `why`.
   void finish(Trial& t, TrialStatus s, TrialEnd why, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
-  /// `hold`: its workers stay its own (held_) instead of going back to the idle queue, and
+  /// `hold`: its workers stay its own (LiveControl::hold) instead of going back to the idle queue, and
   /// it goes on on them as soon as the checkpoint is stored (a `ctl set`).
   void pause_trial(Trial& t, double now, std::vector<Instruction>& out, bool hold = false);
-  /// The workers held for `t` (held_), if any, go back to the idle queue: it will not go on
+  /// The workers held for `t` (LiveControl::hold), if any, go back to the idle queue: it will not go on
   /// on them (it ended, its scheduler paused it, its checkpoint failed, the run is ending).
   /// True when there were some.
   bool unhold(const Trial& t);
@@ -283,6 +290,8 @@ class Controller {
   std::unique_ptr<Searcher> searcher_;
   std::unique_ptr<Scheduler> scheduler_;
   ControllerObserver* observer_;
+  LiveControl live_;  // `ranktune ctl`: its waiting changes, held workers, added trials
+  Resume resume_;     // on the searcher and scheduler above
   std::vector<Trial> trials_;           // index = id - 1
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
@@ -290,13 +299,7 @@ class Controller {
   // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
   // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.
   std::set<TrialId> requeue_on_checkpoint_;
-  // The workers of a trial that `ctl set` paused, kept for it until its checkpoint is stored:
-  // it goes on on them at once then. Given back to the idle queue, another trial took them
-  // as the Pause was sent, and the changed trial waited, PENDING, until some trial ended.
-  std::map<TrialId, std::vector<int>> held_;
   bool searcher_finished_ = false;
-  std::int64_t added_ = 0;               // trials added by on_control, beyond the searcher's
-  std::int64_t extended_ = 0;            // trials on_control asked of the searcher beyond its plan
   EndReason end_reason_ = EndReason::None;
 };
 

@@ -1,18 +1,19 @@
-// The controller's persistence: the state saved with every commit of the results file
-// (save_state) and the rebuild of the experiment from that file (resume). The rest of the
-// state machine is in controller.cc.
+// Resume's half of the controller (controller/resume.h): the state saved with every commit of
+// the results file, and the searcher's and scheduler's rebuild from that file. The
+// Controller installs the result (Controller::resume, in controller.cc).
+#include "controller/resume.h"
+
+#include <algorithm>
 #include <cmath>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
-#include "controller/controller.h"
 #include "search/saved_state.h"
 
 namespace ranktune::controller {
 
-std::string Controller::save_state() const {
+std::string Resume::save(const std::vector<Trial>& trials, std::int64_t added, std::int64_t extended) const {
   std::ostringstream out;
   // Version 2 adds the trials `ranktune ctl add --count` asked of the searcher, which its
   // own state does not hold: resume re-applies them.
@@ -22,11 +23,11 @@ std::string Controller::save_state() const {
   // Version 4 adds the trials `ranktune ctl add` appended with a config: the searcher's
   // total leaves them out, and while fewer trials exist than it plans they cannot be told
   // from its own, so the status line counted "9 of 8" after a resume (issue 27 item 12).
-  out << "controller 4\nextended " << extended_ << "\nadded " << added_ << "\ntrials " << trials_.size() << " open";
+  out << "controller 4\nextended " << extended << "\nadded " << added << "\ntrials " << trials.size() << " open";
   std::size_t open = 0;
-  for (const Trial& t : trials_) open += t.finished() ? 0 : 1;
+  for (const Trial& t : trials) open += t.finished() ? 0 : 1;
   out << ' ' << open;
-  for (const Trial& t : trials_)
+  for (const Trial& t : trials)
     if (!t.finished()) out << ' ' << t.id;
   out << '\n';
   write_text(out, searcher_->save());
@@ -36,20 +37,20 @@ std::string Controller::save_state() const {
   return out.str();
 }
 
-void Controller::complete_in_searcher(const Trial& t) {
+void Resume::complete_in_searcher(const Trial& t) {
   Metrics last;
-  if (std::isfinite(t.last)) last[options_.metric] = t.last;
+  if (std::isfinite(t.last)) last[metric_] = t.last;
   searcher_->on_trial_complete(t.id, last, t.status == TrialStatus::Error);
 }
 
-void Controller::catch_up(const Trial& t) {
+void Resume::catch_up(const Trial& t) {
   (void)searcher_->suggest(t.id);
   if (t.finished()) complete_in_searcher(t);
   scheduler_->on_trial_add(t);
 }
 
-void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
-                        const std::string& state, const std::string& cause, double now) {
+Resume::Restored Resume::restore(const std::vector<Trial>& trials, const std::string& state) {
+  Restored restored;
   std::optional<std::int64_t> stored_added;  // the state's count of added trials (version 4)
   for (std::size_t i = 0; i < trials.size(); ++i)
     if (trials[i].id != static_cast<TrialId>(i + 1))
@@ -92,12 +93,12 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     const std::string scheduler = read_text(in, "scheduler state");
     searcher_->restore(searcher);
     scheduler_->restore(scheduler);
-    extended_ = 0;
+    restored.extended = 0;
     if (extended > 0) {
       if (std::string why = searcher_->extend(extended); !why.empty())
         throw std::invalid_argument("resume: the stored state added " + std::to_string(extended) +
                                     " trials, which this search algorithm refuses: " + why);
-      extended_ = extended;
+      restored.extended = extended;
     }
     // The trials that finished after the state was saved: the searcher learns their ends.
     for (const TrialId id : open) {
@@ -115,21 +116,21 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     // model-based searcher learns from it. The scheduler learns them as new.
     for (const Trial& t : trials) catch_up(t);
   }
-  trials_ = std::move(trials);
-  counts_ = {};
-  idle_workers_.clear();
-  held_.clear();
-  saving_ = 0;
-  searcher_finished_ = false;
-  end_reason_ = EndReason::None;
   // Without a stored count (a state older than version 4, or none) it is guessed: the trials
   // past the searcher's total. With no state that is exact, since the searcher was walked
   // over every trial (catch_up), added ones too, and plans as many fewer; an older state
   // misses the trials added while fewer existed than the searcher planned.
   const std::int64_t total = searcher_->total();
-  added_ = stored_added ? *stored_added
-                        : total < 0 ? 0 : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials_.size()) - total);
-  for (Trial& t : trials_) {
+  restored.added = stored_added ? *stored_added
+                                : total < 0 ? 0
+                                            : std::max<std::int64_t>(0, static_cast<std::int64_t>(trials.size()) - total);
+  return restored;
+}
+
+std::array<std::int64_t, 5> Resume::restart(std::vector<Trial>& trials,
+                                            const std::map<TrialId, std::int64_t>& latest_checkpoint) {
+  std::array<std::int64_t, 5> counts{};
+  for (Trial& t : trials) {
     // /trials.workers names the ranks of its last attempt (of the run before): kept as such.
     if (t.ran_on.empty()) t.ran_on = std::move(t.workers);
     t.workers.clear();
@@ -148,11 +149,9 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
       if (t.status != TrialStatus::Paused || c == 0) t.status = TrialStatus::Pending;
       t.iterations = c;
     }
-    ++counts_[static_cast<std::size_t>(t.status)];
+    ++counts[static_cast<std::size_t>(t.status)];
   }
-  event(now, nullptr, "resume", cause);
-  for (const Trial& t : trials_)
-    if (!t.finished()) changed(t);
+  return counts;
 }
 
 }  // namespace ranktune::controller
