@@ -1,6 +1,7 @@
 // The experiment as a pure state machine (controller::Controller): trials, their lifecycle,
 // dispatch to workers and the scheduler's decisions. Live control is carried out by
-// LiveControl (live_control.cc), the saved state read and written by Resume (resume.cc).
+// LiveControl (live_control.cc), failed attempts by FailedAttempts (failed_attempts.cc), the
+// saved state read and written by Resume (resume.cc).
 #include "controller/controller.h"
 
 #include <algorithm>
@@ -11,25 +12,6 @@
 #include "controller/gang_placement.h"
 
 namespace ranktune::controller {
-
-namespace {
-
-// An attempt that never reports the metric names up to this many of the names it did
-// report, then "...": enough to spot a misspelling, short enough for the error column.
-constexpr std::size_t kShownMetrics = 5;
-
-// Adds the names of `metrics` that `t` has not reported yet to t.other_metrics, keeping one
-// more than are shown (so the error knows to say "..."). After the first few results it
-// stops growing, so a long attempt costs a size check per result.
-void note_other_metrics(Trial& t, const Metrics& metrics) {
-  for (const auto& [name, value] : metrics) {
-    if (t.other_metrics.size() > kShownMetrics) return;
-    if (std::find(t.other_metrics.begin(), t.other_metrics.end(), name) == t.other_metrics.end())
-      t.other_metrics.push_back(name);
-  }
-}
-
-}  // namespace
 
 const char* to_string(EndReason r) {
   switch (r) {
@@ -48,6 +30,7 @@ Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> sear
       searcher_(std::move(searcher)),
       scheduler_(std::move(scheduler)),
       observer_(observer),
+      failures_(options_.max_failures, options_.metric),
       resume_(*searcher_, *scheduler_, options_.metric) {}
 
 const Trial* Controller::find(TrialId id) const {
@@ -265,53 +248,6 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, do
   changed(t);
 }
 
-void Controller::revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now) {
-  Trial::Revert r = std::move(*t.revert);
-  t.revert.reset();
-  t.error = reason + " (after " + r.change + ")";
-  t.log_tail = log_tail;
-  const std::string back = r.restore_trial == 0 ? std::string("the start")
-                           : r.restore_trial == t.id
-                               ? "its own checkpoint at iteration " + std::to_string(r.restore_checkpoint)
-                               : "trial " + std::to_string(r.restore_trial) + "'s checkpoint at iteration " +
-                                     std::to_string(r.restore_checkpoint);
-  // What it does comes before the reason, which quotes the program's exception and may be
-  // long (an event's message is a bounded column).
-  event(now, &t, "revert",
-        "failed before its first result after " + r.change + ", so it goes back to " + back +
-            " with its old values: " + reason);
-  release(t);
-  // Rows past the point it goes back to are in the file (an exploit keeps the trial's own
-  // count): a new attempt then, so no (trial, attempt, iteration) repeats. Not a failure.
-  if (r.restore_iterations < t.iterations) ++t.attempt;
-  t.config = std::move(r.config);
-  t.restore_trial = r.restore_trial;
-  t.restore_checkpoint = r.restore_checkpoint;
-  t.restore_iterations = r.restore_iterations;
-  t.checkpoint_iteration = r.checkpoint_iteration;
-  set_status(t, TrialStatus::Pending);
-  scheduler_->on_trial_requeued(t);
-  changed(t);
-}
-
-void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
-  t.revert.reset();
-  t.error = reason;
-  event(now, &t, "error", reason);
-  release(t);
-  if (t.failures++ < options_.max_failures) {
-    ++t.attempt;
-    set_status(t, TrialStatus::Pending);
-    scheduler_->on_trial_requeued(t);
-    event(now, &t, "retry", "failure " + std::to_string(t.failures) + " of " +
-                                std::to_string(options_.max_failures) + " allowed; attempt " +
-                                std::to_string(t.attempt));
-  } else {
-    finish(t, TrialStatus::Error, TrialEnd::Error, now);
-  }
-  changed(t);
-}
-
 std::vector<Instruction> Controller::on_result(TrialId id, int attempt, const Metrics& metrics, double now) {
   std::vector<Instruction> out;
   on_result(id, attempt, metrics, now, out);
@@ -338,7 +274,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
 
   const auto it = metrics.find(options_.metric);
-  if (it == metrics.end() && !t.reported) note_other_metrics(t, metrics);
+  if (it == metrics.end() && !t.reported) FailedAttempts::note_other_metrics(t, metrics);
   if (it != metrics.end()) {
     t.reported = true;
     const double v = it->second;
@@ -348,7 +284,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
           << " (non_finite = \"error\")";
       for (int w : t.workers) out.emplace_back(Instruction{Instruction::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
       t.log_tail.clear();  // an earlier failure's; this one's comes from the worker (on_log_tail)
-      fail_attempt(t, why.str(), now);
+      failures_.fail(*this, t, why.str(), now);
       dispatch(now, out);
       return;
     }
@@ -419,7 +355,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         // metric under another name, not a finished trial without a value.
         for (int w : t.workers) out.emplace_back(Instruction{Instruction::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
         t.log_tail.clear();  // the worker sends this attempt's (on_log_tail)
-        fail_attempt(t, missing_metric(t), now);
+        failures_.fail(*this, t, failures_.missing_metric(t), now);
         dispatch(now, out);
         break;
       }
@@ -542,21 +478,13 @@ void Controller::on_checkpoint_lost(TrialId id, std::int64_t iteration, std::int
   }
 }
 
-std::string Controller::missing_metric(const Trial& t) const {
-  std::string names;
-  for (std::size_t i = 0; i < t.other_metrics.size(); ++i)
-    names += (i == 0 ? "" : ", ") + (i < kShownMetrics ? t.other_metrics[i] : std::string("..."));
-  return "ended without reporting metric '" + options_.metric + "'" +
-         (names.empty() ? std::string(", it reported no metrics") : ", it reported: " + names);
-}
-
 std::vector<Instruction> Controller::on_trial_done(TrialId id, int attempt, double now, const std::string& log_tail) {
   std::vector<Instruction> out;
   Trial* t = running(id, attempt);
   if (t == nullptr) return out;
   if (!t->reported) {
     t->log_tail = log_tail;
-    fail_attempt(*t, missing_metric(*t), now);
+    failures_.fail(*this, *t, failures_.missing_metric(*t), now);
   } else {
     release(*t);
     finish(*t, TrialStatus::Terminated, t->iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Done, now);
@@ -591,24 +519,19 @@ std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
   if (t->status == TrialStatus::Running && t->revert) {
     // It failed before its first result after a start that changed its hyperparameters on
     // top of a checkpoint: most likely the checkpoint does not fit them (a layer's shape).
-    revert_attempt(*t, reason, log_tail, now);
+    failures_.revert(*this, *t, reason, log_tail, now);
     dispatch(now, out);
     return out;
   }
   t->log_tail = log_tail;
-  fail_attempt(*t, reason, now);
+  failures_.fail(*this, *t, reason, now);
   dispatch(now, out);
   return out;
 }
 
 void Controller::on_log_tail(TrialId id, int attempt, const std::string& log_tail) {
   Trial* t = const_cast<Trial*>(find(id));
-  if (t == nullptr || log_tail.empty() || !t->log_tail.empty() || t->error.empty()) return;
-  // The failed attempt is the trial's last one (it ended as ERROR), or the one before its
-  // retry, which has not failed since (its log_tail is still empty).
-  const bool ended = t->status == TrialStatus::Error && t->attempt == attempt;
-  const bool retried = t->attempt == attempt + 1;
-  if (!ended && !retried) return;
+  if (t == nullptr || !FailedAttempts::takes_log_tail(*t, attempt, log_tail)) return;
   t->log_tail = log_tail;
   changed(*t);
 }

@@ -5,12 +5,14 @@
 /// driver and the virtual-time simulator drive the same code, so every rule is testable
 /// without MPI.
 ///
-/// Two collaborators that it owns and calls hold what is not the per-result lifecycle:
+/// Collaborators that it owns and calls hold what is not the per-result lifecycle:
 /// LiveControl (controller/live_control.h) carries out `ranktune ctl` requests and keeps
-/// their waiting changes, and Resume (controller/resume.h) saves the searcher's and
-/// scheduler's state and rebuilds an experiment from its file. The split follows how often
-/// the code runs and what it is about: each result passes through this class only; a
-/// request or a resume is rare and has rules of its own.
+/// their waiting changes; FailedAttempts (controller/failed_attempts.h) decides what a
+/// failure becomes (a retry, an error, a revert) and words it; Resume (controller/resume.h)
+/// saves the searcher's and scheduler's state and rebuilds an experiment from its file. The
+/// split follows what the code is about and how often it runs: a result that goes on
+/// passes through this class only; a request, a failure or a resume is rarer and has rules
+/// of its own.
 
 #include <array>
 #include <cstdint>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "controller/control.h"
+#include "controller/failed_attempts.h"
 #include "controller/live_control.h"
 #include "controller/resume.h"
 #include "search/scheduler.h"
@@ -226,9 +229,10 @@ class Controller {
   const ControllerOptions& options() const { return options_; }
 
  private:
-  // LiveControl carries out a request with the lifecycle steps below (stop_trial,
-  // pause_trial, finish, dispatch, ...), not with copies of them.
+  // The collaborators carry out their decisions with the lifecycle steps below (stop_trial,
+  // pause_trial, release, finish, dispatch, ...), not with copies of them.
   friend class LiveControl;
+  friend class FailedAttempts;
 
   Trial* running(TrialId id, int attempt);
   /// Every status change goes through here, so counts_ stays exact.
@@ -247,15 +251,6 @@ class Controller {
   void stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, double now, std::vector<Instruction>& out);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Instruction> end_experiment(EndReason why, TrialStatus final_status, double now);
-  /// A failure before the first result of a start that changed `t`'s hyperparameters on
-  /// top of a checkpoint (Trial::revert): it goes back to its own previous state and old
-  /// values, PENDING, without counting a failure.
-  void revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now);
-  /// Why attempt `t` failed that never reported the experiment's metric, with the names it
-  /// did report (a metric under the wrong name).
-  std::string missing_metric(const Trial& t) const;
-  /// Records an attempt's failure; retries it or ends it as Error.
-  void fail_attempt(Trial& t, const std::string& reason, double now);
   /// Ends `t` as `s` (Terminated or Error) for the reason `why`.
   void finish(Trial& t, TrialStatus s, TrialEnd why, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
@@ -290,8 +285,9 @@ class Controller {
   std::unique_ptr<Searcher> searcher_;
   std::unique_ptr<Scheduler> scheduler_;
   ControllerObserver* observer_;
-  LiveControl live_;  // `ranktune ctl`: its waiting changes, held workers, added trials
-  Resume resume_;     // on the searcher and scheduler above
+  LiveControl live_;          // `ranktune ctl`: its waiting changes, held workers, added trials
+  FailedAttempts failures_;  // retries, errors, reverts
+  Resume resume_;            // on the searcher and scheduler above
   std::vector<Trial> trials_;           // index = id - 1
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
