@@ -248,6 +248,36 @@ TEST(Controller, InterruptLeavesRunningTrialsPendingForResume) {
   EXPECT_TRUE(c.finished());
 }
 
+TEST(Controller, ResumeGoesOnFromEachTrialsNewestCheckpointInANewAttemptWhenWorkWasLost) {
+  // Both trials recorded three results; trial 1's newest checkpoint is of iteration 2, trial
+  // 2's of iteration 3. Trial 1's third iteration runs again, as a new attempt, so that no
+  // (trial, attempt, iteration) is recorded twice; trial 2 lost nothing and keeps its attempt.
+  Controller c = make(opts(100), 2, nullptr);
+  (void)c.on_workers_free({1, 2}, 0);
+  for (int i = 1; i <= 3; ++i)
+    for (TrialId id : {1, 2}) (void)c.on_result(id, 0, {{"loss", 1.0}}, i);
+  Controller resumed = make(opts(100), 2, nullptr);
+  resumed.resume(c.trials(), {{1, 2}, {2, 3}}, c.save_state(), "test", 4);
+  for (TrialId id : {1, 2}) {
+    const Trial& t = *resumed.find(id);
+    EXPECT_EQ(t.status, TrialStatus::Pending) << "trial " << id;
+    EXPECT_EQ(t.iterations, id + 1) << "trial " << id;
+    EXPECT_EQ(t.restore_trial, id) << "trial " << id;
+    EXPECT_EQ(t.restore_checkpoint, id + 1) << "trial " << id;
+  }
+  EXPECT_EQ(resumed.find(1)->attempt, 1);
+  EXPECT_EQ(resumed.find(2)->attempt, 0);
+  const std::vector<Instruction> starts = resumed.on_workers_free({1, 2}, 4);
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0].trial, 1);
+  EXPECT_EQ(starts[0].attempt, 1);
+  EXPECT_EQ(starts[0].iterations, 2);
+  EXPECT_EQ(starts[0].restore_checkpoint, 2);
+  EXPECT_EQ(starts[1].trial, 2);
+  EXPECT_EQ(starts[1].attempt, 0);
+  EXPECT_EQ(starts[1].iterations, 3);
+}
+
 namespace {
 
 /// Answers every Start with one result (loss 1) until no command is left; the trials made.
