@@ -1,6 +1,7 @@
 // The experiment as a pure state machine (controller::Controller): trials, their lifecycle,
-// dispatch to workers, the scheduler's decisions and live control. Its persistence
-// (save_state, resume) is in controller_resume.cc.
+// dispatch to workers and the scheduler's decisions. Live control is carried out by
+// LiveControl (live_control.cc), failed attempts by FailedAttempts (failed_attempts.cc), the
+// saved state read and written by Resume (resume.cc).
 #include "controller/controller.h"
 
 #include <algorithm>
@@ -13,40 +14,6 @@
 #include "search/recommend.h"
 
 namespace ranktune::controller {
-
-namespace {
-
-// "lr 0.001 -> 0.05, layers 2 -> 3": the values of `to` against those of `from`; with
-// `only_changed`, the keys whose value differs.
-std::string change_text(const Config& from, const Config& to, bool only_changed = false) {
-  std::string s;
-  for (const auto& [key, value] : to) {
-    const auto old = from.find(key);
-    if (only_changed && old != from.end() && old->second == value) continue;
-    s += (s.empty() ? "" : ", ") + key + " " + (old == from.end() ? "unset" : to_string(old->second)) + " -> " +
-         to_string(value);
-  }
-  return s;
-}
-
-std::string control_tag(const std::string& id) { return "#" + (id.empty() ? std::string("?") : id); }
-
-// An attempt that never reports the metric names up to this many of the names it did
-// report, then "...": enough to spot a misspelling, short enough for the error column.
-constexpr std::size_t kShownMetrics = 5;
-
-// Adds the names of `metrics` that `t` has not reported yet to t.other_metrics, keeping one
-// more than are shown (so the error knows to say "..."). After the first few results it
-// stops growing, so a long attempt costs a size check per result.
-void note_other_metrics(Trial& t, const Metrics& metrics) {
-  for (const auto& [name, value] : metrics) {
-    if (t.other_metrics.size() > kShownMetrics) return;
-    if (std::find(t.other_metrics.begin(), t.other_metrics.end(), name) == t.other_metrics.end())
-      t.other_metrics.push_back(name);
-  }
-}
-
-}  // namespace
 
 const char* to_string(EndReason r) {
   switch (r) {
@@ -65,7 +32,9 @@ Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> sear
     : options_(std::move(options)),
       searcher_(std::move(searcher)),
       scheduler_(std::move(scheduler)),
-      observer_(observer) {}
+      observer_(observer),
+      failures_(options_.max_failures, options_.metric),
+      resume_(*searcher_, *scheduler_, options_.metric) {}
 
 const Trial* Controller::find(TrialId id) const {
   if (id < 1 || id > static_cast<TrialId>(trials_.size())) return nullptr;
@@ -190,20 +159,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
   t.reported = false;
   t.other_metrics.clear();
   if (std::isnan(t.start_time)) t.start_time = now;
-  if (!t.pending.empty()) {
-    // A `ctl set` takes effect here, and only here: the values it trains with from now on.
-    const std::string change = change_text(t.config, t.pending);
-    if (t.restore_trial != 0)
-      t.revert = Trial::Revert{"ctl set " + change, t.config, t.restore_trial, t.restore_checkpoint,
-                               t.restore_iterations, t.checkpoint_iteration};
-    for (const auto& [key, value] : t.pending) t.config[key] = value;
-    event(now, &t, "control",
-          t.pending_ids + " applied: trial " + std::to_string(t.id) + " goes on from iteration " +
-              std::to_string(t.iterations) + (t.restore_trial != 0 ? " (its checkpoint)" : " (from the start)") +
-              " with " + change);
-    t.pending.clear();
-    t.pending_ids.clear();
-  }
+  live_.take_effect(*this, t, now);  // a `ctl set` takes effect here, and only here
   changed(t);
   event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
   return cause;
@@ -296,7 +252,7 @@ void Controller::finish(Trial& t, TrialStatus s, TrialEnd why, double now) {
   set_status(t, s);
   t.end_time = now;
   t.end_reason = s == TrialStatus::Error ? TrialEnd::Error : why;
-  not_applied(t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +
+  live_.not_applied(*this, t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +
                      " before it started again", now);
   if (s == TrialStatus::Error) {
     scheduler_->on_trial_error(t);
@@ -320,62 +276,6 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, do
     scheduler_->on_trial_requeued(t);
   } else {
     finish(t, final_status, why, now);
-  }
-  changed(t);
-}
-
-void Controller::not_applied(Trial& t, const std::string& why, double now) {
-  if (t.pending.empty()) return;
-  event(now, &t, "warning",
-        "ctl set " + t.pending_ids + " not applied: " + why + ", so trial " + std::to_string(t.id) +
-            " never trained with " + change_text(t.config, t.pending));
-  t.pending.clear();
-  t.pending_ids.clear();
-}
-
-void Controller::revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now) {
-  Trial::Revert r = std::move(*t.revert);
-  t.revert.reset();
-  t.error = reason + " (after " + r.change + ")";
-  t.log_tail = log_tail;
-  const std::string back = r.restore_trial == 0 ? std::string("the start")
-                           : r.restore_trial == t.id
-                               ? "its own checkpoint at iteration " + std::to_string(r.restore_checkpoint)
-                               : "trial " + std::to_string(r.restore_trial) + "'s checkpoint at iteration " +
-                                     std::to_string(r.restore_checkpoint);
-  // What it does comes before the reason, which quotes the program's exception and may be
-  // long (an event's message is a bounded column).
-  event(now, &t, "revert",
-        "failed before its first result after " + r.change + ", so it goes back to " + back +
-            " with its old values: " + reason);
-  release(t);
-  // Rows past the point it goes back to are in the file (an exploit keeps the trial's own
-  // count): a new attempt then, so no (trial, attempt, iteration) repeats. Not a failure.
-  if (r.restore_iterations < t.iterations) ++t.attempt;
-  t.config = std::move(r.config);
-  t.restore_trial = r.restore_trial;
-  t.restore_checkpoint = r.restore_checkpoint;
-  t.restore_iterations = r.restore_iterations;
-  t.checkpoint_iteration = r.checkpoint_iteration;
-  set_status(t, TrialStatus::Pending);
-  scheduler_->on_trial_requeued(t);
-  changed(t);
-}
-
-void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
-  t.revert.reset();
-  t.error = reason;
-  event(now, &t, "error", reason);
-  release(t);
-  if (t.failures++ < options_.max_failures) {
-    ++t.attempt;
-    set_status(t, TrialStatus::Pending);
-    scheduler_->on_trial_requeued(t);
-    event(now, &t, "retry", "failure " + std::to_string(t.failures) + " of " +
-                                std::to_string(options_.max_failures) + " allowed; attempt " +
-                                std::to_string(t.attempt));
-  } else {
-    finish(t, TrialStatus::Error, TrialEnd::Error, now);
   }
   changed(t);
 }
@@ -408,7 +308,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
 
   const auto it = metrics.find(options_.metric);
-  if (it == metrics.end() && !t.reported) note_other_metrics(t, metrics);
+  if (it == metrics.end() && !t.reported) FailedAttempts::note_other_metrics(t, metrics);
   if (it != metrics.end()) {
     t.reported = true;
     const double v = it->second;
@@ -418,7 +318,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
           << " (non_finite = \"error\")";
       for (int w : t.workers) out.emplace_back(Instruction{Instruction::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
       t.log_tail.clear();  // an earlier failure's; this one's comes from the worker (on_log_tail)
-      fail_attempt(t, why.str(), now);
+      failures_.fail(*this, t, why.str(), now);
       dispatch(now, out);
       end_if_steps_spent(now, out);
       return;
@@ -498,7 +398,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         // metric under another name, not a finished trial without a value.
         for (int w : t.workers) out.emplace_back(Instruction{Instruction::Kind::Stop, t.id, w, t.attempt, {}}).failed = true;
         t.log_tail.clear();  // the worker sends this attempt's (on_log_tail)
-        fail_attempt(t, missing_metric(t), now);
+        failures_.fail(*this, t, failures_.missing_metric(t), now);
         dispatch(now, out);
         break;
       }
@@ -514,7 +414,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
 void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out, bool hold) {
   for (int w : t.workers) out.push_back({Instruction::Kind::Pause, t.id, w, t.attempt, {}});
   if (hold) {
-    held_[t.id] = std::exchange(t.workers, {});
+    live_.hold(t.id, std::exchange(t.workers, {}));
   } else {
     release(t);
   }
@@ -526,10 +426,9 @@ void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out
 }
 
 bool Controller::unhold(const Trial& t) {
-  const auto it = held_.find(t.id);
-  if (it == held_.end()) return false;
-  idle_workers_.insert(idle_workers_.end(), it->second.begin(), it->second.end());
-  held_.erase(it);
+  const std::optional<std::vector<int>> workers = live_.take_held(t.id);
+  if (!workers) return false;
+  idle_workers_.insert(idle_workers_.end(), workers->begin(), workers->end());
   return true;
 }
 
@@ -585,15 +484,13 @@ std::vector<Instruction> Controller::on_checkpoint(TrialId id, int attempt, std:
     if (requeue_on_checkpoint_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(*t);
     // Paused by `ctl set`: it goes on now, with the new values, on the workers it paused on.
-    if (const auto h = held_.find(t->id); h != held_.end()) {
-      std::vector<int> workers = std::move(h->second);
-      held_.erase(h);
+    if (std::optional<std::vector<int>> workers = live_.take_held(t->id)) {
       if (accepting() && t->status == TrialStatus::Pending) {
-        start_trial(*t, std::move(workers), now, out);  // records the change (begin_run)
+        start_trial(*t, std::move(*workers), now, out);  // records the change (begin_run)
         dispatch(now, out);
         return out;
       }
-      idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
+      idle_workers_.insert(idle_workers_.end(), workers->begin(), workers->end());
     }
   }
   changed(*t);
@@ -626,21 +523,13 @@ void Controller::on_checkpoint_lost(TrialId id, std::int64_t iteration, std::int
   }
 }
 
-std::string Controller::missing_metric(const Trial& t) const {
-  std::string names;
-  for (std::size_t i = 0; i < t.other_metrics.size(); ++i)
-    names += (i == 0 ? "" : ", ") + (i < kShownMetrics ? t.other_metrics[i] : std::string("..."));
-  return "ended without reporting metric '" + options_.metric + "'" +
-         (names.empty() ? std::string(", it reported no metrics") : ", it reported: " + names);
-}
-
 std::vector<Instruction> Controller::on_trial_done(TrialId id, int attempt, double now, const std::string& log_tail) {
   std::vector<Instruction> out;
   Trial* t = running(id, attempt);
   if (t == nullptr) return out;
   if (!t->reported) {
     t->log_tail = log_tail;
-    fail_attempt(*t, missing_metric(*t), now);
+    failures_.fail(*this, *t, failures_.missing_metric(*t), now);
   } else {
     release(*t);
     finish(*t, TrialStatus::Terminated, t->iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Done, now);
@@ -675,24 +564,19 @@ std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
   if (t->status == TrialStatus::Running && t->revert) {
     // It failed before its first result after a start that changed its hyperparameters on
     // top of a checkpoint: most likely the checkpoint does not fit them (a layer's shape).
-    revert_attempt(*t, reason, log_tail, now);
+    failures_.revert(*this, *t, reason, log_tail, now);
     dispatch(now, out);
     return out;
   }
   t->log_tail = log_tail;
-  fail_attempt(*t, reason, now);
+  failures_.fail(*this, *t, reason, now);
   dispatch(now, out);
   return out;
 }
 
 void Controller::on_log_tail(TrialId id, int attempt, const std::string& log_tail) {
   Trial* t = const_cast<Trial*>(find(id));
-  if (t == nullptr || log_tail.empty() || !t->log_tail.empty() || t->error.empty()) return;
-  // The failed attempt is the trial's last one (it ended as ERROR), or the one before its
-  // retry, which has not failed since (its log_tail is still empty).
-  const bool ended = t->status == TrialStatus::Error && t->attempt == attempt;
-  const bool retried = t->attempt == attempt + 1;
-  if (!ended && !retried) return;
+  if (t == nullptr || !FailedAttempts::takes_log_tail(*t, attempt, log_tail)) return;
   t->log_tail = log_tail;
   changed(*t);
 }
@@ -711,101 +595,13 @@ std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus f
     }
     else stop_trial(t, final_status, why == EndReason::TargetReached ? TrialEnd::Target : TrialEnd::Budget, now, out);
   }
-  // Nothing starts again in this run: a change still waiting is lost with it (a resume
-  // does not carry it over; the warning says to send it again).
-  for (const auto& [id, workers] : held_) idle_workers_.insert(idle_workers_.end(), workers.begin(), workers.end());
-  held_.clear();
-  for (auto& t : trials_)
-    if (!t.finished())
-      not_applied(t, std::string("the run ended (") + to_string(why) + ") before the trial started again; send it " +
-                         "again to the resumed run", now);
+  // Nothing starts again in this run: a change still waiting is lost with it.
+  live_.run_ends(*this, to_string(why), now);
   return out;
 }
 
 ControlOutcome Controller::on_control(const ControlRequest& r, double now, std::vector<Instruction>& out) {
-  const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
-  if (!accepting()) return refuse(std::string("the experiment is ending (") + to_string(end_reason_) + "): nothing changes now");
-  if (r.kind == ControlRequest::Kind::Add && r.count > 0) {
-    // The searcher's scheduler was told it finished (HyperBand closed its brackets): it
-    // cannot be reopened.
-    if (searcher_finished_)
-      return refuse("the search algorithm has proposed all its trials and the scheduler knows it: add trials "
-                    "with explicit configs instead");
-    if (std::string why = searcher_->extend(r.count); !why.empty()) return refuse(why);
-    extended_ += r.count;
-    dispatch(now, out);
-    return {true, "the search algorithm proposes " + std::to_string(r.count) + " more trials (" +
-                      std::to_string(expected_trials()) + " in all)"};
-  }
-  if (r.kind == ControlRequest::Kind::Add) {
-    const TrialId id = append_trial(r.config).id;
-    ++added_;
-    dispatch(now, out);
-    return {true, "added trial " + std::to_string(id)};
-  }
-  Trial* t = const_cast<Trial*>(find(r.trial));
-  if (t == nullptr)
-    return refuse("no trial " + std::to_string(r.trial) + " (the experiment has " + std::to_string(trials_.size()) +
-                  " so far)");
-  const std::string name = "trial " + std::to_string(t->id);
-  if (t->finished()) return refuse(name + " already ended (" + to_string(t->status) + ")");
-  if (r.kind == ControlRequest::Kind::Stop) {
-    const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
-                             to_string(t->status) + ")";
-    if (t->status == TrialStatus::Running) {
-      stop_trial(*t, TrialStatus::Terminated, TrialEnd::User, now, out);
-    } else {
-      // Pending or paused: nothing runs. A paused trial still saving keeps its count in
-      // saving_ until the checkpoint lands (on_checkpoint settles a finished trial's).
-      requeue_on_checkpoint_.erase(t->id);
-      unhold(*t);
-      finish(*t, TrialStatus::Terminated, TrialEnd::User, now);
-      changed(*t);
-    }
-    dispatch(now, out);
-    return {true, what};
-  }
-  // Set. The values are compared with what the trial will have, earlier requests included.
-  Config will = t->config;
-  for (const auto& [key, value] : t->pending) will[key] = value;
-  const std::string change = change_text(will, r.config);
-  const bool running = t->status == TrialStatus::Running;
-  if (running && !options_.checkpoint_on_stop)
-    return refuse(name + " is running and its trainable cannot checkpoint, so it cannot take new hyperparameters "
-                  "without starting over: stop it, and add a trial with them");
-  if (t->status == TrialStatus::Pending && std::isnan(t->start_time)) {
-    // It never ran: nothing trained with the old values, so they are replaced now.
-    for (const auto& [key, value] : r.config) t->config[key] = value;
-    changed(*t);
-    dispatch(now, out);
-    return {true, name + ": " + change + "; it starts with them"};
-  }
-  // It ran: the values take effect when it next starts, from its checkpoint; until then
-  // `config` (and /trials) keeps what it trains with. start_trial applies them and records
-  // a second "control" event; a trial that ends first gets a "warning" that they were not.
-  for (const auto& [key, value] : r.config) t->pending[key] = value;
-  t->pending_ids += (t->pending_ids.empty() ? "" : " ") + control_tag(r.id);
-  t->start_cause = "ctl set: " + change;  // for its log, once it runs again
-  std::string when;
-  if (running) {
-    // As a graceful stop does: it checkpoints, becomes PENDING when the checkpoint is
-    // stored, and restarts from it. The worker may run on to the end of its lease before it
-    // sees the Pause, so the checkpoint (and the change) can come a few iterations later.
-    when = "when it resumes from its next checkpoint (pausing it at iteration " + std::to_string(t->iterations) +
-           "; it may run on a few iterations first)";
-    pause_trial(*t, now, out, /*hold=*/true);
-    requeue_on_checkpoint_.insert(t->id);
-  } else if (t->saving) {
-    when = "when it resumes from the checkpoint it is saving";
-  } else if (t->restore_trial != 0) {
-    when = "when it " + std::string(t->status == TrialStatus::Paused ? "resumes" : "starts again") +
-           " from its checkpoint at iteration " + std::to_string(t->restore_iterations);
-  } else {
-    when = "when it starts again (from the start: it has no checkpoint)";
-  }
-  changed(*t);
-  dispatch(now, out);
-  return {true, name + " takes " + change + " " + when, true};
+  return live_.apply(*this, r, now, out);
 }
 
 std::vector<Instruction> Controller::on_tick(double now) {
@@ -819,6 +615,25 @@ std::vector<Instruction> Controller::on_tick(double now) {
 
 std::vector<Instruction> Controller::request_stop(double now) {
   return end_experiment(EndReason::Interrupted, TrialStatus::Pending, now);
+}
+
+std::string Controller::save_state() const { return resume_.save(trials_, live_.added(), live_.extended()); }
+
+void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
+                        const std::string& state, const std::string& cause, double now) {
+  // The searcher and scheduler first: a state that does not parse throws before the trial
+  // table changes. They learn the trials as recorded, before restart readies them.
+  const Resume::Restored restored = resume_.restore(trials, state);
+  trials_ = std::move(trials);
+  counts_ = Resume::restart(trials_, latest_checkpoint);
+  idle_workers_.clear();
+  live_.resume(restored.added, restored.extended);
+  saving_ = 0;
+  searcher_finished_ = false;
+  end_reason_ = EndReason::None;
+  event(now, nullptr, "resume", cause);
+  for (const Trial& t : trials_)
+    if (!t.finished()) changed(t);
 }
 
 }  // namespace ranktune::controller

@@ -4,6 +4,15 @@
 /// tick, a stop request) and returns commands for the transport to carry out. The MPI
 /// driver and the virtual-time simulator drive the same code, so every rule is testable
 /// without MPI.
+///
+/// Collaborators that it owns and calls hold what is not the per-result lifecycle:
+/// LiveControl (controller/live_control.h) carries out `ranktune ctl` requests and keeps
+/// their waiting changes; FailedAttempts (controller/failed_attempts.h) decides what a
+/// failure becomes (a retry, an error, a revert) and words it; Resume (controller/resume.h)
+/// saves the searcher's and scheduler's state and rebuilds an experiment from its file. The
+/// split follows what the code is about and how often it runs: a result that goes on
+/// passes through this class only; a request, a failure or a resume is rarer and has rules
+/// of its own.
 
 #include <array>
 #include <cstdint>
@@ -16,6 +25,9 @@
 #include <vector>
 
 #include "controller/control.h"
+#include "controller/failed_attempts.h"
+#include "controller/live_control.h"
+#include "controller/resume.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/trial.h"
@@ -218,18 +230,19 @@ class Controller {
   /// Total trials the searcher will create, or -1 when unknown.
   std::int64_t expected_trials() const {
     const std::int64_t total = searcher_->total();
-    return total < 0 ? total : total + added_;
+    return total < 0 ? total : total + live_.added();
   }
   /// Trials that control requests added so far (with a config, or asked of the searcher):
   /// what controller::check_added_trials bounds.
-  std::int64_t added_by_control() const { return added_ + extended_; }
+  std::int64_t added_by_control() const { return live_.added() + live_.extended(); }
   const ControllerOptions& options() const { return options_; }
 
  private:
-  /// Tells the searcher that finished trial `t` completed, with its last value of the metric.
-  void complete_in_searcher(const Trial& t);
-  /// Brings the searcher and scheduler up to a trial of the file they do not know (resume).
-  void catch_up(const Trial& t);
+  // The collaborators carry out their decisions with the lifecycle steps below (stop_trial,
+  // pause_trial, release, finish, dispatch, ...), not with copies of them.
+  friend class LiveControl;
+  friend class FailedAttempts;
+
   Trial* running(TrialId id, int attempt);
   /// Every status change goes through here, so counts_ stays exact.
   void set_status(Trial& t, TrialStatus s);
@@ -255,24 +268,13 @@ class Controller {
   void stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, double now, std::vector<Instruction>& out);
   /// Ends every running trial with `final_status` and stops accepting work.
   std::vector<Instruction> end_experiment(EndReason why, TrialStatus final_status, double now);
-  /// A failure before the first result of a start that changed `t`'s hyperparameters on
-  /// top of a checkpoint (Trial::revert): it goes back to its own previous state and old
-  /// values, PENDING, without counting a failure.
-  void revert_attempt(Trial& t, const std::string& reason, const std::string& log_tail, double now);
-  /// A "warning" that `t`'s pending `ctl set` values were never applied (`why`), and drops them.
-  void not_applied(Trial& t, const std::string& why, double now);
-  /// Why attempt `t` failed that never reported the experiment's metric, with the names it
-  /// did report (a metric under the wrong name).
-  std::string missing_metric(const Trial& t) const;
-  /// Records an attempt's failure; retries it or ends it as Error.
-  void fail_attempt(Trial& t, const std::string& reason, double now);
   /// Ends `t` as `s` (Terminated or Error) for the reason `why`.
   void finish(Trial& t, TrialStatus s, TrialEnd why, double now);
   /// Pauses a running trial: a Pause to its worker; it resumes once the checkpoint is stored.
-  /// `hold`: its workers stay its own (held_) instead of going back to the idle queue, and
+  /// `hold`: its workers stay its own (LiveControl::hold) instead of going back to the idle queue, and
   /// it goes on on them as soon as the checkpoint is stored (a `ctl set`).
   void pause_trial(Trial& t, double now, std::vector<Instruction>& out, bool hold = false);
-  /// The workers held for `t` (held_), if any, go back to the idle queue: it will not go on
+  /// The workers held for `t` (LiveControl::hold), if any, go back to the idle queue: it will not go on
   /// on them (it ended, its scheduler paused it, its checkpoint failed, the run is ending).
   /// True when there were some.
   bool unhold(const Trial& t);
@@ -300,6 +302,9 @@ class Controller {
   std::unique_ptr<Searcher> searcher_;
   std::unique_ptr<Scheduler> scheduler_;
   ControllerObserver* observer_;
+  LiveControl live_;          // `ranktune ctl`: its waiting changes, held workers, added trials
+  FailedAttempts failures_;  // retries, errors, reverts
+  Resume resume_;            // on the searcher and scheduler above
   std::vector<Trial> trials_;           // index = id - 1
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
@@ -312,13 +317,7 @@ class Controller {
   // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
   // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.
   std::set<TrialId> requeue_on_checkpoint_;
-  // The workers of a trial that `ctl set` paused, kept for it until its checkpoint is stored:
-  // it goes on on them at once then. Given back to the idle queue, another trial took them
-  // as the Pause was sent, and the changed trial waited, PENDING, until some trial ended.
-  std::map<TrialId, std::vector<int>> held_;
   bool searcher_finished_ = false;
-  std::int64_t added_ = 0;               // trials added by on_control, beyond the searcher's
-  std::int64_t extended_ = 0;            // trials on_control asked of the searcher beyond its plan
   EndReason end_reason_ = EndReason::None;
 };
 

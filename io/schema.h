@@ -62,7 +62,7 @@ inline constexpr std::size_t kMaxRowTypeBytes = 63 * 1024;
 /// At most what the row type of /trials (with hyperparameters `params`) or of /results (with
 /// metrics `metrics`) takes in its object header message: per column its name, a NUL and 24
 /// bytes (HDF5 1.10 with the latest format takes at most 22 for a float column's offset and
-/// type, less for an integer or a string: tests/unit/results_layout_test.cc measures it).
+/// type, less for an integer or a string: tests/unit/io/results_layout_test.cc measures it).
 std::size_t trial_row_type_bytes(const std::vector<std::string>& params);
 std::size_t result_row_type_bytes(const std::vector<std::string>& metrics);
 

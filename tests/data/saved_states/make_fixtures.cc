@@ -1,10 +1,10 @@
-// Writes the saved state of every scenario in tests/unit/state_scenarios.h, taken mid-run,
+// Writes the saved state of every scenario in tests/unit/search/state_scenarios.h, taken mid-run,
 // to DIR/<label>.state. Built against the ranktune whose state texts the fixtures keep
 // (see README.md here), not by the project's build.
 #include <fstream>
 #include <iostream>
 
-#include "tests/unit/state_scenarios.h"
+#include "tests/unit/search/state_scenarios.h"
 
 using namespace ranktune::search::scenarios;
 

@@ -1,0 +1,422 @@
+// `ranktune eval`'s parts: latency statistics, the choice of leaders and their checkpoints,
+// /evaluations in a real results file, and a real mlp restored from a results file and
+// evaluated exactly as the trainable that saved it.
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/stored.h"
+#include "eval/evaluator.h"
+#include "eval/latency.h"
+#include "eval/leaders.h"
+#include "tests/unit/common/expect_text.h"
+#include "io/evaluations.h"
+#include "io/store.h"
+#include "train/checkpoint.h"
+#include "train/command.h"
+#include "train/mlp_trainable.h"
+
+namespace ranktune::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------------ latency
+
+TEST(Latency, NearestRankPercentiles) {
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  EXPECT_EQ(nearest_rank(v, 50), 50);
+  EXPECT_EQ(nearest_rank(v, 90), 90);
+  EXPECT_EQ(nearest_rank(v, 99), 99);
+  EXPECT_EQ(nearest_rank(v, 100), 100);
+  EXPECT_EQ(nearest_rank(v, 0.5), 1);
+  // Ten values: p90 is the 9th, not an interpolation, and p99 the 10th.
+  const std::vector<double> ten = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(nearest_rank(ten, 90), 9);
+  EXPECT_EQ(nearest_rank(ten, 99), 10);
+  EXPECT_EQ(nearest_rank({7.0}, 50), 7);
+}
+
+TEST(Latency, SummarizeSortsAndDerivesThroughput) {
+  // Unsorted input, one slow outlier: the median ignores it, the mean and max do not.
+  const LatencyStats s = summarize_latency(128, {0.002, 0.001, 0.001, 0.001, 0.010});
+  EXPECT_EQ(s.batch_size, 128);
+  EXPECT_EQ(s.batches, 5);
+  EXPECT_DOUBLE_EQ(s.p50_s, 0.001);
+  EXPECT_DOUBLE_EQ(s.max_s, 0.010);
+  EXPECT_DOUBLE_EQ(s.p99_s, 0.010);
+  EXPECT_NEAR(s.mean_s, 0.003, 1e-15);
+  EXPECT_NEAR(s.samples_per_s, 128 / 0.003, 1e-6);
+  EXPECT_THROW(summarize_latency(1, {}), std::invalid_argument);
+  EXPECT_THROW(summarize_latency(1, {0.1, -0.1}), std::invalid_argument);
+  EXPECT_THROW(summarize_latency(1, {NAN}), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------ leaders
+
+search::Trial trial(search::TrialId id, double best) {
+  search::Trial t;
+  t.id = id;
+  t.status = search::TrialStatus::Terminated;
+  t.best = best;
+  return t;
+}
+
+io::CheckpointRow ckpt(search::TrialId id, std::int64_t iteration, double score, bool dropped = false) {
+  io::CheckpointRow r;
+  r.trial = id;
+  r.iteration = iteration;
+  r.score = score;
+  r.dropped = dropped;
+  return r;
+}
+
+// Trials 1..5, best first: 3 (0.9), 5 (0.8), 1 (0.7), 2 (0.6), then 4 (NaN: never a leader).
+io::ResultsFile board() {
+  io::ResultsFile f;
+  f.path = "b.h5";
+  f.meta.metric = "acc";
+  f.meta.mode = search::Mode::Max;
+  f.trials = {trial(1, 0.7), trial(2, 0.6), trial(3, 0.9), trial(4, NAN), trial(5, 0.8)};
+  f.checkpoints = {ckpt(0, 3, NAN),                                        // the experiment state
+                   ckpt(3, 2, 0.9), ckpt(3, 4, 0.85), ckpt(3, 6, 0.9, true),  // best at 2; 6 dropped
+                   ckpt(5, 1, 0.5, true),                                  // only a dropped one
+                   ckpt(1, 1, NAN), ckpt(1, 3, NAN),                       // no scores: latest
+                   ckpt(2, 5, 0.6), ckpt(2, 7, 0.6),                       // a tie: the later one
+                   ckpt(4, 9, 0.1)};
+  return f;
+}
+
+TEST(Leaders, TopTrialsWithACheckpointInLeaderboardOrder) {
+  const io::ResultsFile f = board();
+  const LeaderChoice c = choose_leaders(f, 3, {}, CheckpointChoice::Best);
+  ASSERT_EQ(c.leaders.size(), 3u);
+  EXPECT_EQ(c.leaders[0].trial->id, 3);
+  EXPECT_EQ(c.leaders[0].checkpoint->iteration, 2);  // its best score, not its newest
+  EXPECT_EQ(c.leaders[0].rank, 1u);
+  EXPECT_EQ(c.leaders[1].trial->id, 1);  // trial 5 passed over: its only checkpoint is dropped
+  EXPECT_EQ(c.leaders[1].rank, 3u);
+  EXPECT_EQ(c.leaders[1].checkpoint->iteration, 3);  // no scores: the newest
+  EXPECT_EQ(c.leaders[2].trial->id, 2);
+  EXPECT_EQ(c.leaders[2].checkpoint->iteration, 7);  // equal scores: the later
+  ASSERT_EQ(c.skipped.size(), 1u);
+  EXPECT_CONTAINS(c.skipped[0], "trial 5 (rank 2)");
+  EXPECT_CONTAINS(c.skipped[0], "none (dropped: 1)");
+
+  // Trial 4 has a checkpoint but no finite best: it is not a leader however many are asked.
+  EXPECT_EQ(choose_leaders(f, 10, {}, CheckpointChoice::Best).leaders.size(), 3u);
+  // Latest takes the newest live one.
+  EXPECT_EQ(choose_leaders(f, 1, {}, CheckpointChoice::Latest).leaders[0].checkpoint->iteration, 4);
+}
+
+// Issue 12 item 8: a trial that ended in ERROR is never a leader, whatever it reported.
+// Since issue 27 item 13b it ranks last on the leaderboard too, so it is not even passed over.
+TEST(Leaders, ATrialThatEndedInErrorIsPassedOver) {
+  io::ResultsFile f = board();
+  f.trials[2].status = search::TrialStatus::Error;  // trial 3, the best
+  const LeaderChoice c = choose_leaders(f, 1, {}, CheckpointChoice::Best);
+  ASSERT_EQ(c.leaders.size(), 1u);
+  EXPECT_EQ(c.leaders[0].trial->id, 1);  // 3 ended in ERROR, 5 has no live checkpoint
+  EXPECT_EQ(c.leaders[0].rank, 2u);      // 3 ranks last now: 5, then 1
+  ASSERT_EQ(c.skipped.size(), 1u);
+  EXPECT_CONTAINS(c.skipped[0], "trial 5 (rank 1)");
+  // Asked for by id, it is found at its rank, last.
+  f.checkpoints.push_back(ckpt(3, 8, 0.9));
+  const LeaderChoice asked = choose_leaders(f, 1, {3}, CheckpointChoice::Best);
+  ASSERT_EQ(asked.leaders.size(), 1u);
+  EXPECT_EQ(asked.leaders[0].rank, 5u);
+  // With every other trial ranked above it holding a value, the loop reaches it and still
+  // passes it over.
+  f.trials[3].best = 0.1;  // trial 4
+  const LeaderChoice all = choose_leaders(f, 10, {}, CheckpointChoice::Best);
+  for (const auto& l : all.leaders) EXPECT_NE(l.trial->id, 3);
+  EXPECT_CONTAINS(all.skipped.back(), "trial 3 (rank 5): it ended in ERROR");
+}
+
+TEST(Leaders, MinModeRanksAscending) {
+  io::ResultsFile f = board();
+  f.meta.mode = search::Mode::Min;
+  const LeaderChoice c = choose_leaders(f, 1, {}, CheckpointChoice::Best);
+  ASSERT_EQ(c.leaders.size(), 1u);
+  EXPECT_EQ(c.leaders[0].trial->id, 2);               // 0.6 is the lowest best
+  EXPECT_EQ(c.leaders[0].checkpoint->iteration, 7);
+  f.checkpoints.push_back(ckpt(2, 8, 0.7));
+  EXPECT_EQ(choose_leaders(f, 1, {}, CheckpointChoice::Best).leaders[0].checkpoint->iteration, 7);
+}
+
+TEST(Leaders, ExplicitTrialsAreTakenAsGivenOrRefusedWithWhy) {
+  const io::ResultsFile f = board();
+  const LeaderChoice c = choose_leaders(f, 1, {2, 3}, CheckpointChoice::Best);
+  ASSERT_EQ(c.leaders.size(), 2u);
+  EXPECT_EQ(c.leaders[0].trial->id, 2);
+  EXPECT_EQ(c.leaders[0].rank, 4u);
+  EXPECT_EQ(c.leaders[1].trial->id, 3);
+  try {
+    choose_leaders(f, 1, {5}, CheckpointChoice::Best);
+    FAIL() << "trial 5 has no live checkpoint";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_CONTAINS(e.what(), "trial 5 has no checkpoint to evaluate");
+    EXPECT_CONTAINS(e.what(), "(dropped: 1)");
+  }
+  try {
+    choose_leaders(f, 1, {9}, CheckpointChoice::Best);
+    FAIL() << "there is no trial 9";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_CONTAINS(e.what(), "b.h5: no trial 9 (the file has 5 trials)");
+  }
+  EXPECT_THROW(parse_checkpoint_choice("first"), std::invalid_argument);
+  EXPECT_EQ(parse_checkpoint_choice("latest"), CheckpointChoice::Latest);
+}
+
+// ------------------------------------------------------------------ /evaluations
+
+class EvalFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ranktune_eval_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+io::StoreMeta mlp_meta() {
+  io::StoreMeta m;
+  m.experiment = "fashion_mlp_asha";
+  m.metric = "val_accuracy";
+  m.mode = search::Mode::Max;
+  std::ifstream in(std::string(RANKTUNE_SOURCE_DIR) + "/configs/fashion_mlp_asha.toml");
+  m.config_text.assign(std::istreambuf_iterator<char>(in), {});
+  // Small enough for a unit test; the stored overrides must be applied by `eval` too.
+  m.overrides = "trainable.train_samples=1000\ntrainable.val_samples=200\ntrainable.batches_per_step=5\n";
+  return m;
+}
+
+io::StoreSchema mlp_schema() {
+  io::StoreSchema s;
+  s.params = {{"hidden", search::ValueType::String, 16}, {"lr", search::ValueType::Float, 0}};
+  s.metrics = {"val_accuracy"};
+  return s;
+}
+
+io::Evaluation sample_evaluation(double accuracy) {
+  io::Evaluation e;
+  e.split = "test";
+  e.device = "cpu";
+  e.threads = 2;
+  e.trials = 1;
+  e.manifest = R"({"trial": 1, "note": "a manifest"})";
+  e.metrics = {{1, 3, "test_accuracy", accuracy}, {1, 3, "test_loss", 0.5}};
+  e.latency = {{1, 3, 1, 100, 0.1, 0.09, 0.12, 0.2, 0.3, 10000}, {1, 3, 128, 50, 2.0, 1.9, 2.2, 2.5, 3.0, 64000}};
+  return e;
+}
+
+TEST_F(EvalFileTest, AppendedEvaluationsReadBackAndSurviveResumeAndCompact) {
+  const std::string p = path("r.h5");
+  {
+    io::ResultsWriter w(p, mlp_meta(), mlp_schema(), {});
+    search::Trial t = trial(1, 0.8);
+    w.write_trial(t);
+    w.append_checkpoint(1, 0, 3, 1.0, "bytes of a checkpoint");
+    w.flush();
+  }
+  EXPECT_TRUE(io::read_evaluations(p).empty());
+  EXPECT_EQ(io::append_evaluation(p, sample_evaluation(0.81)), 1);
+  EXPECT_EQ(io::append_evaluation(p, sample_evaluation(0.82)), 2);
+
+  const auto check = [&](const std::string& file, std::size_t n) {
+    SCOPED_TRACE(file);
+    const std::vector<io::Evaluation> evs = io::read_evaluations(file);
+    ASSERT_EQ(evs.size(), n);
+    EXPECT_EQ(evs[0].id, 1);
+    EXPECT_EQ(evs[1].id, 2);
+    EXPECT_EQ(evs[1].device, "cpu");
+    EXPECT_EQ(evs[1].threads, 2);
+    EXPECT_EQ(evs[1].split, "test");
+    EXPECT_EQ(evs[1].created.size(), 20u);  // 2026-11-29T17:20:41Z
+    EXPECT_EQ(evs[1].manifest, sample_evaluation(0).manifest);
+    ASSERT_EQ(evs[1].metrics.size(), 2u);
+    EXPECT_EQ(evs[1].metrics[0].metric, "test_accuracy");
+    EXPECT_DOUBLE_EQ(evs[1].metrics[0].value, 0.82);
+    EXPECT_DOUBLE_EQ(evs[0].metrics[0].value, 0.81);
+    ASSERT_EQ(evs[1].latency.size(), 2u);
+    EXPECT_EQ(evs[1].latency[1].batch_size, 128);
+    EXPECT_EQ(evs[1].latency[1].batches, 50);
+    EXPECT_DOUBLE_EQ(evs[1].latency[1].p99_ms, 2.5);
+    EXPECT_DOUBLE_EQ(evs[1].latency[1].samples_per_s, 64000);
+  };
+  check(p, 2);
+
+  // A run resumed on the file goes on writing it, and the evaluations stay.
+  {
+    io::ResumeInfo info;
+    io::ResultsWriter w(p, info);
+    EXPECT_FALSE(info.mended);
+    search::Trial t = trial(2, 0.9);
+    w.write_trial(t);
+    w.flush();
+  }
+  EXPECT_EQ(io::ResultsFile::read(p).trials.size(), 2u);
+  check(p, 2);
+  // Compacting copies them.
+  io::compact_results(p, path("c.h5"));
+  check(path("c.h5"), 2);
+  EXPECT_EQ(io::append_evaluation(path("c.h5"), sample_evaluation(0.83)), 3);
+}
+
+TEST_F(EvalFileTest, RefusedWhileARunWritesTheFile) {
+  const std::string p = path("r.h5");
+  io::ResultsWriter w(p, mlp_meta(), mlp_schema(), {});
+  w.flush();
+  try {
+    io::check_recordable(p);
+    FAIL() << "a run holds the file";
+  } catch (const io::StoreError& e) {
+    EXPECT_CONTAINS(e.what(), p + ": evaluations: another process is writing it");
+  }
+  EXPECT_THROW(io::append_evaluation(p, sample_evaluation(0.8)), io::StoreError);
+  EXPECT_THROW(io::append_evaluation(path("missing.h5"), sample_evaluation(0.8)), io::StoreError);
+}
+
+// ------------------------------------------------------------------ a real mlp
+
+TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
+  const io::StoreMeta meta = mlp_meta();
+  const std::string p = path("mlp.h5");
+  const search::Config config = {{"hidden", std::string("32")}, {"lr", 0.05}};
+
+  // Train trial 1 for two steps as a worker would, and store its checkpoint.
+  config::ExperimentConfig cfg = config::parse_config(meta.config_text, path("x.toml"),
+                                              {"trainable.train_samples=1000", "trainable.val_samples=200",
+                                               "trainable.batches_per_step=5"});
+  train::read_trainable(cfg);  // the kind's own keys
+  train::MlpTrainable original(cfg.trainable);
+  train::Context ctx;
+  ctx.seed = cfg.seed;
+  ctx.trial_id = 1;
+  original.setup(config, ctx);
+  original.step();
+  const double val = original.step().metrics.at("val_accuracy");
+  train::CheckpointBytes bytes;
+  train::MemoryCheckpointWriter out(bytes);
+  original.save(out);
+  {
+    io::ResultsWriter w(p, meta, mlp_schema(), {});
+    search::Trial t = trial(1, val);
+    t.config = config;
+    t.best_iteration = 2;
+    w.write_trial(t);
+    w.append_checkpoint(1, 0, 2, 1.0, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    w.flush();
+  }
+  const train::HeldOutResult direct = original.evaluate_held_out();
+
+  const io::ResultsFile file = io::ResultsFile::read(p);
+  config::ExperimentConfig stored = config::stored_config(file);
+  train::read_trainable(stored);  // the kind's own keys
+  EXPECT_EQ(train::options_of<train::MlpOptions>(stored.trainable).train_samples, 1000);  // the stored overrides were applied
+  const LeaderChoice leaders = choose_leaders(file, 3, {}, CheckpointChoice::Best);
+  ASSERT_EQ(leaders.leaders.size(), 1u);
+  EvalOptions opt;
+  opt.device = "cpu";
+  opt.batch_sizes = {1, 64};
+  opt.latency_s = 0.05;
+  opt.warmup = 2;
+  opt.min_batches = 5;
+  const LeaderEvaluation e = evaluate_leader(file, stored, leaders.leaders[0], opt);
+  EXPECT_EQ(e.path, "cpu");
+  EXPECT_EQ(e.samples, 10000);
+  // Bit for bit: the same weights on the same data through the same code.
+  EXPECT_EQ(e.metrics.at("test_accuracy"), direct.metrics.at("test_accuracy"));
+  EXPECT_EQ(e.metrics.at("test_loss"), direct.metrics.at("test_loss"));
+  EXPECT_GT(e.metrics.at("test_accuracy"), 0.3);  // two steps of 5 batches learn something
+  ASSERT_EQ(e.latency.size(), 2u);
+  EXPECT_EQ(e.latency[1].batch_size, 64);
+  EXPECT_GE(e.latency[1].batches, 5);
+  EXPECT_GT(e.latency[1].samples_per_s, 0);
+  EXPECT_LE(e.latency[1].p50_s, e.latency[1].p99_s);
+  // The manifest pins what was evaluated.
+  EXPECT_EQ(e.manifest.at("trial"), 1);
+  EXPECT_EQ(e.manifest.at("checkpoint").at("iteration"), 2);
+  EXPECT_EQ(e.manifest.at("config").at("hidden"), "32");
+  EXPECT_EQ(e.manifest.at("held_out").at("files").size(), 2u);
+  EXPECT_EQ(e.manifest.at("compute").at("path"), "cpu");
+
+  // Asking for a batch larger than the test set is refused, naming the option.
+  opt.batch_sizes = {20000};
+  try {
+    evaluate_leader(file, stored, leaders.leaders[0], opt);
+    FAIL() << "a batch of 20000 from 10000 test images";
+  } catch (const std::exception& ex) {
+    EXPECT_CONTAINS(ex.what(), "--batch-sizes: 20000 is not in 1..10000");
+  }
+  // A device name that is not one.
+  opt.device = "gpu0";
+  EXPECT_THROW(evaluate_leader(file, stored, leaders.leaders[0], opt), std::invalid_argument);
+}
+
+TEST_F(EvalFileTest, SyntheticTrainablesHaveNoHeldOutEvaluation) {
+  io::StoreMeta meta;
+  meta.experiment = "q";
+  meta.metric = "loss";
+  meta.mode = search::Mode::Min;
+  std::ifstream in(std::string(RANKTUNE_SOURCE_DIR) + "/tests/data/quickstart_branin.toml");
+  meta.config_text.assign(std::istreambuf_iterator<char>(in), {});
+  io::StoreSchema schema;
+  schema.metrics = {"loss"};
+  const std::string p = path("q.h5");
+  {
+    io::ResultsWriter w(p, meta, schema, {});
+    search::Trial t = trial(1, 0.5);
+    w.write_trial(t);
+    w.append_checkpoint(1, 0, 1, 1.0, "x");
+    w.flush();
+  }
+  const io::ResultsFile file = io::ResultsFile::read(p);
+  const LeaderChoice leaders = choose_leaders(file, 1, {}, CheckpointChoice::Best);
+  ASSERT_EQ(leaders.leaders.size(), 1u);
+  try {
+    evaluate_leader(file, config::stored_config(file), leaders.leaders[0], EvalOptions{});
+    FAIL() << "a synthetic trainable was evaluated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_CONTAINS(e.what(), "the 'synthetic' trainable has no held-out evaluation");
+    EXPECT_CONTAINS(e.what(), "export-checkpoint");
+  }
+}
+
+// The stored config has no file: its relative paths resolve next to the results file (a
+// command's program and workdir, which `ranktune eval` starts it in), not in "<file>:".
+TEST_F(EvalFileTest, StoredConfigPathsResolveNextToTheResultsFile) {
+  io::StoreMeta meta;
+  meta.experiment = "c";
+  meta.metric = "loss";
+  meta.mode = search::Mode::Min;
+  meta.config_text =
+      "[experiment]\nname = \"c\"\nmetric = \"loss\"\nmode = \"min\"\n[search]\nalgorithm = \"random\"\n[search.space]\n"
+      "x = { uniform = [0.0, 1.0] }\n[trainable]\nkind = \"command\"\ncommand = [\"./train.py\"]\ncheckpoint = true\n";
+  io::StoreSchema schema;
+  schema.metrics = {"loss"};
+  const std::string p = path("c.h5");
+  { io::ResultsWriter w(p, meta, schema, {}); }
+  config::ExperimentConfig stored = config::stored_config(io::ResultsFile::read(p));
+  train::read_trainable(stored);
+  const auto& o = train::options_of<train::CommandOptions>(stored.trainable);
+  const std::string dir = std::filesystem::absolute(p).parent_path().string();
+  EXPECT_EQ(o.command.front(), dir + "/train.py");
+  EXPECT_EQ(o.workdir, dir);
+}
+
+}  // namespace
+}  // namespace ranktune::eval

@@ -1,0 +1,53 @@
+// ASHA's promotion variant (search/asha_promotion.h): pausing at rungs and promoting the
+// top fraction, through the controller.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "search/asha_promotion.h"
+#include "tests/unit/controller/controller_fixtures.h"
+
+using namespace ranktune::search;
+using namespace ranktune::controller;
+using namespace ranktune::search::fixtures;
+
+namespace {
+
+using Kind = Instruction::Kind;
+
+}  // namespace
+
+TEST(AshaPromotion, PausesAtRungsAndPromotesTheTopFraction) {
+  // rf = 2, rungs at 1 and 2, max_t 4. Two trials at rung 0: the better one (trial 2) is
+  // promoted as soon as both are there; trial 1 stays paused and ends with the experiment.
+  Controller c(opts(4), make_searcher("random", one_param(), {1, 2}),
+               make_scheduler("asha", {"loss", Mode::Min, 4},
+                              {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}}));
+  c.on_worker_free(1, 0);
+  c.on_worker_free(2, 0);
+  auto out = c.on_result(1, 0, {{"loss", 5.0}}, 1);
+  EXPECT_EQ(out[0].kind, Kind::Pause);
+  c.on_checkpoint(1, 0, 1, 1);
+  out = c.on_result(2, 0, {{"loss", 3.0}}, 1);
+  ASSERT_EQ(out[0].kind, Kind::Pause);
+  out = c.on_checkpoint(2, 0, 1, 1);
+  // Rung 0 holds 2 trials: the top floor(2 / 2) = 1, trial 2, resumes.
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::Start);
+  EXPECT_EQ(out[0].trial, 2);
+  EXPECT_EQ(out[0].restore_checkpoint, 1);
+  out = c.on_result(2, 0, {{"loss", 2.0}}, 2);  // rung 1 (iteration 2): alone, so paused
+  EXPECT_EQ(out[0].kind, Kind::Pause);
+  c.on_checkpoint(2, 0, 2, 2);
+  EXPECT_TRUE(c.finished());
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(1)->iterations, 1);
+  EXPECT_EQ(c.find(2)->iterations, 2);
+  AshaPromotionScheduler a({"loss", Mode::Min, 4}, {{"variant", std::string("promotion")}, {"reduction_factor", 2.0}});
+  EXPECT_THROW(AshaPromotionScheduler({"loss", Mode::Min, 4}, {{"brackets", std::int64_t{2}}}), OptionError);
+  EXPECT_THROW(make_scheduler("asha", {"loss", Mode::Min, 4}, {{"variant", std::string("bogus")}}), OptionError);
+}

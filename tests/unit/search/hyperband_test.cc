@@ -1,0 +1,114 @@
+// HyperBand (search/hyperband_scheduler.h): bracket shapes, promotion at a full rung, save and
+// restore, and the rungs trials end at in a whole simulated experiment.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "search/hyperband_scheduler.h"
+#include "tests/unit/controller/controller_fixtures.h"
+
+using namespace ranktune::search;
+using namespace ranktune::controller;
+using namespace ranktune::search::fixtures;
+
+namespace {
+
+using Kind = Instruction::Kind;
+
+}  // namespace
+
+TEST(HyperBand, BracketsOfTheJmlrPaper) {
+  // Table 1 of Li et al. (2018), R = 81, eta = 3.
+  HyperBandScheduler hb({"loss", Mode::Min, 81}, {});
+  ASSERT_EQ(hb.s_max(), 4);
+  const std::map<int, std::pair<std::int64_t, std::vector<std::int64_t>>> expected = {
+      {4, {81, {1, 3, 9, 27, 81}}}, {3, {34, {3, 9, 27, 81}}}, {2, {15, {9, 27, 81}}},
+      {1, {8, {27, 81}}},           {0, {5, {81}}}};
+  for (const auto& [s, e] : expected) {
+    const auto shape = hb.shape(s);
+    EXPECT_EQ(shape.trials, e.first) << "s=" << s;
+    EXPECT_EQ(shape.milestones, e.second) << "s=" << s;
+  }
+  HyperBandScheduler small({"loss", Mode::Min, 9}, {{"reduction_factor", 3.0}});
+  ASSERT_EQ(small.s_max(), 2);
+  EXPECT_EQ(small.shape(2).trials, 9);
+  EXPECT_EQ(small.shape(2).milestones, (std::vector<std::int64_t>{1, 3, 9}));
+  EXPECT_EQ(small.shape(1).trials, 5);
+  EXPECT_EQ(small.shape(0).trials, 3);
+}
+
+TEST(HyperBand, FullRungPromotesTheTopThirdAndAbandonsTheRest) {
+  // R = 9, eta = 3: the first bracket (s = 2) takes 9 trials, 1 iteration each at rung 0.
+  Controller c = with(make_scheduler("hyperband", {"loss", Mode::Min, 9}), 9, 9);
+  for (int w = 1; w <= 9; ++w) c.on_worker_free(w, 0);
+  // Trial k reports loss k: trials 1, 2 and 3 are the best third.
+  for (int k = 1; k <= 9; ++k) {
+    const auto out = c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
+    if (k < 9) {
+      ASSERT_EQ(out[0].kind, Kind::Pause) << k;
+      c.on_checkpoint(k, 0, 1, 1);
+    } else {
+      ASSERT_EQ(out[0].kind, Kind::Stop) << "the last one settles the rung and loses";
+    }
+  }
+  for (int k = 1; k <= 3; ++k) EXPECT_EQ(c.find(k)->status, TrialStatus::Running) << k;
+  for (int k = 4; k <= 9; ++k) EXPECT_EQ(c.find(k)->status, TrialStatus::Terminated) << k;
+  EXPECT_EQ(c.find(1)->restore_checkpoint, 1);
+}
+
+TEST(HyperBand, LastTrialOfARungThatWinsGoesOnWithoutPausing) {
+  Controller c = with(make_scheduler("hyperband", {"loss", Mode::Min, 9}), 9, 9);
+  for (int w = 1; w <= 9; ++w) c.on_worker_free(w, 0);
+  for (int k = 1; k <= 8; ++k) {
+    c.on_result(k, 0, {{"loss", static_cast<double>(k)}}, 1);
+    c.on_checkpoint(k, 0, 1, 1);
+  }
+  const auto out = c.on_result(9, 0, {{"loss", 0.0}}, 1);  // the best
+  EXPECT_EQ(out[0].kind, Kind::Continue);
+  EXPECT_EQ(c.find(9)->status, TrialStatus::Running);
+}
+
+TEST(HyperBand, SaveRestoreKeepsBracketsAndPromotions) {
+  HyperBandScheduler a({"loss", Mode::Min, 9}, {});
+  std::vector<Trial> trials(3);
+  for (int i = 0; i < 3; ++i) {
+    trials[i].id = i + 1;
+    a.on_trial_add(trials[i]);
+  }
+  HyperBandScheduler b({"loss", Mode::Min, 9}, {});
+  b.restore(a.save());
+  EXPECT_EQ(b.save(), a.save());
+  EXPECT_EQ(b.bracket_of(2), 0);
+  EXPECT_THROW(b.restore("hyperband 2 0"), std::invalid_argument);
+}
+
+TEST(SimulatedSearch, HyperBandTrialsEndAtTheHandComputedRungs) {
+  // R = 27, eta = 3: brackets (27 trials from 1 iteration), (12 from 3), (6 from 9), (4 from
+  // 27); a third of each full rung goes on. So trials end at 1, 3, 9 and 27 iterations:
+  // 18; 6 + 8; 2 + 3 + 4; 1 + 1 + 2 + 4. Also with fewer workers than a bracket's trials,
+  // where promoted trials pause and resume many times.
+  Space space;
+  for (const char* name : {"x1", "x2"}) {
+    Domain d;
+    d.low = name[1] == '1' ? -5 : 0;
+    d.high = name[1] == '1' ? 10 : 15;
+    space.params.push_back({name, d});
+  }
+  for (int workers : {3, 16, 64}) {
+    Controller c(opts(27), make_searcher("random", space, {5, 49}),
+                 make_scheduler("hyperband", {"loss", Mode::Min, 27, &space, 5}, {}));
+    SimulatorOptions so;
+    so.workers = workers;
+    so.jitter = 0.3;
+    simulate(c, synthetic_model("branin", 0.05, 5), so);
+    std::map<std::int64_t, int> ends;
+    for (const auto& t : c.trials()) {
+      EXPECT_EQ(t.status, TrialStatus::Terminated);
+      ++ends[t.iterations];
+    }
+    EXPECT_EQ(ends, (std::map<std::int64_t, int>{{1, 18}, {3, 14}, {9, 9}, {27, 8}})) << workers << " workers";
+  }
+}
