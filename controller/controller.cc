@@ -103,8 +103,7 @@ void Controller::changed(const Trial& t) {
   if (observer_ != nullptr) observer_->on_trial_changed(t);
 }
 
-void Controller::event(double now, const Trial* t, const std::string& kind,
-                       const std::string& msg) {
+void Controller::event(double now, const Trial* t, EventKind kind, const std::string& msg) {
   if (observer_ == nullptr) return;
   const int worker = (t != nullptr && !t->workers.empty()) ? t->workers.front() : -1;
   observer_->on_event(now, t != nullptr ? t->id : -1, worker, kind, msg);
@@ -175,7 +174,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
   // Computed before the status changes.
   std::string cause = cause_of(t);
   t.start_cause.clear();
-  if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
+  if (t.status == TrialStatus::Paused) event(now, &t, EventKind::Unpause, "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
   t.workers = std::move(workers);
   t.ran_on = t.workers;
@@ -193,7 +192,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
       t.revert = Trial::Revert{"ctl set " + change, t.config, t.restore_trial, t.restore_checkpoint,
                                t.restore_iterations, t.checkpoint_iteration};
     for (const auto& [key, value] : t.pending) t.config[key] = value;
-    event(now, &t, "control",
+    event(now, &t, EventKind::Control,
           t.pending_ids + " applied: trial " + std::to_string(t.id) + " goes on from iteration " +
               std::to_string(t.iterations) + (t.restore_trial != 0 ? " (its checkpoint)" : " (from the start)") +
               " with " + change);
@@ -201,7 +200,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
     t.pending_ids.clear();
   }
   changed(t);
-  event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
+  event(now, &t, EventKind::Start, t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
   return cause;
 }
 
@@ -240,7 +239,7 @@ void Controller::end_abandoned(double now) {
   if (scheduler_->choose_trial_to_run(trials_)) return;
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Paused) continue;
-    event(now, &t, "end", "paused, and not resumed by the scheduler");
+    event(now, &t, EventKind::End, "paused, and not resumed by the scheduler");
     finish(t, TrialStatus::Terminated, t.iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Stopped, now);
     changed(t);
   }
@@ -294,7 +293,7 @@ void Controller::stop_trial(Trial& t, TrialStatus final_status, TrialEnd why, do
 
 void Controller::not_applied(Trial& t, const std::string& why, double now) {
   if (t.pending.empty()) return;
-  event(now, &t, "warning",
+  event(now, &t, EventKind::Warning,
         "ctl set " + t.pending_ids + " not applied: " + why + ", so trial " + std::to_string(t.id) +
             " never trained with " + change_text(t.config, t.pending));
   t.pending.clear();
@@ -313,7 +312,7 @@ void Controller::revert_attempt(Trial& t, const std::string& reason, const std::
                                      std::to_string(r.restore_checkpoint);
   // What it does comes before the reason, which quotes the program's exception and may be
   // long (an event's message is a bounded column).
-  event(now, &t, "revert",
+  event(now, &t, EventKind::Revert,
         "failed before its first result after " + r.change + ", so it goes back to " + back +
             " with its old values: " + reason);
   release(t);
@@ -333,13 +332,13 @@ void Controller::revert_attempt(Trial& t, const std::string& reason, const std::
 void Controller::fail_attempt(Trial& t, const std::string& reason, double now) {
   t.revert.reset();
   t.error = reason;
-  event(now, &t, "error", reason);
+  event(now, &t, EventKind::Error, reason);
   release(t);
   if (t.failures++ < options_.max_failures) {
     ++t.attempt;
     set_status(t, TrialStatus::Pending);
     scheduler_->on_trial_requeued(t);
-    event(now, &t, "retry", "failure " + std::to_string(t.failures) + " of " +
+    event(now, &t, EventKind::Retry, "failure " + std::to_string(t.failures) + " of " +
                                 std::to_string(options_.max_failures) + " allowed; attempt " +
                                 std::to_string(t.attempt));
   } else {
@@ -424,7 +423,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       sign(options_.mode) * it->second >= sign(options_.mode) * *options_.target) {
     std::ostringstream msg;
     msg << "trial " << t.id << " reached " << options_.metric << " = " << it->second;
-    event(now, &t, "target", msg.str());
+    event(now, &t, EventKind::Target, msg.str());
     auto stops = end_experiment(EndReason::TargetReached, TrialStatus::Terminated, now);
     out.insert(out.end(), std::make_move_iterator(stops.begin()), std::make_move_iterator(stops.end()));
     return;
@@ -459,7 +458,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         dispatch(now, out);
         break;
       }
-      if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
+      if (t.iterations < options_.max_t) event(now, &t, EventKind::EarlyStop, "stopped by the scheduler");
       stop_trial(t, TrialStatus::Terminated, t.iterations < options_.max_t ? TrialEnd::Stopped : TrialEnd::MaxT, now, out);
       dispatch(now, out);
       break;
@@ -477,7 +476,7 @@ void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out
   set_status(t, TrialStatus::Paused);
   t.saving = true;
   ++saving_;
-  event(now, &t, "pause", "at iteration " + std::to_string(t.iterations));
+  event(now, &t, EventKind::Pause, "at iteration " + std::to_string(t.iterations));
   changed(t);
 }
 
@@ -621,7 +620,7 @@ std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
     unhold(*t);
     requeue_on_checkpoint_.erase(t->id);
     if (t->finished()) {  // its at_end checkpoint failed: the trial's result stands
-      event(now, t, "warning", "no checkpoint at the end: " + reason);
+      event(now, t, EventKind::Warning, "no checkpoint at the end: " + reason);
       dispatch(now, out);
       return out;
     }
@@ -657,7 +656,7 @@ std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus f
   std::vector<Instruction> out;
   if (!accepting()) return out;
   end_reason_ = why;
-  event(now, nullptr, "end", to_string(why));
+  event(now, nullptr, EventKind::End, to_string(why));
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Running) continue;
     if (why == EndReason::Interrupted && options_.checkpoint_on_stop) {

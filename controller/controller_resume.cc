@@ -150,7 +150,7 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
     }
     ++counts_[static_cast<std::size_t>(t.status)];
   }
-  event(now, nullptr, "resume", cause);
+  event(now, nullptr, EventKind::Resume, cause);
   for (const Trial& t : trials_)
     if (!t.finished()) changed(t);
 }

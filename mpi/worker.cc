@@ -257,7 +257,7 @@ class Worker {
   /// The trainable's warnings (a program killed with SIGKILL) as events in the results file.
   void send_warnings(const Start& start, train::Trainable& trainable) {
     for (std::string& w : trainable.take_warnings())
-      send(world_, kDriver, kTagNotice, Notice{start.trial, start.attempt, "warning", std::move(w)});
+      send(world_, kDriver, kTagNotice, Notice{start.trial, start.attempt, search::EventKind::Warning, std::move(w)});
   }
 
   /// The decision about `iteration` of the running trial: within the lease, Continue unless

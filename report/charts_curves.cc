@@ -47,7 +47,7 @@ std::string curves_chart(const ChartData& d) {
   const io::ResultsFile& file = *d.file;
   std::set<search::TrialId> stopped;
   for (const io::EventRow& e : file.events)
-    if (e.kind == "early_stop") stopped.insert(e.trial);
+    if (e.kind == search::EventKind::EarlyStop) stopped.insert(e.trial);
   std::vector<double> ys;
   double max_x = 1;
   for (const auto& [id, points] : d.curves)

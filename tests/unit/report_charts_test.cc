@@ -134,9 +134,9 @@ io::ResultsFile asha_file() {
     t.best = best;
     t.best_iteration = t.iterations;
     f.trials.push_back(t);
-    f.events.push_back({t.start_time, t.id, 1 + i % 2, "start", ""});
+    f.events.push_back({t.start_time, t.id, 1 + i % 2, search::EventKind::Start, ""});
   }
-  f.events.push_back({12.0, 4, 1, "early_stop", "stopped by the scheduler"});
+  f.events.push_back({12.0, 4, 1, search::EventKind::EarlyStop, "stopped by the scheduler"});
   f.workers = {{1, "n1", 0, "cpu", ""}, {2, "n1", 1, "cpu", ""}};
   return f;
 }
