@@ -10,6 +10,7 @@
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
 #include "search/pbt_scheduler.h"
+#include "sys/text.h"
 
 namespace ranktune::search {
 
@@ -59,7 +60,7 @@ std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const Schedul
                                           const Options& options) {
   for (const auto& k : schedulers())
     if (name == k.name) return k.make(ctx, options);
-  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + comma_list(scheduler_names()));
+  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + sys::comma_list(scheduler_names()));
 }
 
 std::vector<ResolvedOption> resolved_scheduler_options(const std::string& name, const SchedulerContext& ctx,
