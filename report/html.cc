@@ -181,7 +181,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   out += section("Timeline of the workers", with_data([](const ChartData& d) { return timeline_chart(d, utilization(d)); }));
 
   if (o.config) {
-    if (const std::optional<Grid> brackets = hyperband_brackets(file, *o.config))
+    if (const std::optional<Grid> brackets = run_brackets(file, *o.config))
       out += section("HyperBand brackets",
                      "<p class=\"note\">Brackets fill in trial order; \"ended at each rung\": trials whose last "
                      "iteration was at that rung (stopped there, or, at the last, reached max_t).</p>\n" +

@@ -158,6 +158,21 @@ TEST(Charts, CurvesOfEveryTrialWithLogAxisRungsAndStyles) {
   EXPECT_LACKS(curves_chart(chart_data(f, LogChoice::Never, &cfg)), "(log scale)");
 }
 
+// The rungs are drawn for a scheduler whose traits say it has them (search::SchedulerTraits),
+// not for one that stops anywhere.
+TEST(Charts, RungsOnlyForARungScheduler) {
+  io::ResultsFile f = asha_file();
+  const std::string asha = "kind = \"asha\"";
+  f.meta.config_text.replace(f.meta.config_text.find(asha), asha.size(), "kind = \"median_stopping\"");
+  const RunConfig cfg = run_config(f);
+  ASSERT_TRUE(cfg.parsed) << cfg.error;
+  const ChartData d = chart_data(f, LogChoice::Auto, &cfg);
+  EXPECT_EQ(d.scheduler, "median_stopping");
+  const std::string svg = curves_chart(d);
+  EXPECT_CONTAINS(svg, "trial 4 (TERMINATED, stopped by the scheduler)");
+  EXPECT_LACKS(svg, "rung at iteration");
+}
+
 TEST(Charts, ParametersOnTheirDomainsScales) {
   const io::ResultsFile f = asha_file();
   const RunConfig cfg = run_config(f);
