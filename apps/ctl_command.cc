@@ -139,7 +139,7 @@ int run_ctl(const CtlOptions& o) {
     // effect when that came already (a changed trial now goes on within a step or two).
     std::optional<int> code;
     for (const io::EventRow& e : now.events) {
-      if (e.kind != "control" || e.message.rfind(tag, 0) != 0) continue;
+      if (e.kind != search::EventKind::Control || e.message.rfind(tag, 0) != 0) continue;
       const std::string answer = e.message.substr(tag.size());
       std::printf("ranktune ctl: %s\n", answer.c_str());
       const bool accepted = answer.rfind("applied", 0) == 0 || answer.rfind("pending", 0) == 0;

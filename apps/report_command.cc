@@ -177,7 +177,7 @@ int run_report(const ReportOptions& o) {
     // The schedule of the asked trial, else of the best trial when the run exploited.
     search::TrialId trial = o.schedule_trial;
     if (trial == 0) {
-      const bool pbt = std::any_of(file.events.begin(), file.events.end(), [](const io::EventRow& e) { return e.kind == "exploit"; });
+      const bool pbt = std::any_of(file.events.begin(), file.events.end(), [](const io::EventRow& e) { return e.kind == search::EventKind::Exploit; });
       const auto order = report::best_first(file);
       if (pbt && !order.empty()) trial = order.front()->id;
     }

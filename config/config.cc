@@ -10,6 +10,7 @@
 #include "search/options.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
+#include "sys/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -73,7 +74,7 @@ void Parser::check_results_path(const toml::value* at, const std::string& key, c
   const auto too_long = [&](const std::string& what, std::size_t size, std::size_t max) {
     fail(at, key,
          what + " is " + std::to_string(size) + " characters long; at most " + std::to_string(max) +
-             " are allowed (got \"" + search::excerpt(path) +
+             " are allowed (got \"" + sys::excerpt(path) +
              "\"). It and the files beside it must fit the file system's limits; use a shorter one");
   };
   if (path.size() > kMaxResultsPath) too_long("the results path", path.size(), kMaxResultsPath);
@@ -212,7 +213,7 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                        });
     if (!ident)
       fail(v, path,
-           "parameter name \"" + search::excerpt(*name) +
+           "parameter name \"" + sys::excerpt(*name) +
                "\" is not an identifier. Use letters, digits, "
                "'_' and '.', starting with a letter or '_'");
     if (contains(kReservedColumns, *name))
@@ -262,13 +263,13 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
         return std::isalnum(c) || c == '_' || c == '.' || c == '-';
       }))
     fail(find(e, "name"), e.key("name"),
-         "must match [A-Za-z0-9_.-]+ (got \"" + search::excerpt(cfg.name) +
+         "must match [A-Za-z0-9_.-]+ (got \"" + sys::excerpt(cfg.name) +
              "\"). It names the results file; use letters, "
              "digits, '_', '.' and '-'");
   if (cfg.name.size() > kMaxNameLength)
     fail(find(e, "name"), e.key("name"),
          "is " + std::to_string(cfg.name.size()) + " characters long; at most " +
-             std::to_string(kMaxNameLength) + " are allowed (got \"" + search::excerpt(cfg.name) +
+             std::to_string(kMaxNameLength) + " are allowed (got \"" + sys::excerpt(cfg.name) +
              "\"). It names the results file and the files beside it; use a shorter name");
   read_required(e, "metric", cfg.metric, "\"loss\"");
   if (cfg.metric.empty())
@@ -360,9 +361,9 @@ ConfigError::ConfigError(std::string file, int line, std::string key, const std:
     : std::runtime_error([&] {
         // An override names itself ("--set KEY=VALUE", "--results PATH"): quote a long one
         // shortly, as values are.
-        std::string s = (file.rfind("--", 0) == 0 ? search::excerpt(file, 200) : file) +
+        std::string s = (file.rfind("--", 0) == 0 ? sys::excerpt(file, 200) : file) +
                         (line > 0 ? ":" + std::to_string(line) : "") + ": " +
-                        (key.empty() ? "" : search::excerpt(key, 200) + ": ") + message;
+                        (key.empty() ? "" : sys::excerpt(key, 200) + ": ") + message;
         std::replace(s.begin(), s.end(), '\n', ' ');
         return s;
       }()),
@@ -449,7 +450,7 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
 
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
-  return search::closest_name(word, candidates);
+  return sys::closest_name(word, candidates);
 }
 
 search::SchedulerContext scheduler_context(const ExperimentConfig& cfg) {

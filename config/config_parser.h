@@ -16,6 +16,7 @@
 
 #include "config/config_detail.h"
 #include "search/options.h"
+#include "sys/text.h"
 
 namespace ranktune::config::config_detail {
 
@@ -143,7 +144,7 @@ class Parser {
       if (contains(allowed, *k)) continue;
       if (contains(misplaced, *k)) fail(v, t.key(*k), misplaced_why);
       std::string msg =
-          t.path.empty() && v->is_table() ? "unknown section [" + search::excerpt(*k) + "]" : "unknown key";
+          t.path.empty() && v->is_table() ? "unknown section [" + sys::excerpt(*k) + "]" : "unknown key";
       if (const auto s = did_you_mean(*k, allowed); !s.empty())
         msg += ". Did you mean '" + s + "'?";
       else
@@ -170,7 +171,7 @@ class Parser {
   void check_fits(const toml::value& v, const std::string& key) const {
     if (const std::string text = overflowed(v); !text.empty())
       fail(&v, key,
-           "is out of range (got " + search::excerpt(text) + "): " +
+           "is out of range (got " + sys::excerpt(text) + "): " +
                (v.is_integer() ? "integers must lie in [-2^63, 2^63 - 1]"
                                : "numbers must lie within about +-1.8e308"));
   }
@@ -265,7 +266,7 @@ class Parser {
     else if (!read(t, k, out))
       return false;
     if (contains(valid, out)) return true;
-    std::string msg = "unknown value \"" + search::excerpt(out) + "\"";
+    std::string msg = "unknown value \"" + sys::excerpt(out) + "\"";
     const auto s = did_you_mean(out, valid);
     msg += s.empty() ? "." : ". Did you mean \"" + s + "\"?";
     fail(find(t, k), t.key(k), msg + " Valid values: " + quoted_list(valid));

@@ -5,7 +5,7 @@
 
 #include "config/config_detail.h"
 
-#include "search/options.h"
+#include "sys/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -76,7 +76,7 @@ std::string human(const toml::value& v) {
       return s.find_first_of(".eni") == std::string::npos ? s + ".0" : s;
     }
     case toml::value_t::string:
-      return "\"" + search::excerpt(v.as_string().str) + "\"";
+      return "\"" + sys::excerpt(v.as_string().str) + "\"";
     case toml::value_t::array: {
       // The first few values: a message quotes what the user wrote, not all of it.
       const auto& a = v.as_array();
@@ -339,7 +339,7 @@ ConfigError syntax_error(const toml::exception& e, const std::string& file, cons
 // minutes to parse (quadratic) and its errors were 1 MB long.
 std::string override_name(const std::string& ov, const std::map<std::string, std::string>& shown) {
   const auto it = shown.find(ov);
-  return search::excerpt(it != shown.end() ? it->second : kSetPrefix + ov, 200);
+  return sys::excerpt(it != shown.end() ? it->second : kSetPrefix + ov, 200);
 }
 
 namespace {

@@ -76,8 +76,7 @@ void Controller::changed(const Trial& t) {
   if (observer_ != nullptr) observer_->on_trial_changed(t);
 }
 
-void Controller::event(double now, const Trial* t, const std::string& kind,
-                       const std::string& msg) {
+void Controller::event(double now, const Trial* t, EventKind kind, const std::string& msg) {
   if (observer_ == nullptr) return;
   const int worker = (t != nullptr && !t->workers.empty()) ? t->workers.front() : -1;
   observer_->on_event(now, t != nullptr ? t->id : -1, worker, kind, msg);
@@ -148,7 +147,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
   // Computed before the status changes.
   std::string cause = cause_of(t);
   t.start_cause.clear();
-  if (t.status == TrialStatus::Paused) event(now, &t, "unpause", "from iteration " + std::to_string(t.restore_iterations));
+  if (t.status == TrialStatus::Paused) event(now, &t, EventKind::Unpause, "from iteration " + std::to_string(t.restore_iterations));
   set_status(t, TrialStatus::Running);
   t.workers = std::move(workers);
   t.ran_on = t.workers;
@@ -161,7 +160,7 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
   if (std::isnan(t.start_time)) t.start_time = now;
   live_.take_effect(*this, t, now);  // a `ctl set` takes effect here, and only here
   changed(t);
-  event(now, &t, "start", t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
+  event(now, &t, EventKind::Start, t.attempt == 0 ? "" : "attempt " + std::to_string(t.attempt));
   return cause;
 }
 
@@ -202,7 +201,7 @@ void Controller::end_abandoned(double now) {
   if (scheduler_->choose_trial_to_run(trials_)) return;
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Paused) continue;
-    event(now, &t, "end", "paused, and not resumed by the scheduler");
+    event(now, &t, EventKind::End, "paused, and not resumed by the scheduler");
     finish(t, TrialStatus::Terminated, t.iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Stopped, now);
     changed(t);
   }
@@ -360,7 +359,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       sign(options_.mode) * it->second >= sign(options_.mode) * *options_.target) {
     std::ostringstream msg;
     msg << "trial " << t.id << " reached " << options_.metric << " = " << it->second;
-    event(now, &t, "target", msg.str());
+    event(now, &t, EventKind::Target, msg.str());
     auto stops = end_experiment(EndReason::TargetReached, TrialStatus::Terminated, now);
     out.insert(out.end(), std::make_move_iterator(stops.begin()), std::make_move_iterator(stops.end()));
     return;
@@ -379,7 +378,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       const std::int64_t until = grant(t, lease(t));
       if (until <= t.iterations) {
         // max_total_steps: the other trials' leases hold what is left of the budget.
-        event(now, &t, "budget_stop", "no iteration left of max_total_steps " + std::to_string(options_.max_total_steps));
+        event(now, &t, EventKind::BudgetStop, "no iteration left of max_total_steps " + std::to_string(options_.max_total_steps));
         stop_trial(t, TrialStatus::Terminated, TrialEnd::Budget, now, out);
         dispatch(now, out);
         break;
@@ -402,7 +401,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
         dispatch(now, out);
         break;
       }
-      if (t.iterations < options_.max_t) event(now, &t, "early_stop", "stopped by the scheduler");
+      if (t.iterations < options_.max_t) event(now, &t, EventKind::EarlyStop, "stopped by the scheduler");
       stop_trial(t, TrialStatus::Terminated, t.iterations < options_.max_t ? TrialEnd::Stopped : TrialEnd::MaxT, now, out);
       dispatch(now, out);
       break;
@@ -421,7 +420,7 @@ void Controller::pause_trial(Trial& t, double now, std::vector<Instruction>& out
   set_status(t, TrialStatus::Paused);
   t.saving = true;
   ++saving_;
-  event(now, &t, "pause", "at iteration " + std::to_string(t.iterations));
+  event(now, &t, EventKind::Pause, "at iteration " + std::to_string(t.iterations));
   changed(t);
 }
 
@@ -555,7 +554,7 @@ std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
     unhold(*t);
     requeue_on_checkpoint_.erase(t->id);
     if (t->finished()) {  // its at_end checkpoint failed: the trial's result stands
-      event(now, t, "warning", "no checkpoint at the end: " + reason);
+      event(now, t, EventKind::Warning, "no checkpoint at the end: " + reason);
       dispatch(now, out);
       return out;
     }
@@ -586,7 +585,7 @@ std::vector<Instruction> Controller::end_experiment(EndReason why, TrialStatus f
   std::vector<Instruction> out;
   if (!accepting()) return out;
   end_reason_ = why;
-  event(now, nullptr, "end", to_string(why));
+  event(now, nullptr, EventKind::End, to_string(why));
   for (auto& t : trials_) {
     if (t.status != TrialStatus::Running) continue;
     if (why == EndReason::Interrupted && options_.checkpoint_on_stop) {
@@ -631,7 +630,7 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
   saving_ = 0;
   searcher_finished_ = false;
   end_reason_ = EndReason::None;
-  event(now, nullptr, "resume", cause);
+  event(now, nullptr, EventKind::Resume, cause);
   for (const Trial& t : trials_)
     if (!t.finished()) changed(t);
 }

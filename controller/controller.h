@@ -28,6 +28,7 @@
 #include "controller/failed_attempts.h"
 #include "controller/live_control.h"
 #include "controller/resume.h"
+#include "search/event_kind.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
 #include "search/trial.h"
@@ -129,9 +130,8 @@ class ControllerObserver {
   /// checkpoint of iteration `donor_iteration`; `before` is its config until now.
   virtual void on_exploit(double time, const Trial& trial, TrialId donor,
                           std::int64_t donor_iteration, const Config& before) {}
-  /// A lifecycle event: kind is a short word ("start", "error", "retry", ...).
-  virtual void on_event(double time, TrialId trial, int worker, const std::string& kind,
-                        const std::string& message) {}
+  /// A lifecycle event (search/event_kind.h: start, error, retry, ...).
+  virtual void on_event(double time, TrialId trial, int worker, EventKind kind, const std::string& message) {}
 };
 
 /// Why the experiment ended.
@@ -295,7 +295,7 @@ class Controller {
   /// A new PENDING trial with the next id, told to the scheduler and the observer.
   Trial& append_trial(Config config);
   void changed(const Trial& t);
-  void event(double now, const Trial* t, const std::string& kind, const std::string& msg);
+  void event(double now, const Trial* t, EventKind kind, const std::string& msg);
   bool accepting() const { return end_reason_ == EndReason::None; }
 
   ControllerOptions options_;

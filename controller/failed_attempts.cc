@@ -20,13 +20,13 @@ constexpr std::size_t kShownMetrics = 5;
 void FailedAttempts::fail(Controller& c, Trial& t, const std::string& reason, double now) const {
   t.revert.reset();
   t.error = reason;
-  c.event(now, &t, "error", reason);
+  c.event(now, &t, EventKind::Error, reason);
   c.release(t);
   if (t.failures++ < max_failures_) {
     ++t.attempt;
     c.set_status(t, TrialStatus::Pending);
     c.scheduler_->on_trial_requeued(t);
-    c.event(now, &t, "retry", "failure " + std::to_string(t.failures) + " of " + std::to_string(max_failures_) +
+    c.event(now, &t, EventKind::Retry, "failure " + std::to_string(t.failures) + " of " + std::to_string(max_failures_) +
                                   " allowed; attempt " + std::to_string(t.attempt));
   } else {
     c.finish(t, TrialStatus::Error, TrialEnd::Error, now);
@@ -47,7 +47,7 @@ void FailedAttempts::revert(Controller& c, Trial& t, const std::string& reason, 
                                      std::to_string(r.restore_checkpoint);
   // What it does comes before the reason, which quotes the program's exception and may be
   // long (an event's message is a bounded column).
-  c.event(now, &t, "revert",
+  c.event(now, &t, EventKind::Revert,
           "failed before its first result after " + r.change + ", so it goes back to " + back +
               " with its old values: " + reason);
   c.release(t);

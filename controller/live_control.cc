@@ -34,7 +34,7 @@ void LiveControl::take_effect(Controller& c, Trial& t, double now) {
     t.revert = Trial::Revert{"ctl set " + change, t.config, t.restore_trial, t.restore_checkpoint,
                              t.restore_iterations, t.checkpoint_iteration};
   for (const auto& [key, value] : t.pending) t.config[key] = value;
-  c.event(now, &t, "control",
+  c.event(now, &t, EventKind::Control,
           t.pending_ids + " applied: trial " + std::to_string(t.id) + " goes on from iteration " +
               std::to_string(t.iterations) + (t.restore_trial != 0 ? " (its checkpoint)" : " (from the start)") +
               " with " + change);
@@ -44,7 +44,7 @@ void LiveControl::take_effect(Controller& c, Trial& t, double now) {
 
 void LiveControl::not_applied(Controller& c, Trial& t, const std::string& why, double now) {
   if (t.pending.empty()) return;
-  c.event(now, &t, "warning",
+  c.event(now, &t, EventKind::Warning,
           "ctl set " + t.pending_ids + " not applied: " + why + ", so trial " + std::to_string(t.id) +
               " never trained with " + change_text(t.config, t.pending));
   t.pending.clear();

@@ -49,7 +49,7 @@ void LivePage::on_result(const search::Trial& t, std::int64_t iteration, double 
   results_.push_back(std::move(row));
 }
 
-void LivePage::on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+void LivePage::on_event(double time, search::TrialId trial, int worker, search::EventKind kind,
                         const std::string& message) {
   events_.push_back({time, trial, worker, kind, message});
 }

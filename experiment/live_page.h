@@ -37,7 +37,7 @@ class LivePage final : public controller::ControllerObserver {
   void seed(const io::ResultsFile& previous);
 
   void on_result(const search::Trial& t, std::int64_t iteration, double time, const search::Metrics& metrics) override;
-  void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+  void on_event(double time, search::TrialId trial, int worker, search::EventKind kind,
                 const std::string& message) override;
 
   /// Hands a copy of the state to the render thread when `interval` has passed since the

@@ -55,10 +55,10 @@ void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double 
   // The names are the trial's: the event keeps them as sent, the terminal sees their
   // control characters shown, not obeyed.
   std::fprintf(stderr, "ranktune: warning: %s\n", sys::printable(message).c_str());
-  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "warning", message);
+  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), search::EventKind::Warning, message);
 }
 
-void Recorder::on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+void Recorder::on_event(double time, search::TrialId trial, int worker, search::EventKind kind,
                         const std::string& message) {
   writer_.append_event({time, trial, worker, kind, message});
   if (mirror_) mirror_->on_event(time, trial, worker, kind, message);
@@ -72,7 +72,7 @@ void Recorder::on_exploit(double time, const search::Trial& t, search::TrialId d
                                   {"iteration", t.iterations},
                                   {"before", io::to_json(before)},
                                   {"after", io::to_json(t.config)}};
-  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), "exploit", lineage.dump());
+  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), search::EventKind::Exploit, lineage.dump());
 }
 
 }  // namespace ranktune::experiment

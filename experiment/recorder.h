@@ -6,7 +6,6 @@
 #include <set>
 #include <utility>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "io/store.h"
@@ -20,7 +19,7 @@ namespace ranktune::experiment {
 /// row goes with the next commit (at most flush_interval_ms later). Committing it at once
 /// was a second flush per trial, a few tens of microseconds after the first, while the
 /// results of other trials waited.
-inline bool commits_soon(std::string_view kind) { return kind != "placement"; }
+inline bool commits_soon(search::EventKind kind) { return kind != search::EventKind::Placement; }
 
 class Recorder final : public controller::ControllerObserver {
  public:
@@ -29,7 +28,7 @@ class Recorder final : public controller::ControllerObserver {
   void on_trial_changed(const search::Trial& t) override;
   void on_result(const search::Trial& t, std::int64_t iteration, double time,
                  const search::Metrics& metrics) override;
-  void on_event(double time, search::TrialId trial, int worker, const std::string& kind,
+  void on_event(double time, search::TrialId trial, int worker, search::EventKind kind,
                 const std::string& message) override;
   /// An "exploit" event whose message is the lineage as JSON: {"donor", "donor_iteration",
   /// "iteration", "before", "after"} (cut at the event message width for huge configs).

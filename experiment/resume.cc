@@ -88,7 +88,7 @@ ResumePoint resume_point(const io::ResultsFile& previous) {
       if (std::isfinite(x)) p.spent = std::max(p.spent, x);
   p.trials = previous.trials;
   for (const auto& e : previous.events) {
-    if (e.kind == "error" && e.trial >= 1 && e.trial <= static_cast<search::TrialId>(p.trials.size()))
+    if (e.kind == search::EventKind::Error && e.trial >= 1 && e.trial <= static_cast<search::TrialId>(p.trials.size()))
       ++p.trials[static_cast<std::size_t>(e.trial - 1)].failures;
   }
   catch_up_with_results(p.trials, previous.results);

@@ -172,10 +172,12 @@ std::vector<EventRow> read_events(const RawTable& t) {
   events.reserve(t.rows);
   for (std::size_t i = 0; i < t.rows; ++i) {
     const std::byte* row = t.row(i);
+    std::string kind = get_str(row, L[kEvKind]);
     EventRow e{get_f64(row, L[kEvTime]), get_int(row, L[kEvTrial]), static_cast<int>(get_int(row, L[kEvWorker])),
-               get_str(row, L[kEvKind]), get_str(row, L[kEvMessage])};
+               search::parse_event_kind(kind), get_str(row, L[kEvMessage])};
+    if (!e.kind) e.other_kind = std::move(kind);
     // The rest of a long message goes on with the row before it (ResultsWriter::append_event).
-    if (e.kind == kEventContinued && !events.empty() && events.back().time == e.time &&
+    if (e.kind == search::EventKind::Continued && !events.empty() && events.back().time == e.time &&
         events.back().trial == e.trial) {
       events.back().message += e.message;
       continue;
@@ -229,7 +231,7 @@ std::string open_failure(const std::string& path, std::uintmax_t file_size, cons
 void derive_end_reasons(std::vector<search::Trial>& trials, const std::vector<EventRow>& events) {
   std::unordered_set<search::TrialId> stopped;
   for (const EventRow& e : events)
-    if (e.kind == "early_stop") stopped.insert(e.trial);
+    if (e.kind == search::EventKind::EarlyStop) stopped.insert(e.trial);
   for (search::Trial& t : trials) {
     if (!t.finished() || t.end_reason != search::TrialEnd::None) continue;
     t.end_reason = t.status == search::TrialStatus::Error ? search::TrialEnd::Error

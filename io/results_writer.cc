@@ -431,6 +431,7 @@ void ResultsWriter::append_event(const EventRow& event) {
   }
   // One row, or several: the first has the kind, the others go on with the message. They
   // are appended together, so a flush commits them together.
+  const std::string kind = event.kind_name();
   bool first = true;
   do {
     const std::size_t n = utf8_prefix(rest, text.size);
@@ -438,7 +439,7 @@ void ResultsWriter::append_event(const EventRow& event) {
     put_f64(row, t.layout[kEvTime], event.time);
     put_int(row, t.layout[kEvTrial], event.trial);
     put_int(row, t.layout[kEvWorker], event.worker);
-    put_str(row, t.layout[kEvKind], first ? std::string_view(event.kind) : std::string_view(kEventContinued));
+    put_str(row, t.layout[kEvKind], first ? std::string_view(kind) : std::string_view(search::to_string(search::EventKind::Continued)));
     put_str(row, text, rest.substr(0, n));
     rest.remove_prefix(n);
     first = false;

@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "io/store_detail.h"
-#include "search/options.h"
+#include "sys/text.h"
 
 namespace ranktune::io {
 
@@ -71,7 +71,7 @@ void check_extra_names(const TableSpec& spec, const std::vector<std::string>& na
     for (const FixedColumn& f : *some) seen.insert(f.name);
   for (const std::string& n : names) {
     if (n.empty() || !seen.insert(n).second)
-      throw StoreError(std::string(what) + " name '" + search::excerpt(n) + "' is empty, repeated or clashes " +
+      throw StoreError(std::string(what) + " name '" + sys::excerpt(n) + "' is empty, repeated or clashes " +
                        "with a fixed /" + spec.name + " column");
   }
 }

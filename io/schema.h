@@ -29,11 +29,9 @@ inline constexpr std::size_t kEndReasonLen = 16;  // /trials.end_reason: "max_t"
 inline constexpr std::size_t kLogTailLen = 2048;
 inline constexpr std::size_t kEventKindLen = 16;
 inline constexpr std::size_t kEventMessageLen = 256;
-/// The kind of an /events row that goes on with the message of the row before it: a message
-/// longer than a row's kEventMessageLen bytes (a PBT lineage of many parameters) is split
-/// into rows at UTF-8 boundaries, and readers join them.
-inline constexpr const char* kEventContinued = "continued";
-/// Messages are kept up to this many bytes (64 rows); the rest is cut, with "..." at the end.
+/// A message longer than a row's kEventMessageLen bytes (a PBT lineage of many parameters)
+/// is split into rows at UTF-8 boundaries, the rows after the first of kind "continued"
+/// (search::EventKind::Continued), and readers join them. Messages are kept up to this many bytes (64 rows); the rest is cut, with "..." at the end.
 inline constexpr std::size_t kMaxEventMessage = 16 * 1024;
 inline constexpr std::size_t kHostLen = 64;
 inline constexpr std::size_t kDeviceLen = 16;

@@ -53,6 +53,7 @@
 #include "io/errors.h"
 #include "io/retention.h"
 #include "io/schema.h"
+#include "search/event_kind.h"
 #include "search/space.h"
 #include "search/trial.h"
 #include "search/types.h"
@@ -109,8 +110,13 @@ struct EventRow {
   double time = 0;
   search::TrialId trial = -1;  ///< -1 when not about one trial
   int worker = -1;
-  std::string kind;
+  /// nullopt: a name that is none of search::EventKind's (a file written by a later
+  /// ranktune, or by hand), kept in other_kind.
+  std::optional<search::EventKind> kind;
   std::string message;
+  std::string other_kind;  ///< the name read, when kind is nullopt
+  /// The name as the file holds it: to_string(kind), or other_kind.
+  std::string kind_name() const { return kind ? search::to_string(*kind) : other_kind; }
 };
 
 struct ResultRow {

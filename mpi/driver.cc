@@ -126,7 +126,7 @@ class Driver {
   /// One "slurm" event per allocation that runs the experiment (first run and requeues).
   void log_allocation() {
     const std::string slurm = experiment::slurm_event_message(experiment::slurm_environment());
-    if (!slurm.empty()) recorder_.on_event(now(), -1, -1, "slurm", slurm);
+    if (!slurm.empty()) recorder_.on_event(now(), -1, -1, search::EventKind::Slurm, slurm);
   }
 
   int run() {
@@ -201,13 +201,13 @@ class Driver {
     trace("driver: every Bye in");
     if (live_) {
       live_->finish(controller_.trials());
-      recorder_.on_event(now(), -1, 0, "live_page", live_->summary());
+      recorder_.on_event(now(), -1, 0, search::EventKind::LivePage, live_->summary());
     }
     // Rank 0's peak memory, so that a run shows (and tests/mpi/large_checkpoints.sh checks)
     // that checkpoints streamed through it chunk by chunk instead of sitting in it whole.
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    recorder_.on_event(now(), -1, 0, "driver", "peak RSS " + std::to_string(usage.ru_maxrss) + " KiB");
+    recorder_.on_event(now(), -1, 0, search::EventKind::Driver, "peak RSS " + std::to_string(usage.ru_maxrss) + " KiB");
     writer_.append_state(now(), controller_.save_state());
     recorder_.flush(controller_.trials());
     board_.final(controller_, now());
@@ -224,14 +224,14 @@ class Driver {
   void handle_control(double t) {
     std::vector<io::ControlLine> lines = control_.poll();
     if (const std::string problem = control_.take_problem(); !problem.empty()) {
-      recorder_.on_event(t, -1, -1, "warning", problem);
+      recorder_.on_event(t, -1, -1, search::EventKind::Warning, problem);
       std::fprintf(stderr, "ranktune: warning: %s\n", sys::printable(problem).c_str());
     }
     for (io::ControlLine& line : lines) {
       std::string tag = "#";  // appended, not "#" + id: GCC 12 inlines that into a false -Wrestrict warning
       tag += line.id.empty() ? std::string("?") : line.id;
       if (!line.request) {
-        recorder_.on_event(t, -1, -1, "control", tag + " refused: " + line.error);
+        recorder_.on_event(t, -1, -1, search::EventKind::Control, tag + " refused: " + line.error);
         continue;
       }
       controller::ControlRequest& r = *line.request;
@@ -253,7 +253,7 @@ class Driver {
                                                                                 : -1;
       // "pending": accepted, in effect later (a second "control" event says when).
       const char* word = !o.applied ? "refused" : o.pending ? "pending" : "applied";
-      recorder_.on_event(t, trial, -1, "control", tag + " " + word + ": " + o.message);
+      recorder_.on_event(t, trial, -1, search::EventKind::Control, tag + " " + word + ": " + o.message);
       // The request's id and values are the sender's text: shown, not obeyed by the terminal.
       std::fprintf(stderr, "ranktune: control %s %s: %s\n", sys::printable(tag).c_str(), word,
                    sys::printable(o.message).c_str());
@@ -342,7 +342,7 @@ class Driver {
         for (const int w : trial->workers) hosts.push_back(workers_.at(static_cast<std::size_t>(w - 1)).host);
         const nlohmann::json placement = {{"path", p.path},   {"threads", p.threads}, {"ranks", trial->workers},
                                           {"hosts", hosts},   {"collective", p.collective}};
-        recorder_.on_event(t, p.trial, in.source, "placement", placement.dump());
+        recorder_.on_event(t, p.trial, in.source, search::EventKind::Placement, placement.dump());
         break;
       }
       case kTagNotice:
@@ -373,7 +373,7 @@ class Driver {
   void checkpoint_stored(const StoredCheckpoint& c, double t) {
     char took[32];
     std::snprintf(took, sizeof took, " in %.3f s", t - c.began);
-    recorder_.on_event(t, c.trial, c.source, "checkpoint",
+    recorder_.on_event(t, c.trial, c.source, search::EventKind::Checkpoint,
                        "iteration " + std::to_string(c.iteration) + ", " + std::to_string(c.total) + " bytes" + took);
     carry_out(controller_.on_checkpoint(c.trial, c.attempt, c.iteration, t));
     // After the controller has moved its restore points to the new checkpoint.

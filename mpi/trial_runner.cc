@@ -183,7 +183,7 @@ void TrialRunner::run(const Start& start) {
 
 void TrialRunner::send_warnings(const Start& start, train::Trainable& trainable) {
   for (std::string& w : trainable.take_warnings())
-    pump_.notice(Notice{start.trial, start.attempt, "warning", std::move(w)});
+    pump_.notice(Notice{start.trial, start.attempt, search::EventKind::Warning, std::move(w)});
 }
 
 }  // namespace ranktune::mpi

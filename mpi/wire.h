@@ -67,12 +67,13 @@
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include "search/event_kind.h"
 #include "search/metrics.h"
 #include "search/types.h"
 
 namespace ranktune::mpi {
 
-inline constexpr int kWireVersion = 11;
+inline constexpr int kWireVersion = 12;
 
 /// Largest piece of a checkpoint in one message, both ways (bytes). Large enough that the
 /// per-message cost (packing, a round trip for the ack) is small next to the copy and the
@@ -256,7 +257,7 @@ struct Ended {
 struct Notice {
   std::int64_t trial = 0;
   int attempt = 0;
-  std::string kind;  ///< the event's kind ("warning")
+  search::EventKind kind = search::EventKind::Warning;
   std::string message;
 
   template <class Ar> void serialize(Ar& ar, unsigned) { ar & trial & attempt & kind & message; }

@@ -1,24 +1,28 @@
-// HyperBand's brackets rebuilt from a results file (report/brackets.h).
+// A bracket scheduler's brackets rebuilt from a results file (report/brackets.h).
 #include "report/brackets.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "report/leaderboard.h"
-#include "search/hyperband_scheduler.h"
+#include "search/scheduler.h"
 
 namespace ranktune::report {
 
-std::optional<Grid> hyperband_brackets(const io::ResultsFile& file, const RunConfig& config) {
-  if (!config.parsed || config.scheduler != "hyperband") return std::nullopt;
-  std::optional<search::HyperBandScheduler> hb;
+std::optional<Grid> run_brackets(const io::ResultsFile& file, const RunConfig& config) {
+  if (!config.parsed || !search::scheduler_traits(config.scheduler).brackets) return std::nullopt;
+  std::unique_ptr<search::Scheduler> scheduler;
   try {
-    hb.emplace(search::SchedulerContext{file.meta.metric, file.meta.mode, config.max_t, &config.space, 0},
-               config.scheduler_options);
+    scheduler = search::make_scheduler(
+        config.scheduler, search::SchedulerContext{file.meta.metric, file.meta.mode, config.max_t, &config.space, 0},
+        config.scheduler_options);
   } catch (const std::exception&) {
     return std::nullopt;
   }
+  const auto* layout = dynamic_cast<const search::BracketLayout*>(scheduler.get());
+  if (layout == nullptr) return std::nullopt;
   std::vector<const search::Trial*> trials;
   for (const search::Trial& t : file.trials) trials.push_back(&t);
   std::sort(trials.begin(), trials.end(), [](auto* a, auto* b) { return a->id < b->id; });
@@ -26,10 +30,11 @@ std::optional<Grid> hyperband_brackets(const io::ResultsFile& file, const RunCon
          {},
          {true, true, false, false, false, true, true}};
   std::size_t next = 0;
-  // Brackets open s = s_max, s_max - 1, ..., 0, then again from s_max, each taking n_s trials.
+  // Brackets open in the scheduler's order, each taking shape.trials trials.
   for (int k = 0; next < trials.size(); ++k) {
-    const int s = hb->s_max() - k % (hb->s_max() + 1);
-    const search::HyperBandScheduler::BracketShape shape = hb->shape(s);
+    const search::OpenedBracket opened = layout->opened_bracket(k);
+    const int s = opened.s;
+    const search::BracketShape& shape = opened.shape;
     const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(shape.trials, 1)),
                                                 trials.size() - next);
     std::vector<const search::Trial*> held(trials.begin() + static_cast<std::ptrdiff_t>(next),

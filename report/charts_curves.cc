@@ -9,6 +9,7 @@
 #include "report/grid.h"
 #include "report/leaderboard.h"
 #include "report/svg_canvas.h"
+#include "search/scheduler.h"
 
 namespace ranktune::report {
 namespace {
@@ -47,7 +48,7 @@ std::string curves_chart(const ChartData& d) {
   const io::ResultsFile& file = *d.file;
   std::set<search::TrialId> stopped;
   for (const io::EventRow& e : file.events)
-    if (e.kind == "early_stop") stopped.insert(e.trial);
+    if (e.kind == search::EventKind::EarlyStop) stopped.insert(e.trial);
   std::vector<double> ys;
   double max_x = 1;
   for (const auto& [id, points] : d.curves)
@@ -63,10 +64,10 @@ std::string curves_chart(const ChartData& d) {
   svg.axes(p, "iteration", file.meta.metric + (log ? " (log scale)" : ""),
            file.meta.metric + " (" + search::to_string(file.meta.mode) + ") of every trial");
 
-  // Rungs: ASHA and HyperBand stop or pause trials only there, so the iterations at which
-  // the scheduler stopped trials are the rungs (when they are few: median stopping stops
-  // anywhere).
-  if (d.scheduler == "asha" || d.scheduler == "hyperband") {
+  // Rungs: a rung scheduler (ASHA, HyperBand) stops or pauses trials only there, so the
+  // iterations at which it stopped trials are the rungs (when they are few: median stopping,
+  // which has no rungs, stops anywhere).
+  if (search::scheduler_traits(d.scheduler).rungs) {
     std::set<std::int64_t> rungs;
     for (const search::Trial& t : file.trials)
       if (stopped.count(t.id) || t.status == search::TrialStatus::Paused) rungs.insert(t.iterations);

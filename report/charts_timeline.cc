@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +24,13 @@ struct Bar {
   search::TrialId trial = 0;
   double start = 0, end = 0;
   std::vector<int> ranks;
-  std::string ended;  ///< the kind of the event that ended it, "" when it ran out
+  std::optional<search::EventKind> ended;  ///< the kind of the event that ended it, nullopt when it ran out
 };
 
-bool ends_attempt(const std::string& kind) {
-  return kind == "early_stop" || kind == "error" || kind == "retry" || kind == "end" || kind == "pause";
+bool ends_attempt(const std::optional<search::EventKind>& kind) {
+  using search::EventKind;
+  return kind == EventKind::EarlyStop || kind == EventKind::Error || kind == EventKind::Retry || kind == EventKind::End ||
+         kind == EventKind::Pause;
 }
 
 std::vector<Bar> bars_of(const io::ResultsFile& file) {
@@ -40,20 +44,20 @@ std::vector<Bar> bars_of(const io::ResultsFile& file) {
   for (auto& [id, list] : events) {
     std::vector<std::size_t> starts;
     for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i]->kind == "start") starts.push_back(i);
+      if (list[i]->kind == search::EventKind::Start) starts.push_back(i);
     const std::vector<double>& results = times[id];
     for (std::size_t k = 0; k < starts.size(); ++k) {
       const std::size_t from = starts[k], to = k + 1 < starts.size() ? starts[k + 1] : list.size();
       const double begin = list[from]->time;
       const double window_end = to < list.size() ? list[to]->time : INFINITY;
-      Bar b{id, begin, begin, {list[from]->worker}, ""};
+      Bar b{id, begin, begin, {list[from]->worker}, std::nullopt};
       for (std::size_t i = from + 1; i < to; ++i) {
         const io::EventRow& e = *list[i];
         if (ends_attempt(e.kind)) {
           b.end = std::max(b.end, e.time);
           b.ended = e.kind;
         }
-        if (e.kind == "placement") {
+        if (e.kind == search::EventKind::Placement) {
           try {
             const auto ranks = nlohmann::json::parse(e.message).at("ranks").get<std::vector<int>>();
             if (!ranks.empty()) b.ranks = ranks;
@@ -137,14 +141,15 @@ std::string timeline_chart(const ChartData& d, const Utilization& u) {
       const auto at = row.find(r);
       if (at == row.end() || drawn >= kMaxBars) continue;
       ++drawn;
-      const char* color = b.ended == "early_stop" ? "#9a9a9a"
-                          : (b.ended == "error" || b.ended == "retry") ? "#d62728"
-                          : b.ended == "pause"                         ? "#ff7f0e"
-                                                                       : "#1f77b4";
+      using search::EventKind;
+      const char* color = b.ended == EventKind::EarlyStop                          ? "#9a9a9a"
+                          : (b.ended == EventKind::Error || b.ended == EventKind::Retry) ? "#d62728"
+                          : b.ended == EventKind::Pause                              ? "#ff7f0e"
+                                                                                     : "#1f77b4";
       const double x0 = p.px(b.start), x1 = std::max(p.px(b.end), x0 + 1);
       svg.rect(x0, p.y + row_h * static_cast<double>(at->second) + 2, x1 - x0, row_h - 4, {"", color},
                "trial " + std::to_string(b.trial) + " on rank " + std::to_string(r) + ": " + seconds(b.start) + " to " +
-                   seconds(b.end) + (b.ended.empty() ? "" : " (" + b.ended + ")"));
+                   seconds(b.end) + (b.ended ? " (" + std::string(search::to_string(*b.ended)) + ")" : ""));
     }
   }
   std::string note = "blue: ran out or finished; grey: stopped by the scheduler; orange: paused; red: failed. Utilization " +
@@ -164,7 +169,7 @@ std::string lineage_chart(const ChartData& d) {
   };
   std::vector<Exploit> exploits;
   for (const io::EventRow& e : file.events) {
-    if (e.kind != "exploit") continue;
+    if (e.kind != search::EventKind::Exploit) continue;
     try {
       const auto j = nlohmann::json::parse(e.message);
       exploits.push_back({e.trial, j.at("donor").get<search::TrialId>(), j.at("iteration").get<std::int64_t>(),

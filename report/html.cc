@@ -41,17 +41,17 @@ std::string section(const std::string& title, const std::string& body) {
 }
 
 // The events of the kinds people look for after a run, newest last, at most `limit`.
-Grid event_grid(const io::ResultsFile& file, const std::vector<std::string>& kinds, std::size_t limit) {
+Grid event_grid(const io::ResultsFile& file, const std::vector<search::EventKind>& kinds, std::size_t limit) {
   Grid g{{"time_s", "trial_id", "kind", "message"}, {}, {true, true, false, false}};
   std::vector<const io::EventRow*> rows;
   for (const io::EventRow& e : file.events)
-    if (std::find(kinds.begin(), kinds.end(), e.kind) != kinds.end()) rows.push_back(&e);
+    if (e.kind && std::find(kinds.begin(), kinds.end(), *e.kind) != kinds.end()) rows.push_back(&e);
   const std::size_t skip = rows.size() > limit ? rows.size() - limit : 0;
   for (std::size_t i = skip; i < rows.size(); ++i) {
     const io::EventRow& e = *rows[i];
     char t[32];
     std::snprintf(t, sizeof t, "%.2f", e.time);
-    g.body.push_back({t, e.trial >= 0 ? std::to_string(e.trial) : "", e.kind, e.message});
+    g.body.push_back({t, e.trial >= 0 ? std::to_string(e.trial) : "", e.kind_name(), e.message});
   }
   return g;
 }
@@ -181,7 +181,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   out += section("Timeline of the workers", with_data([](const ChartData& d) { return timeline_chart(d, utilization(d)); }));
 
   if (o.config) {
-    if (const std::optional<Grid> brackets = hyperband_brackets(file, *o.config))
+    if (const std::optional<Grid> brackets = run_brackets(file, *o.config))
       out += section("HyperBand brackets",
                      "<p class=\"note\">Brackets fill in trial order; \"ended at each rung\": trials whose last "
                      "iteration was at that rung (stopped there, or, at the last, reached max_t).</p>\n" +
@@ -189,7 +189,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   }
   const auto order = best_first(file);
   const auto exploited = [&](search::TrialId id) {
-    return std::any_of(file.events.begin(), file.events.end(), [&](const io::EventRow& e) { return e.kind == "exploit" && e.trial == id; });
+    return std::any_of(file.events.begin(), file.events.end(), [&](const io::EventRow& e) { return e.kind == search::EventKind::Exploit && e.trial == id; });
   };
   const auto pbt_best = std::find_if(order.begin(), order.end(), [&](const search::Trial* t) { return exploited(t->id); });
   if (pbt_best != order.end()) {
@@ -206,9 +206,9 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
     }
     out += section("Held-out evaluations (ranktune eval), newest first", body);
   }
-  const Grid control = event_grid(file, {"control"}, 200);
+  const Grid control = event_grid(file, {search::EventKind::Control}, 200);
   if (!control.body.empty()) out += section("Live control (ranktune ctl)", render_html_table(control));
-  const Grid errors = event_grid(file, {"error", "retry", "warning", "revert"}, 200);
+  const Grid errors = event_grid(file, {search::EventKind::Error, search::EventKind::Retry, search::EventKind::Warning, search::EventKind::Revert}, 200);
   if (!errors.body.empty()) out += section("Errors and warnings (the last 200)", render_html_table(errors));
 
   Grid workers{{"rank", "host", "local_index", "device", "device_name"}, {}, {true, false, true, false, false}};

@@ -209,7 +209,7 @@ constexpr std::size_t kMaxWarnings = 20;
 std::vector<const io::EventRow*> warning_events(const io::ResultsFile& file) {
   std::vector<const io::EventRow*> out;
   for (const io::EventRow& e : file.events)
-    if (e.kind == "warning" || e.kind == "revert") out.push_back(&e);
+    if (e.kind == search::EventKind::Warning || e.kind == search::EventKind::Revert) out.push_back(&e);
   return out;
 }
 
@@ -221,7 +221,7 @@ std::string warnings_text(const io::ResultsFile& file, bool markdown) {
   if (!markdown) out += "\n";
   for (std::size_t i = all.size() > kMaxWarnings ? all.size() - kMaxWarnings : 0; i < all.size(); ++i) {
     const io::EventRow& e = *all[i];
-    const std::string line = (e.trial > 0 ? "trial " + std::to_string(e.trial) + ", " : std::string()) + e.kind + ": " +
+    const std::string line = (e.trial > 0 ? "trial " + std::to_string(e.trial) + ", " : std::string()) + e.kind_name() + ": " +
                              one_line(e.message);
     out += markdown ? "- " + markdown_escape(line) + "\n" : "  " + line + "\n";
   }
@@ -258,7 +258,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
   if (const auto warnings = warning_events(file); !warnings.empty()) {
     doc["warnings"] = nlohmann::json::array();
     for (const io::EventRow* e : warnings)
-      doc["warnings"].push_back({{"time", e->time}, {"trial_id", e->trial}, {"kind", e->kind}, {"message", e->message}});
+      doc["warnings"].push_back({{"time", e->time}, {"trial_id", e->trial}, {"kind", e->kind_name()}, {"message", e->message}});
   }
   // Strings come from the file and may not be valid UTF-8; replace rather than throw.
   return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";

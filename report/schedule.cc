@@ -19,7 +19,7 @@ std::vector<ScheduleSegment> trial_schedule(const io::ResultsFile& file, search:
                                 std::to_string(file.trials.size()) + " trials)");
   std::vector<ScheduleSegment> schedule;
   for (const io::EventRow& e : file.events) {
-    if (e.trial != trial || e.kind != "exploit") continue;
+    if (e.trial != trial || e.kind != search::EventKind::Exploit) continue;
     nlohmann::json lineage;
     try {
       lineage = nlohmann::json::parse(e.message);

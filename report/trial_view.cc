@@ -46,7 +46,7 @@ Grid history_grid(const io::ResultsFile& file, const std::vector<const io::Resul
 Grid events_grid(const io::ResultsFile& file, search::TrialId id) {
   Grid g{{"time_s", "worker", "kind", "message"}, {}, {true, true, false, false}};
   for (const io::EventRow& e : file.events)
-    if (e.trial == id) g.body.push_back({cell_text(e.time), e.worker >= 0 ? std::to_string(e.worker) : "", e.kind, e.message});
+    if (e.trial == id) g.body.push_back({cell_text(e.time), e.worker >= 0 ? std::to_string(e.worker) : "", e.kind_name(), e.message});
   return g;
 }
 
@@ -111,7 +111,7 @@ std::string render_trial(const io::ResultsFile& file, search::TrialId id, Format
     }
     nlohmann::json events = nlohmann::json::array();
     for (const io::EventRow& e : file.events)
-      if (e.trial == id) events.push_back({{"time", e.time}, {"worker", e.worker}, {"kind", e.kind}, {"message", e.message}});
+      if (e.trial == id) events.push_back({{"time", e.time}, {"worker", e.worker}, {"kind", e.kind_name()}, {"message", e.message}});
     nlohmann::json checkpoints = nlohmann::json::array();
     for (const io::CheckpointRow& c : file.checkpoints)
       if (c.trial == id)

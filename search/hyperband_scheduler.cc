@@ -38,7 +38,7 @@ HyperBandScheduler::HyperBandScheduler(SchedulerContext ctx, const Options& opti
   while (std::pow(eta_, s_max_ + 1) <= R * (1 + 1e-9)) ++s_max_;
 }
 
-HyperBandScheduler::BracketShape HyperBandScheduler::shape(int s) const {
+BracketShape HyperBandScheduler::shape(int s) const {
   BracketShape b;
   const auto R = static_cast<double>(ctx_.max_t);
   b.trials = static_cast<std::int64_t>(std::ceil((s_max_ + 1) * std::pow(eta_, s) / (s + 1) - 1e-9));
@@ -51,6 +51,11 @@ HyperBandScheduler::BracketShape HyperBandScheduler::shape(int s) const {
     b.milestones.push_back(std::min(m, ctx_.max_t));
   }
   return b;
+}
+
+OpenedBracket HyperBandScheduler::opened_bracket(int k) const {
+  const int s = s_max_ - k % (s_max_ + 1);
+  return {s, shape(s)};
 }
 
 void HyperBandScheduler::on_trial_add(const Trial& trial) {

@@ -37,18 +37,16 @@
 
 namespace ranktune::search {
 
-class HyperBandScheduler final : public Scheduler {
+class HyperBandScheduler final : public Scheduler, public BracketLayout {
  public:
   /// Reads the options above; throws OptionError for a bad or unknown key.
   HyperBandScheduler(SchedulerContext ctx, const Options& options);
 
-  /// The size and starting budget of bracket s (0 <= s <= s_max()).
-  struct BracketShape {
-    std::int64_t trials = 0;     ///< n_s
-    std::vector<std::int64_t> milestones;  ///< iterations at rung 0..s; the last is max_t
-  };
+  /// The size (n_s) and rungs (0..s) of bracket s (0 <= s <= s_max()).
   BracketShape shape(int s) const;
   int s_max() const { return s_max_; }
+  /// Bracket k is bracket s = s_max - k mod (s_max + 1): s_max, s_max - 1, ..., 0, then again.
+  OpenedBracket opened_bracket(int k) const override;
 
   void on_trial_add(const Trial& trial) override;
   Decision on_trial_result(const Trial& trial) override;

@@ -4,40 +4,9 @@
 
 #include <algorithm>
 
+#include "sys/text.h"
+
 namespace ranktune::search {
-
-std::string comma_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
-  const std::size_t threshold = std::max<std::size_t>(2, word.size() / 3);
-  std::string best;
-  std::size_t best_distance = threshold + 1;
-  std::vector<std::size_t> prev, cur;
-  for (const auto& cand : candidates) {
-    // Levenshtein distance, two rows.
-    prev.resize(cand.size() + 1);
-    cur.resize(cand.size() + 1);
-    for (std::size_t j = 0; j <= cand.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= word.size(); ++i) {
-      cur[0] = i;
-      for (std::size_t j = 1; j <= cand.size(); ++j)
-        cur[j] = std::min(
-            {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == cand[j - 1] ? 0 : 1)});
-      std::swap(prev, cur);
-    }
-    const std::size_t d = prev[cand.size()];
-    // Replacing most of a short word is not a typo.
-    if (d < best_distance && d < std::max(word.size(), cand.size())) {
-      best = cand;
-      best_distance = d;
-    }
-  }
-  return best;
-}
 
 namespace {
 thread_local OptionLog* t_log = nullptr;
@@ -78,7 +47,7 @@ double OptionReader::number(const std::string& key, double fallback) {
   }
   if (std::holds_alternative<std::string>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be a number (got \"" +
-                               excerpt(std::get<std::string>(*v)) + "\")");
+                               sys::excerpt(std::get<std::string>(*v)) + "\")");
   }
   note(key, to_double(*v));
   return to_double(*v);
@@ -92,7 +61,7 @@ std::int64_t OptionReader::integer(const std::string& key, std::int64_t fallback
   }
   if (!std::holds_alternative<std::int64_t>(*v)) {
     throw OptionError(key, owner_ + " option '" + key + "' must be an integer (got " +
-                               excerpt(to_string(*v)) + ")");
+                               sys::excerpt(to_string(*v)) + ")");
   }
   note(key, *v);
   return std::get<std::int64_t>(*v);
@@ -106,14 +75,14 @@ std::string OptionReader::text(const std::string& key, const std::string& fallba
     return fallback;
   }
   if (!std::holds_alternative<std::string>(*v)) {
-    throw OptionError(key, owner_ + " option '" + key + "' must be a string (got " + excerpt(to_string(*v)) + ")");
+    throw OptionError(key, owner_ + " option '" + key + "' must be a string (got " + sys::excerpt(to_string(*v)) + ")");
   }
   const auto& s = std::get<std::string>(*v);
   if (!valid.empty() && std::find(valid.begin(), valid.end(), s) == valid.end()) {
     std::string list;
     for (const auto& x : valid) list += (list.empty() ? "\"" : ", \"") + x + "\"";
-    const auto near = closest_name(s, valid);
-    throw OptionError(key, owner_ + " option '" + key + "': unknown value \"" + excerpt(s) + "\"" +
+    const auto near = sys::closest_name(s, valid);
+    throw OptionError(key, owner_ + " option '" + key + "': unknown value \"" + sys::excerpt(s) + "\"" +
                                (near.empty() ? "" : ". Did you mean \"" + near + "\"?") +
                                " Valid values: " + list);
   }
@@ -145,11 +114,6 @@ void OptionReader::at_most(const std::string& key, std::int64_t value, std::int6
               "); that is ranktune's limit (configs/README.md, \"Limits\")");
 }
 
-std::string excerpt(const std::string& s, std::size_t max) {
-  if (s.size() <= max) return s;
-  return s.substr(0, max) + "... (" + std::to_string(s.size()) + " characters)";
-}
-
 std::vector<std::string> OptionReader::keys_with_prefix(const std::string& prefix) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : options_) {
@@ -165,7 +129,7 @@ void OptionReader::finish() const {
   for (const auto& [key, value] : options_) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     std::string msg = "unknown option for " + owner_;
-    if (const auto near = closest_name(key, known_); !near.empty()) {
+    if (const auto near = sys::closest_name(key, known_); !near.empty()) {
       msg += ". Did you mean '" + near + "'?";
     } else if (known_.empty()) {
       msg += ", which takes no options";

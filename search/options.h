@@ -26,10 +26,6 @@ inline constexpr std::int64_t kMaxCandidates = 10'000;  ///< n_ei_candidates of 
 inline constexpr std::int64_t kMaxRepeat = 10'000;      ///< [search] repeat
 inline constexpr double kMaxSeconds = 1e9;  ///< any duration (about 31 years): no overflow in clocks
 
-/// At most `max` characters of `s`, marked where cut, to quote a user's value in a message
-/// (a 1 MB name must not make a 1 MB error).
-std::string excerpt(const std::string& s, std::size_t max = 64);
-
 /// Option values by key. TOML booleans arrive as Int 0/1.
 using Options = std::map<std::string, Value>;
 
@@ -44,13 +40,6 @@ class OptionError : public std::invalid_argument {
  private:
   std::string key_;
 };
-
-/// "a, b, c": names as error messages list them.
-std::string comma_list(const std::vector<std::string>& names);
-
-/// The closest of `candidates` to `word` by edit distance, or "" when none is close enough
-/// to be a typo.
-std::string closest_name(const std::string& word, const std::vector<std::string>& candidates);
 
 /// One option as an algorithm runs with it: the value given, or its default.
 struct ResolvedOption {

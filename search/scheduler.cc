@@ -10,6 +10,7 @@
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
 #include "search/pbt_scheduler.h"
+#include "sys/text.h"
 
 namespace ranktune::search {
 
@@ -36,15 +37,15 @@ std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options&
 
 const std::vector<SchedulerKind>& schedulers() {
   static const std::vector<SchedulerKind> table = {
-      {"fifo", "runs every trial to max_t, in the order they were created", make_fifo},
+      {"fifo", "runs every trial to max_t, in the order they were created", make_fifo, {}},
       {"asha", "asynchronous successive halving: stops (or, variant = \"promotion\", pauses) trials "
-               "below the top 1/reduction_factor at each rung", make_asha},
+               "below the top 1/reduction_factor at each rung", make_asha, {.rungs = true}},
       {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor",
-       make<HyperBandScheduler>},
+       make<HyperBandScheduler>, {.rungs = true, .brackets = true}},
       {"median_stopping", "stops a trial whose best result is worse than the median of the others' "
-                          "running averages", make<MedianStoppingScheduler>},
+                          "running averages", make<MedianStoppingScheduler>, {}},
       {"pbt", "population based training: the bottom quantile restarts from a top trial's checkpoint "
-              "with a perturbed config", make<PbtScheduler>},
+              "with a perturbed config", make<PbtScheduler>, {}},
   };
   return table;
 }
@@ -55,11 +56,17 @@ std::vector<std::string> scheduler_names() {
   return out;
 }
 
+SchedulerTraits scheduler_traits(const std::string& name) {
+  for (const auto& k : schedulers())
+    if (name == k.name) return k.traits;
+  return {};
+}
+
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options) {
   for (const auto& k : schedulers())
     if (name == k.name) return k.make(ctx, options);
-  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + comma_list(scheduler_names()));
+  throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + sys::comma_list(scheduler_names()));
 }
 
 std::vector<ResolvedOption> resolved_scheduler_options(const std::string& name, const SchedulerContext& ctx,

@@ -2,6 +2,7 @@
 /// The Scheduler interface (Tune's narrow waist): it decides, result by result, whether a
 /// trial goes on, and which pending trial runs next. It never proposes configs.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -75,12 +76,46 @@ class Scheduler {
   virtual void restore(const std::string& state) = 0;
 };
 
-/// One registered scheduler: its `[scheduler] kind`, one line of help, and its factory
-/// (which reads and checks its own options).
+/// What the report may ask of a scheduler kind instead of naming it: a new scheduler sets
+/// these in its line of schedulers(), and the report draws for it what it draws for ASHA
+/// and HyperBand.
+struct SchedulerTraits {
+  /// It stops or pauses trials only at rungs (ASHA, HyperBand), so the iterations at which it
+  /// did are its rungs: the learning-curve chart marks them.
+  bool rungs = false;
+  /// It fills brackets with trials in creation order (HyperBand) and implements
+  /// BracketLayout, from which the report rebuilds them.
+  bool brackets = false;
+};
+
+/// The size and rungs of a bracket.
+struct BracketShape {
+  std::int64_t trials = 0;               ///< how many trials it takes
+  std::vector<std::int64_t> milestones;  ///< iterations at its rungs; the last is max_t
+};
+
+/// The bracket that a bracket scheduler opens k-th: `s` names its shape (HyperBand's s).
+struct OpenedBracket {
+  int s = 0;
+  BracketShape shape;
+};
+
+/// A scheduler with SchedulerTraits::brackets: the brackets it opens, in order, as the options
+/// it was made with shape them. Pure; report/brackets.h rebuilds a run's brackets from it.
+class BracketLayout {
+ public:
+  virtual ~BracketLayout() = default;
+  /// The k-th bracket it opens (k = 0, 1, ...), the first trials fill first.
+  virtual OpenedBracket opened_bracket(int k) const = 0;
+};
+
+/// One registered scheduler: its `[scheduler] kind`, one line of help, its factory (which
+/// reads and checks its own options), and its traits.
 struct SchedulerKind {
   const char* name;
   const char* help;
   std::unique_ptr<Scheduler> (*make)(const SchedulerContext& ctx, const Options& options);
+  SchedulerTraits traits;
 };
 
 /// Every scheduler, in the order messages list them. Adding a scheduler is one line of this
@@ -89,6 +124,10 @@ const std::vector<SchedulerKind>& schedulers();
 
 /// The names of schedulers(), accepted by make_scheduler.
 std::vector<std::string> scheduler_names();
+
+/// The traits of the scheduler named `name`; none (all false) for a name that is no
+/// scheduler's (a results file of a later version).
+SchedulerTraits scheduler_traits(const std::string& name);
 
 /// Builds a scheduler by name with its `[scheduler]` options. Throws std::invalid_argument
 /// listing the valid names, or OptionError for a bad option.

@@ -13,6 +13,7 @@
 #include "search/random_searcher.h"
 #include "search/repeater.h"
 #include "search/tpe_searcher.h"
+#include "sys/text.h"
 
 namespace ranktune::search {
 
@@ -99,12 +100,12 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
     const auto& table = searchers();
     const auto kind = std::find_if(table.begin(), table.end(), [&](const SearcherKind& k) { return name == k.name; });
     if (kind == table.end()) {
-      throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " + comma_list(searcher_names()));
+      throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " + sys::comma_list(searcher_names()));
     }
     searcher = kind->make(space, options, rest);
   } catch (const OptionError& e) {
     // The algorithm only knows its own keys; a typo of a generic key deserves its hint.
-    const auto near = closest_name(e.key(), {"repeat", "max_concurrent"});
+    const auto near = sys::closest_name(e.key(), {"repeat", "max_concurrent"});
     if (near.empty()) throw;
     throw OptionError(e.key(), "unknown option. Did you mean '" + near + "'?");
   }

@@ -68,9 +68,9 @@ Progress progress_of(const io::ResultsFile& file) {
   for (const auto& e : file.events) {
     // The experiment's own `end` (a trial's has its id), until a resume goes on after it:
     // a job stopped by scancel and submitted again ends as its last run did.
-    if (e.trial < 1 && e.kind == "end") p.ended = e.message;
-    if (e.trial < 1 && e.kind == "resume") p.ended.clear();
-    if (e.kind == "slurm") {
+    if (e.trial < 1 && e.kind == search::EventKind::End) p.ended = e.message;
+    if (e.trial < 1 && e.kind == search::EventKind::Resume) p.ended.clear();
+    if (e.kind == search::EventKind::Slurm) {
       // One per allocation: "job ID, restart N, ...". The same job again is a Slurm requeue;
       // another job is a submission of its own (`slurm submit` again, to resume).
       const std::string id = e.message.rfind("job ", 0) == 0 ? e.message.substr(4, e.message.find(',') - 4) : e.message;
@@ -81,7 +81,7 @@ Progress progress_of(const io::ResultsFile& file) {
   }
   if (!file.events.empty()) {
     const auto& e = file.events.back();
-    p.last_event = e.kind + (e.message.empty() ? "" : ": " + e.message) + " at " + fixed(e.time, 4) + " s";
+    p.last_event = e.kind_name() + (e.message.empty() ? "" : ": " + e.message) + " at " + fixed(e.time, 4) + " s";
   }
   // The recorded config is the file's own; a config that no longer parses (a moved command
   // trainable) only costs the planned count.

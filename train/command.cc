@@ -1,27 +1,22 @@
 // The command trainable (train/command.h: the protocol): one subprocess per attempt and
 // gang member, its JSON-line reports, checkpoints through RANKTUNE_CHECKPOINT_DIR, stops
-// (asked for, then signalled), timeouts and the capped trial log (TrialLog). Its
-// [trainable] keys are command_config.cc.
+// (asked for, then signalled) and timeouts. Its log is train/trial_log.h, its environment
+// train/command_env.h, its [trainable] keys command_config.cc.
 #include "train/command.h"
-
-#include "ranktune/config.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -30,8 +25,6 @@
 #include "io/archive.h"
 #include "io/json.h"
 #include "sys/safe_fs.h"
-
-extern char** environ;
 
 namespace ranktune::train {
 
@@ -47,264 +40,10 @@ std::string seconds(double s) {
   return o.str();
 }
 
-// The last `max_lines` lines of `s`; `cut` says that `s` starts in the middle of a line,
-// which is dropped.
-std::string last_lines(std::string s, int max_lines, bool cut) {
-  if (cut) {  // drop the line the byte limit cut through
-    const auto nl = s.find('\n');
-    if (nl != std::string::npos && nl + 1 < s.size()) s.erase(0, nl + 1);
-  }
-  std::size_t pos = s.size();
-  if (pos > 0 && s[pos - 1] == '\n') --pos;
-  for (int lines = 0; pos > 0;) {
-    const auto nl = s.rfind('\n', pos - 1);
-    if (nl == std::string::npos) {
-      pos = 0;
-    } else if (++lines == max_lines) {
-      pos = nl + 1;
-      break;
-    } else {
-      pos = nl;
-    }
-  }
-  return s.substr(pos);
-}
-
-// ranktune's own lines in a trial log start with this, so that they are told apart from
-// the program's output (last_meaningful_line skips them).
-constexpr std::string_view kOurLine = "[ranktune] ";
-
-// The cut marker has a fixed length, so that it can be rewritten in place as the count
-// grows, and found again at offset max / 2 when the log is appended to.
-constexpr const char* kMarkerFormat = "\n[ranktune] ---- log cut here: %20lld bytes of output dropped (max_log_mb) ----\n";
-// What write() keeps in memory for tail(): a little more than tail()'s 2000 bytes.
-constexpr std::size_t kRecentBytes = 4096;
-
-std::string marker(std::int64_t dropped) {
-  char b[128];
-  const int n = std::snprintf(b, sizeof b, kMarkerFormat, static_cast<long long>(dropped));
-  return std::string(b, static_cast<std::size_t>(n));
-}
-
-std::int64_t marker_length() {
-  static const std::int64_t n = static_cast<std::int64_t>(marker(0).size());
-  return n;
-}
-
 }  // namespace
-
-std::string read_tail(const std::string& path, int max_lines, std::size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0));
-  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
-  std::string s(size - start, '\0');
-  in.seekg(static_cast<std::streamoff>(start));
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
-  s.resize(static_cast<std::size_t>(in.gcount()));
-  return last_lines(std::move(s), max_lines, start > 0);
-}
-
-std::string last_meaningful_line(const std::string& tail, std::size_t max_chars) {
-  std::size_t end = tail.size();
-  while (end > 0) {
-    const auto nl = tail.rfind('\n', end - 1);
-    const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
-    std::string line = tail.substr(begin, end - begin);
-    end = nl == std::string::npos ? 0 : nl;
-    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line.compare(0, kOurLine.size(), kOurLine) == 0) continue;
-    line.erase(0, first);
-    // Control characters (a progress bar's \r, colour codes) would garble the report.
-    for (char& c : line)
-      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    if (line.size() > max_chars) line = line.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
-    return line;
-  }
-  return {};
-}
-
-// ---- TrialLog ----
-
-void TrialLog::open(int dirfd, const std::string& name, const std::string& shown, bool append,
-                    std::int64_t max_bytes) {
-  fd_.reset();
-  path_ = shown;
-  error_.clear();
-  recent_.clear();
-  cut_ = false;
-  dropped_ = size_ = initial_size_ = 0;
-  // Whole KiB, at least 4 of them, so that head, marker and tail always fit.
-  max_ = max_bytes <= 0 ? 0 : std::max<std::int64_t>(4096, max_bytes / 1024 * 1024);
-  sys::OpenOptions o;
-  o.access = O_RDWR;  // the cap moves the tail within the file
-  o.create = sys::Create::IfMissing;
-  o.truncate = !append;
-  o.mode = 0644;
-  fd_ = sys::open_file_at(dirfd, name, o, shown);
-  struct stat st {};
-  if (::fstat(fd_.get(), &st) != 0) throw sys::FsError(shown + ": cannot stat it", errno);
-  size_ = initial_size_ = st.st_size;
-  if (max_ == 0 || size_ <= max_ / 2) return;
-  // A log already past its head: an earlier run cut it, and its marker says how much.
-  std::string m(static_cast<std::size_t>(marker_length()), '\0');
-  const ssize_t got = ::pread(fd_.get(), m.data(), m.size(), max_ / 2);
-  long long dropped = 0;
-  if (got == static_cast<ssize_t>(m.size()) && std::sscanf(m.c_str(), "\n[ranktune] ---- log cut here: %lld", &dropped) == 1 &&
-      dropped >= 0 && m == marker(dropped)) {
-    cut_ = true;
-    dropped_ = dropped;
-    shift_tail();
-  } else {
-    cut();  // written without a cap, or under another max_log_mb: cut it now
-  }
-}
-
-bool TrialLog::put(const char* data, std::size_t n, std::int64_t at) noexcept {
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd_.get(), data, n, at);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      failed(w < 0 ? errno : ENOSPC);
-      return false;
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-    at += w;
-  }
-  return true;
-}
-
-void TrialLog::failed(int error) noexcept {
-  if (!error_.empty()) return;
-  try {
-    if (error == ENOSPC || error == EDQUOT) {
-      struct statvfs fsst {};
-      const unsigned long long free_bytes =
-          ::fstatvfs(fd_.get(), &fsst) == 0 ? static_cast<unsigned long long>(fsst.f_bavail) * fsst.f_frsize : 0;
-      error_ = "the file system of " + path_ + " is full (" + std::to_string(free_bytes) + " bytes free" +
-               (error == EDQUOT ? ", or this user's quota is used up" : "") + ")";
-    } else {
-      error_ = "cannot write " + path_ + ": " + std::strerror(error);
-    }
-  } catch (...) {
-    error_ = "cannot write the log";  // out of memory: say the least
-  }
-  fd_.reset();  // what did reach the file stays; nothing more goes there
-}
-
-void TrialLog::write_marker() noexcept {
-  const std::string m = marker(dropped_);
-  put(m.data(), m.size(), max_ / 2);
-}
-
-void TrialLog::cut() noexcept {
-  // Everything between the head and the marker's end is dropped: it is replaced by the
-  // marker, and the tail starts after it.
-  const std::int64_t tail_start = max_ / 2 + marker_length();
-  dropped_ += std::min(size_, tail_start) - max_ / 2;
-  size_ = std::max(size_, tail_start);
-  cut_ = true;
-  write_marker();
-  shift_tail();
-}
-
-void TrialLog::shift_tail() noexcept {
-  // The tail grows up to half the cap, then its last quarter moves to just after the
-  // marker: each byte is copied at most once more, and the file stays under about max_.
-  const std::int64_t tail_start = max_ / 2 + marker_length();
-  const std::int64_t keep = max_ / 4;
-  if (!fd_ || size_ - tail_start <= 2 * keep) return;
-  const std::int64_t from = size_ - keep;
-  char chunk[65536];
-  for (std::int64_t done = 0; done < keep;) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(sizeof chunk, keep - done));
-    const ssize_t got = ::pread(fd_.get(), chunk, n, from + done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return failed(got < 0 ? errno : EIO);
-    if (!put(chunk, static_cast<std::size_t>(got), tail_start + done)) return;
-    done += got;
-  }
-  dropped_ += from - tail_start;
-  size_ = tail_start + keep;
-  if (::ftruncate(fd_.get(), size_) != 0) return failed(errno);
-  write_marker();
-}
-
-void TrialLog::write(std::string_view bytes) noexcept {
-  try {
-    recent_.append(bytes.data(), bytes.size());
-    if (recent_.size() > 2 * kRecentBytes) recent_.erase(0, recent_.size() - kRecentBytes);
-  } catch (...) {
-  }
-  while (fd_ && !bytes.empty()) {
-    std::size_t n = bytes.size();
-    if (max_ > 0 && !cut_) n = static_cast<std::size_t>(std::clamp<std::int64_t>(max_ / 2 - size_, 0, n));
-    if (n > 0 && put(bytes.data(), n, size_)) size_ += static_cast<std::int64_t>(n);
-    bytes.remove_prefix(n);
-    if (max_ > 0 && !cut_ && !bytes.empty()) cut();
-    else if (cut_) shift_tail();
-  }
-}
-
-std::string TrialLog::tail(int max_lines, std::size_t max_bytes) const {
-  const std::size_t start = recent_.size() > max_bytes ? recent_.size() - max_bytes : 0;
-  return last_lines(recent_.substr(start), max_lines, start > 0);
-}
-
-// ---- CommandTrainable ----
 
 CommandTrainable::CommandTrainable(const config::TrainableSpec& spec)
     : spec_(options_of<CommandOptions>(spec)), metrics_(spec.metrics) {}
-
-std::string python_helper_dir() {
-  // Installed layout first (<prefix>/bin/ranktune -> <prefix>/share/ranktune/python), then
-  // the source tree this binary was built from.
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto installed = exe.parent_path().parent_path() / "share" / "ranktune" / "python";
-    if (std::filesystem::exists(installed / "ranktune" / "__init__.py", ec)) return installed.string();
-  }
-  const std::filesystem::path source = RANKTUNE_SOURCE_PYTHON_DIR;
-  if (std::filesystem::exists(source / "ranktune" / "__init__.py", ec)) return source.string();
-  return {};
-}
-
-std::map<std::string, std::string> distributed_variables(const DistributedEnv& d, const std::string& device,
-                                                         const char* visible) {
-  std::map<std::string, std::string> v = {
-      {"RANK", std::to_string(d.rank)},
-      {"WORLD_SIZE", std::to_string(d.world_size)},
-      {"LOCAL_RANK", std::to_string(d.local_rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(d.local_world_size)},
-      {"GROUP_RANK", std::to_string(d.node_rank)},  // torchrun's name for the node's rank
-      {"NODE_RANK", std::to_string(d.node_rank)},
-      {"MASTER_ADDR", d.master_addr},
-      {"RANKTUNE_DEVICE", device},
-  };
-  if (d.master_port > 0) v["MASTER_PORT"] = std::to_string(d.master_port);
-  if (device.rfind("cuda:", 0) != 0) return v;
-  // "cuda:N" counts in the worker's CUDA_VISIBLE_DEVICES: the program sees only that one.
-  std::size_t n = 0;
-  try {
-    n = std::stoul(device.substr(5));
-  } catch (const std::exception&) {
-    return v;
-  }
-  std::string physical = std::to_string(n);
-  if (visible != nullptr && *visible != '\0') {
-    std::vector<std::string> list;
-    std::stringstream in(visible);
-    for (std::string item; std::getline(in, item, ',');) list.push_back(item);
-    if (n >= list.size()) return v;  // not a device of this list: leave it as it is
-    physical = list[n];
-  }
-  v["CUDA_VISIBLE_DEVICES"] = physical;
-  v["RANKTUNE_DEVICE"] = "cuda:0";
-  return v;
-}
 
 void CommandTrainable::setup(const search::Config& config, const Context& context) {
   stop();
@@ -358,7 +97,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   // Also at the top of a log still empty (a retry, or an exploit before its first output):
   // the line says why this run started where it did.
   if (append) {
-    log_.write(std::string(kOurLine) + "---- trial " + std::to_string(context.trial_id) + " attempt " +
+    log_.write(std::string(kOwnLinePrefix) + "---- trial " + std::to_string(context.trial_id) + " attempt " +
                std::to_string(context.attempt) + " goes on at iteration " + std::to_string(context.first_iteration) +
                " (" + context.start_cause + ") ----\n");
   }
@@ -376,31 +115,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
   if (::pipe2(fds, O_CLOEXEC) != 0) throw TrialFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
   sys::UniqueFd read_end(fds[0]), write_end(fds[1]);
 
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view kv(*e);
-    const auto eq = kv.find('=');
-    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  env.try_emplace("PYTHONUNBUFFERED", "1");
-  // `import ranktune` works in any Python trainable without the user setting PYTHONPATH;
-  // the user's own entries keep precedence.
-  if (const std::string helper = python_helper_dir(); !helper.empty()) {
-    auto& path = env["PYTHONPATH"];
-    path = path.empty() ? helper : path + ":" + helper;
-  }
-  for (const auto& [k, v] : spec_.env) env[k] = v;
-  env["RANKTUNE_CONFIG"] = io::to_json(config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  env["RANKTUNE_TRIAL_ID"] = std::to_string(context.trial_id);
-  env["RANKTUNE_ATTEMPT"] = std::to_string(context.attempt);
-  env["RANKTUNE_REPORT_FD"] = std::to_string(sys::ChildProcess::kReportFd);
-  env["RANKTUNE_SEED"] = std::to_string(context.seed);
-  env["RANKTUNE_ITERATION"] = std::to_string(context.first_iteration);
-  env["RANKTUNE_PROTOCOL"] = std::to_string(kCommandProtocol);
-  const auto visible = env.find("CUDA_VISIBLE_DEVICES");
-  for (auto& [k, v] : distributed_variables(context.distributed, context.device,
-                                            visible == env.end() ? nullptr : visible->second.c_str()))
-    env[k] = std::move(v);
+  std::map<std::string, std::string> env = trial_environment(spec_.env, config, context);
   set_mode_env(env, context);  // RANKTUNE_MODE, and RANKTUNE_EVAL_* for `ranktune eval` (command_eval.cc)
   control_.reset();
   control_child_.reset();
@@ -413,7 +128,6 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     throw TrialFailure(std::string("cannot create the control socket: ") + std::strerror(errno));
   control_.reset(sv[0]);
   control_child_.reset(sv[1]);
-  env["RANKTUNE_CONTROL_FD"] = std::to_string(sys::ChildProcess::kControlFd);
   checkpoint_dir_.remove();
   if (spec_.checkpoint) {
     try {
@@ -426,11 +140,7 @@ void CommandTrainable::setup(const search::Config& config, const Context& contex
     }
     env["RANKTUNE_CHECKPOINT_DIR"] = checkpoint_dir_.path();
   }
-  std::vector<std::string> env_list;
-  env_list.reserve(env.size());
-  for (const auto& [k, v] : env) env_list.push_back(k + "=" + v);
-
-  request_ = sys::SpawnRequest{resolved.path, spec_.command, std::move(env_list), workdir};
+  request_ = sys::SpawnRequest{resolved.path, spec_.command, environment_list(env), workdir};
   output_ = std::move(output_read);
   output_write_ = std::move(output_write);
   report_write_ = std::move(write_end);

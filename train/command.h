@@ -3,7 +3,7 @@
 /// per trial attempt and gang member, reporting one JSON object per line on a pipe. The
 /// protocol, version 2, is docs/command_protocol.md; the Python helper is python/ranktune.
 ///
-/// The child's environment is the worker's, plus `[trainable] env`, plus
+/// The child's environment (train/command_env.h) is the worker's, plus `[trainable] env`, plus
 ///   RANKTUNE_CONFIG     the trial's config as a JSON object
 ///   RANKTUNE_TRIAL_ID   RANKTUNE_ATTEMPT   RANKTUNE_DEVICE ("cpu", "cuda:0")
 ///   RANKTUNE_SEED       the experiment seed (combine with the trial id for a trial stream)
@@ -28,7 +28,7 @@
 /// decisions, a save is exactly at its iteration, and a gang's members stop together.
 /// ranktune packs the directory (io/archive.h) after the acknowledgement.
 /// stdin is /dev/null; stdout and stderr go to a pipe that the worker copies into
-/// <log_dir>/trial_<id>_attempt_<k>.log (`_rank_<r>` added for gang member r; TrialLog:
+/// <log_dir>/trial_<id>_attempt_<k>.log (`_rank_<r>` added for gang member r; train/trial_log.h:
 /// capped, appended to when the same attempt goes on, a full disk named).
 /// The program leads its own process group and dies with the worker (sys::ChildProcess). A stop
 /// asks a program that said hello to stop, and waits `stop_grace_s` for it to exit; then (or
@@ -50,82 +50,17 @@
 #include "sys/fd.h"
 #include "sys/process.h"
 #include "sys/temp_dir.h"
+#include "train/command_env.h"
 #include "train/registry.h"
 #include "train/trainable.h"
+#include "train/trial_log.h"
 
 namespace ranktune::train {
 
 
-/// The last `max_lines` lines of the file at `path`, at most `max_bytes` bytes of it; "" when
-/// it cannot be read.
-std::string read_tail(const std::string& path, int max_lines = 20, std::size_t max_bytes = 2000);
-
-/// The last line of a log tail that says something: blank lines and ranktune's own lines
-/// ("[ranktune] ...": separators, cut markers) are skipped. For a Python program that died
-/// of an exception it is the exception ("RuntimeError: size mismatch ..."). At most
-/// `max_chars` characters (cut with "..."); "" when there is none.
-std::string last_meaningful_line(const std::string& tail, std::size_t max_chars = 200);
-
-/// The log of one trial attempt. The worker writes it from the pipe that the program's stdout
-/// and stderr go to, so that it can cap it and name a full disk (a program that wrote the
-/// file itself would just die of a failed print). Opened inside the private logs folder
-/// with sys::open_file_at: no link, a regular file of ours with one link. Past `max_bytes`
-/// it keeps the first half, a marker line that says how many bytes were dropped there, and
-/// the last quarter to half of the output. Writes never throw: the first failure is kept in
-/// error(), and later output still reaches the in-memory tail.
-class TrialLog {
- public:
-  /// Opens (or creates) `name` in the folder open at `dirfd`; `shown` is its path for
-  /// messages. `append` keeps what the file holds (the same attempt goes on), else it is
-  /// emptied. `max_bytes` 0: no cap. Throws sys::FsError.
-  void open(int dirfd, const std::string& name, const std::string& shown, bool append, std::int64_t max_bytes);
-  bool is_open() const { return static_cast<bool>(fd_); }
-  /// Bytes the file held when opened (0 unless appending to an existing log).
-  std::int64_t initial_size() const { return initial_size_; }
-  /// Appends program output, or a line of ranktune's. Never throws.
-  void write(std::string_view bytes) noexcept;
-  /// The last lines written since open(), kept in memory (so a full disk keeps them).
-  std::string tail(int max_lines = 20, std::size_t max_bytes = 2000) const;
-  /// The first write failure, said for users: "the file system of PATH is full (N bytes
-  /// free)", or "cannot write PATH: ..."; "" when none.
-  const std::string& error() const { return error_; }
-  /// Output bytes dropped by the cap so far.
-  std::int64_t dropped() const { return dropped_; }
-  void close() noexcept { fd_.reset(); }
-
- private:
-  bool put(const char* data, std::size_t n, std::int64_t at) noexcept;
-  void cut() noexcept;
-  void shift_tail() noexcept;
-  void write_marker() noexcept;
-  void failed(int error) noexcept;
-
-  sys::UniqueFd fd_;
-  std::string path_;
-  std::int64_t max_ = 0;         ///< 0: no cap
-  std::int64_t size_ = 0;        ///< the file's size: where the next byte goes
-  std::int64_t initial_size_ = 0;
-  bool cut_ = false;             ///< the marker is at offset max_ / 2
-  std::int64_t dropped_ = 0;
-  std::string recent_;           ///< the last few KiB written since open()
-  std::string error_;
-};
-
 /// The largest `[trainable] kill_grace_s` and `stop_grace_s`: a worker waits this long per
 /// stopped trial.
 inline constexpr double kMaxKillGraceS = 600.0;
-
-/// The version of the command protocol this ranktune speaks (RANKTUNE_PROTOCOL).
-inline constexpr int kCommandProtocol = 2;
-
-/// The variables that place a command's process in its gang: torchrun's RANK, WORLD_SIZE,
-/// LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, NODE_RANK, MASTER_ADDR and MASTER_PORT (none
-/// when no port was picked), and RANKTUNE_DEVICE. On a GPU ("cuda:N", N counted in the
-/// worker's CUDA_VISIBLE_DEVICES, `visible` here, nullptr when unset) CUDA_VISIBLE_DEVICES
-/// is narrowed to that one device and RANKTUNE_DEVICE is "cuda:0", so that every process of
-/// a gang finds its own GPU as device 0; on the CPU neither is changed. Pure.
-std::map<std::string, std::string> distributed_variables(const DistributedEnv& d, const std::string& device,
-                                                         const char* visible);
 
 /// `[trainable] kind = "command"`: its own keys (configs/README.md). Its `metrics` key is the
 /// spec's metrics (config::TrainableSpec::metrics).
@@ -288,9 +223,5 @@ class CommandTrainable : public Trainable {
 /// The command as the manifest of a `ranktune eval` records it: its argv, workdir, and its
 /// program file (the script, when argv[0] is an interpreter) with size and CRC-32C.
 nlohmann::json command_describe(const config::TrainableSpec& spec);
-
-/// The folder holding the `ranktune` Python helper package (installed copy first, then the
-/// source tree), or "" if neither exists. Command trainables get it appended to PYTHONPATH.
-std::string python_helper_dir();
 
 }  // namespace ranktune::train

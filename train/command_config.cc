@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "search/options.h"
+#include "sys/text.h"
 
 namespace ranktune::train {
 
@@ -102,11 +103,11 @@ void check_command(const config::ExperimentConfig& cfg) {
   const sys::ResolvedProgram r = sys::resolve_program(program, config_dir, path_env);
   if (r.error != 0) {
     const std::string where = r.path.empty() ? "not found in PATH" : "resolved to " + r.path;
-    cfg.fail("trainable.command", "cannot run '" + search::excerpt(program) + "': " + std::strerror(r.error) + " (" + where +
+    cfg.fail("trainable.command", "cannot run '" + sys::excerpt(program) + "': " + std::strerror(r.error) + " (" + where +
                                       "). Relative paths with a '/' are relative to the config's folder");
   }
   if (!spec.workdir.empty() && !std::filesystem::is_directory(spec.workdir, ec)) {
-    cfg.fail("trainable.workdir", "'" + search::excerpt(spec.workdir) + "' is not a directory");
+    cfg.fail("trainable.workdir", "'" + sys::excerpt(spec.workdir) + "' is not a directory");
   }
 }
 

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "search/options.h"
+#include "sys/text.h"
 #include "train/idx.h"
 #include "train/mnist.h"
 #include "train/rng.h"
@@ -31,7 +32,7 @@ std::string number_text(double d) {
 }
 
 std::string value_text(const search::Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return "\"" + search::excerpt(*s) + "\"";
+  if (const auto* s = std::get_if<std::string>(&v)) return "\"" + sys::excerpt(*s) + "\"";
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
   return number_text(std::get<double>(v));
 }
@@ -84,7 +85,7 @@ MlpHyper parse_mlp_hyper(const search::Config& c, std::uint64_t default_seed) {
   for (const auto& [name, value] : c) {
     if (std::find(mlp_param_names().begin(), mlp_param_names().end(), name) == mlp_param_names().end())
       throw std::invalid_argument("'" + name + "' is not a parameter of the mlp trainable; valid: " +
-                                  search::comma_list(mlp_param_names()));
+                                  sys::comma_list(mlp_param_names()));
   }
   MlpHyper h;
   const bool has_depth = c.contains("depth") || c.contains("width");
@@ -452,10 +453,10 @@ void check_mlp(const config::ExperimentConfig& cfg) {
   for (const auto& p : cfg.space.params) {
     const std::string key = "search.space." + p.name;
     if (std::find(names.begin(), names.end(), p.name) == names.end()) {
-      const std::string near = search::closest_name(p.name, names);
-      const std::string name = search::excerpt(p.name);
+      const std::string near = sys::closest_name(p.name, names);
+      const std::string name = sys::excerpt(p.name);
       cfg.fail(key, "'" + name + "' is not a parameter of the mlp trainable" +
-                        (near.empty() ? "" : "; did you mean '" + near + "'?") + " Valid: " + search::comma_list(names));
+                        (near.empty() ? "" : "; did you mean '" + near + "'?") + " Valid: " + sys::comma_list(names));
     }
     // Every value the domain can produce must make a valid trial: check the listed values,
     // or both ends of a range, one parameter at a time on top of the defaults.
@@ -486,7 +487,7 @@ void check_mlp(const config::ExperimentConfig& cfg) {
     cfg.fail("search.space.hidden", "give the hidden layers either as 'hidden' or as 'depth' and 'width', not both");
   const auto& metrics = mlp_metrics();
   if (std::find(metrics.begin(), metrics.end(), cfg.metric) == metrics.end())
-    cfg.fail("experiment.metric", "the mlp trainable reports " + search::comma_list(metrics) + "; '" + search::excerpt(cfg.metric) +
+    cfg.fail("experiment.metric", "the mlp trainable reports " + sys::comma_list(metrics) + "; '" + sys::excerpt(cfg.metric) +
                                       "' is not one of them");
   // The data must be there before any rank starts; reading it is the worker's job.
   const std::string dir = spec.data_dir.empty() ? default_data_dir() : spec.data_dir;

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "io/schema.h"
-#include "search/options.h"
+#include "sys/text.h"
 #include "train/command.h"
 #include "train/mlp_trainable.h"
 #include "train/synthetic.h"
@@ -44,7 +44,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) { return 
 
 const TrainableKind& kind_of(const config::TrainableSpec& spec) {
   if (const TrainableKind* k = find_kind(spec.kind)) return *k;
-  throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: " + search::comma_list(trainable_kind_names()));
+  throw std::invalid_argument("unknown trainable kind '" + spec.kind + "'; valid: " + sys::comma_list(trainable_kind_names()));
 }
 
 TrainableTraits traits(const config::TrainableSpec& spec) { return kind_of(spec).traits(spec); }
@@ -74,7 +74,7 @@ void read_trainable(config::ExperimentConfig& cfg) {
   }
   const TrainableKind* kind = find_kind(spec.kind);
   if (kind == nullptr)
-    cfg.fail("trainable.kind", "unknown kind '" + spec.kind + "'; valid: " + search::comma_list(trainable_kind_names()));
+    cfg.fail("trainable.kind", "unknown kind '" + spec.kind + "'; valid: " + sys::comma_list(trainable_kind_names()));
   if (!spec.options) spec.options = kind->read(spec.keys, cfg);  // a spec built in code with defaults
   if (cfg.ranks_per_trial > 1 && kind->no_gang != nullptr) {
     std::vector<std::string> gangs;
@@ -82,7 +82,7 @@ void read_trainable(config::ExperimentConfig& cfg) {
       if (k.no_gang == nullptr) gangs.emplace_back(k.name);
     std::sort(gangs.begin(), gangs.end());
     spec.keys.fail_config(cfg, "resources.ranks_per_trial", "gang trials (ranks_per_trial > 1) need a built-in trainable (" +
-                                              search::comma_list(gangs) + "): " + kind->no_gang);
+                                              sys::comma_list(gangs) + "): " + kind->no_gang);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "search/options.h"
+#include "sys/text.h"
 #include "train/collective.h"
 
 namespace ranktune::train {
@@ -205,7 +206,7 @@ void check_synthetic(const config::ExperimentConfig& cfg) {
   if (f == nullptr) {
     std::vector<std::string> names;
     for (const auto& g : synthetic_functions()) names.push_back(g.name);
-    cfg.fail("trainable.function", "unknown function '" + search::excerpt(spec.function) + "'; valid: " + search::comma_list(names));
+    cfg.fail("trainable.function", "unknown function '" + sys::excerpt(spec.function) + "'; valid: " + sys::comma_list(names));
   }
 
   std::vector<std::string> needed = f->params;
@@ -226,7 +227,7 @@ void check_synthetic(const config::ExperimentConfig& cfg) {
     if (!in_space.contains(name)) missing.push_back(name);
   }
   if (!missing.empty()) {
-    cfg.fail("search.space", spec.function + " needs parameters " + search::comma_list(needed) + "; missing: " + search::comma_list(missing));
+    cfg.fail("search.space", spec.function + " needs parameters " + sys::comma_list(needed) + "; missing: " + sys::comma_list(missing));
   }
   for (const auto& p : cfg.space.params) {
     if (!inputs.contains(p.name)) continue;
@@ -238,7 +239,7 @@ void check_synthetic(const config::ExperimentConfig& cfg) {
   }
 
   if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
-    cfg.fail("experiment.metric", "the synthetic trainable reports " + search::comma_list(f->metrics) + "; '" + search::excerpt(cfg.metric) +
+    cfg.fail("experiment.metric", "the synthetic trainable reports " + sys::comma_list(f->metrics) + "; '" + sys::excerpt(cfg.metric) +
                                       "' is not one of them (\"objective\" is f(x) without noise)");
   }
 }

@@ -16,8 +16,8 @@ using namespace ranktune::controller;
 /// Records the controller's events as "kind:trial:message" lines.
 struct Events : ControllerObserver {
   std::vector<std::string> lines;
-  void on_event(double, TrialId t, int, const std::string& kind, const std::string& msg) override {
-    lines.push_back(kind + ":" + std::to_string(t) + ":" + msg);
+  void on_event(double, TrialId t, int, EventKind kind, const std::string& msg) override {
+    lines.push_back(std::string(to_string(kind)) + ":" + std::to_string(t) + ":" + msg);
   }
   /// The newest line that starts with `prefix` ("kind:trial:"), or "".
   std::string last(const std::string& prefix) const {

@@ -17,8 +17,8 @@ struct Recorder : ControllerObserver {
   std::vector<std::string> events;
   std::int64_t results = 0;
   void on_result(const Trial&, std::int64_t, double, const Metrics&) override { ++results; }
-  void on_event(double, TrialId t, int, const std::string& kind, const std::string&) override {
-    events.push_back(kind + ":" + std::to_string(t));
+  void on_event(double, TrialId t, int, EventKind kind, const std::string&) override {
+    events.push_back(std::string(to_string(kind)) + ":" + std::to_string(t));
   }
 };
 

@@ -161,8 +161,8 @@ TEST(ResumePoint, CountsFailuresFromErrorEventsAndGoesOnFromTheLatestTime) {
   file.trials[0].end_time = NAN;  // still running: not a time
   file.trials[1].end_time = 8.0;
   file.results = {row(1, 0, 1, 2.0), row(1, 0, 2, 9.5)};
-  file.events = {{3.0, 2, 1, "error", "boom"}, {4.0, 2, 1, "error", "boom again"}, {4.5, 1, 1, "warning", "w"},
-                 {5.0, 7, 1, "error", "unknown trial"}};
+  file.events = {{3.0, 2, 1, search::EventKind::Error, "boom"}, {4.0, 2, 1, search::EventKind::Error, "boom again"}, {4.5, 1, 1, search::EventKind::Warning, "w"},
+                 {5.0, 7, 1, search::EventKind::Error, "unknown trial"}};
   const ResumePoint p = resume_point(file);
   EXPECT_DOUBLE_EQ(p.spent, 9.5);
   ASSERT_EQ(p.trials.size(), 2u);

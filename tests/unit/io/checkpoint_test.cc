@@ -375,7 +375,7 @@ TEST_F(CheckpointStoreTest, CompactRoundTripsEverythingButDroppedBytes) {
     t.id = 1;
     t.status = search::TrialStatus::Terminated;
     w->write_trial(t);
-    w->append_event({1.0, 1, 1, "start", "hello"});
+    w->append_event({1.0, 1, 1, search::EventKind::Start, "hello"});
     for (int i = 1; i <= 8; ++i) store(*w, 1, i, 1.0 / i, 300000, static_cast<char>('0' + i));
     w->apply_retention({});
   }

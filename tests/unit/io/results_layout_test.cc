@@ -347,7 +347,7 @@ void expect_old_texts(const ResultsFile& f) {
   EXPECT_TRUE(f.trials[2].error.empty() && f.trials[2].log_tail.empty());
   std::size_t warnings = 0;
   for (const EventRow& e : f.events) {
-    if (e.kind != "warning") continue;
+    if (e.kind != search::EventKind::Warning) continue;
     ++warnings;
     EXPECT_GT(e.message.size(), 700u);
     EXPECT_EQ(e.message.substr(e.message.size() - 15), "to record them)") << e.message;
@@ -462,7 +462,7 @@ TEST_F(ResultsLayoutTest, CompressedTablesReadBackAndCompress) {
       if (id % 100 == 0) t.log_tail = long_text('z', 1000);
       w.write_trial(t);
       for (int i = 1; i <= 3; ++i) w.append_result(id, 0, i, id + 0.1 * i, {{"loss", 1.0 / (id + i)}});
-      w.append_event({static_cast<double>(id), id, 1, "start", ""});
+      w.append_event({static_cast<double>(id), id, 1, search::EventKind::Start, ""});
     }
   }
   for (const char* name : {"trials", "results", "events", "trial_texts"}) {
@@ -526,7 +526,7 @@ TEST_F(ResultsLayoutTest, CompressedFileReadsLiveAndAfterAKill) {
         w.write_trial(t);  // every row rewritten: chunks are rewritten, as in a run
         w.append_result(id, 0, round, round, {{"loss", 0.5}});
       }
-      w.append_event({static_cast<double>(round), -1, -1, "round", std::string(600, 'm')});
+      w.append_event({static_cast<double>(round), -1, -1, std::nullopt, std::string(600, 'm'), "round"});  // a kind of its own
       w.flush();
       if (round == 2) {
         std::fclose(std::fopen((p + ".ready").c_str(), "w"));

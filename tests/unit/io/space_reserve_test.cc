@@ -58,7 +58,7 @@ class SpaceReserveTest : public ::testing::Test {
     t.attempt = 0;
     w.write_trial(t);
     w.append_result(t.id, 0, i + 1, 0.1 * i, {{"loss", 1.0 / (1 + i)}});
-    w.append_event({0.1 * i, t.id, 1, "start", ""});
+    w.append_event({0.1 * i, t.id, 1, search::EventKind::Start, ""});
     w.append_state(0.1 * i, std::string(4096, static_cast<char>('a' + i % 26)));
     w.flush();
   }

@@ -147,7 +147,7 @@ void write_sample_file(const std::string& path, int results = 100) {
     w.write_trial(make_trial(id, id % 3 ? TrialStatus::Terminated : TrialStatus::Error, 0.1 * id));
   for (int i = 0; i < results; ++i)
     w.append_result(1 + i % 6, 0, i, 0.5 * i, {{"acc", 0.001 * i}, {"loss", 1.0 / (1 + i)}});
-  for (int i = 0; i < 20; ++i) w.append_event({0.1 * i, 1 + i % 6, 1, "start", "trial started"});
+  for (int i = 0; i < 20; ++i) w.append_event({0.1 * i, 1 + i % 6, 1, search::EventKind::Start, "trial started"});
 }
 
 TEST_F(StoreTest, RoundTripsEveryTable) {
@@ -167,8 +167,8 @@ TEST_F(StoreTest, RoundTripsEveryTable) {
     w.append_result(1, 0, 1, 2.5, {{"acc", 0.5}, {"loss", 1.25}, {"unknown", 7}});
     w.append_result(1, 0, 2, 3.5, {{"acc", NAN}});  // loss missing -> NaN too
     w.append_result(3, 1, 1, 4.0, {{"acc", 0.7}, {"loss", -INFINITY}});
-    w.append_event({1.0, 1, 2, "start", "on rank 2"});
-    w.append_event({2.0, -1, -1, "checkpoint", "global"});
+    w.append_event({1.0, 1, 2, search::EventKind::Start, "on rank 2"});
+    w.append_event({2.0, -1, -1, search::EventKind::Checkpoint, "global"});
     EXPECT_EQ(w.pending(), 6u);
     w.flush();
     EXPECT_EQ(w.pending(), 0u);
@@ -211,7 +211,7 @@ TEST_F(StoreTest, RoundTripsEveryTable) {
   EXPECT_EQ(f.results[2].values[1], -INFINITY);
 
   ASSERT_EQ(f.events.size(), 2u);
-  EXPECT_EQ(f.events[0].kind, "start");
+  EXPECT_EQ(f.events[0].kind_name(), "start");
   EXPECT_EQ(f.events[0].message, "on rank 2");
   EXPECT_EQ(f.events[0].worker, 2);
   EXPECT_EQ(f.events[1].trial, -1);
@@ -426,14 +426,14 @@ TEST_F(StoreTest, SwmrReaderInAnotherProcess) {
   ResultsWriter w(p, sample_meta(), sample_schema(), sample_workers());
   w.write_trial(make_trial(2, TrialStatus::Running, 0.5));
   for (int i = 0; i < 5; ++i) w.append_result(2, 0, i, i, {{"acc", 0.1 * i}});
-  w.append_event({0.0, 2, 1, "start", ""});
+  w.append_event({0.0, 2, 1, search::EventKind::Start, ""});
   w.flush();
   EXPECT_EQ(read_in_child(p), "COUNTS 1 5 1\n");
 
   w.write_trial(make_trial(1, TrialStatus::Running, 0.4));
   for (int i = 0; i < 2000; ++i) w.append_result(1, 0, i, i, {{"acc", 0.1}});
   w.flush();
-  w.append_event({1.0, 1, 1, "start", ""});  // not flushed
+  w.append_event({1.0, 1, 1, search::EventKind::Start, ""});  // not flushed
   EXPECT_EQ(read_in_child(p), "COUNTS 2 2005 1\n");
 }
 
@@ -773,17 +773,39 @@ TEST_F(StoreTest, LongEventMessagesSpanRowsAndReadBackWhole) {
   const std::string huge(40 * 1024, 'x');
   {
     ResultsWriter w(p, sample_meta(), sample_schema(), {});
-    w.append_event({1.5, 3, 2, "exploit", lineage});
-    w.append_event({2.0, 3, 2, "error", huge});
-    w.append_event({2.0, 4, 1, "end", "short"});
+    w.append_event({1.5, 3, 2, search::EventKind::Exploit, lineage});
+    w.append_event({2.0, 3, 2, search::EventKind::Error, huge});
+    w.append_event({2.0, 4, 1, search::EventKind::End, "short"});
   }
   const ResultsFile f = ResultsFile::read(p);
   ASSERT_EQ(f.events.size(), 3u);
-  EXPECT_EQ(f.events[0].kind, "exploit");
+  EXPECT_EQ(f.events[0].kind_name(), "exploit");
   EXPECT_EQ(f.events[0].message, lineage);  // whole, no character split between rows
   EXPECT_EQ(f.events[1].message.size(), kMaxEventMessage);
   EXPECT_EQ(f.events[1].message.substr(kMaxEventMessage - 3), "...");
   EXPECT_EQ(f.events[2].message, "short");
+}
+
+// The kinds are written by their names (search/event_kind.h), and read back as kinds; a name
+// that is no kind of this version (a later ranktune's, or one written by hand) reads back as
+// it is, and the reports show it.
+TEST_F(StoreTest, EventKindsAreStoredByNameAndOtherNamesAreKept) {
+  const std::string p = path("event_kinds.h5");
+  {
+    ResultsWriter w(p, sample_meta(), sample_schema(), {});
+    w.append_event({1.0, 1, 1, search::EventKind::EarlyStop, "stopped by the scheduler"});
+    w.append_event({2.0, -1, 0, search::EventKind::LivePage, "2 pages"});
+    w.append_event({3.0, 2, 1, std::nullopt, "from the future", "hibernate"});
+  }
+  const ResultsFile f = ResultsFile::read(p);
+  ASSERT_EQ(f.events.size(), 3u);
+  EXPECT_EQ(f.events[0].kind, search::EventKind::EarlyStop);
+  EXPECT_EQ(f.events[0].kind_name(), "early_stop");
+  EXPECT_EQ(f.events[1].kind, search::EventKind::LivePage);
+  EXPECT_EQ(f.events[1].kind_name(), "live_page");
+  EXPECT_FALSE(f.events[2].kind.has_value());
+  EXPECT_EQ(f.events[2].kind_name(), "hibernate");
+  EXPECT_EQ(f.events[2].message, "from the future");
 }
 
 }  // namespace

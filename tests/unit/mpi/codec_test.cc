@@ -95,8 +95,8 @@ TEST(Codec, EveryOtherMessageSurvives) {
   EXPECT_FALSE(c.last);
   EXPECT_EQ(round_trip(ChunkAck{7, 1, 123}).received, 123);
   EXPECT_EQ(round_trip(LogTail{7, 1, "tail"}).log_tail, "tail");
-  const Notice n = round_trip(Notice{7, 1, "warning", "killed with SIGKILL"});
-  EXPECT_EQ(n.kind, "warning");
+  const Notice n = round_trip(Notice{7, 1, search::EventKind::Warning, "killed with SIGKILL"});
+  EXPECT_EQ(n.kind, search::EventKind::Warning);
   EXPECT_EQ(n.message, "killed with SIGKILL");
   std::vector<char> empty;
   encode(Empty{}, empty);

@@ -42,10 +42,10 @@ io::ResultsFile pbt_file() {
     f.trials.push_back(t);
     for (int it = 1; it <= 12; ++it) f.results.push_back({t.id, 0, it, 0.0, {0.0, best[i] + 1.0 / it}});
   }
-  f.events.push_back({1.0, 2, 1, "start", ""});
-  f.events.push_back({2.0, 2, 1, "exploit", lineage(1, 4, 4, 0.2, 0.08)});
-  f.events.push_back({3.0, 1, 1, "exploit", lineage(2, 4, 4, 0.1, 0.3)});  // another trial's
-  f.events.push_back({4.0, 2, 1, "exploit", lineage(3, 8, 8, 0.08, 0.36)});
+  f.events.push_back({1.0, 2, 1, search::EventKind::Start, ""});
+  f.events.push_back({2.0, 2, 1, search::EventKind::Exploit, lineage(1, 4, 4, 0.2, 0.08)});
+  f.events.push_back({3.0, 1, 1, search::EventKind::Exploit, lineage(2, 4, 4, 0.1, 0.3)});  // another trial's
+  f.events.push_back({4.0, 2, 1, search::EventKind::Exploit, lineage(3, 8, 8, 0.08, 0.36)});
   return f;
 }
 
@@ -82,7 +82,7 @@ TEST(Schedule, BadInputGivesClearErrors) {
   } catch (const std::invalid_argument& e) {
     EXPECT_CONTAINS(std::string(e.what()), "no trial 9 in pbt.h5 (it has 3 trials)");
   }
-  f.events.push_back({5.0, 2, 1, "exploit", "donor 1"});
+  f.events.push_back({5.0, 2, 1, search::EventKind::Exploit, "donor 1"});
   try {
     trial_schedule(f, 2);
     FAIL() << "no error for an exploit event without lineage";
@@ -106,7 +106,7 @@ TEST(Schedule, TrialsAreFoundByIdNotByPosition) {
 // with a line instead of each chart it cannot give, rather than an exception.
 TEST(Html, ChartsThatCannotBeDrawnSayWhyAndThePageGoesOn) {
   io::ResultsFile bad_lineage = pbt_file();
-  bad_lineage.events.push_back({5.0, 2, 1, "exploit", "donor 1"});
+  bad_lineage.events.push_back({5.0, 2, 1, search::EventKind::Exploit, "donor 1"});
   const std::string a = render_html(bad_lineage, {}, 0);
   EXPECT_CONTAINS(a, "This chart cannot be drawn: pbt.h5: exploit event of trial 2 at time 5");
   EXPECT_CONTAINS(a, "<h2>Hardware and software stack</h2>");

@@ -134,9 +134,9 @@ io::ResultsFile asha_file() {
     t.best = best;
     t.best_iteration = t.iterations;
     f.trials.push_back(t);
-    f.events.push_back({t.start_time, t.id, 1 + i % 2, "start", ""});
+    f.events.push_back({t.start_time, t.id, 1 + i % 2, search::EventKind::Start, ""});
   }
-  f.events.push_back({12.0, 4, 1, "early_stop", "stopped by the scheduler"});
+  f.events.push_back({12.0, 4, 1, search::EventKind::EarlyStop, "stopped by the scheduler"});
   f.workers = {{1, "n1", 0, "cpu", ""}, {2, "n1", 1, "cpu", ""}};
   return f;
 }
@@ -156,6 +156,21 @@ TEST(Charts, CurvesOfEveryTrialWithLogAxisRungsAndStyles) {
   EXPECT_CONTAINS(svg, "stroke-dasharray=\"5 3\"");  // the stopped one dashed
   EXPECT_CONTAINS(svg, "rung at iteration 3");
   EXPECT_LACKS(curves_chart(chart_data(f, LogChoice::Never, &cfg)), "(log scale)");
+}
+
+// The rungs are drawn for a scheduler whose traits say it has them (search::SchedulerTraits),
+// not for one that stops anywhere.
+TEST(Charts, RungsOnlyForARungScheduler) {
+  io::ResultsFile f = asha_file();
+  const std::string asha = "kind = \"asha\"";
+  f.meta.config_text.replace(f.meta.config_text.find(asha), asha.size(), "kind = \"median_stopping\"");
+  const RunConfig cfg = run_config(f);
+  ASSERT_TRUE(cfg.parsed) << cfg.error;
+  const ChartData d = chart_data(f, LogChoice::Auto, &cfg);
+  EXPECT_EQ(d.scheduler, "median_stopping");
+  const std::string svg = curves_chart(d);
+  EXPECT_CONTAINS(svg, "trial 4 (TERMINATED, stopped by the scheduler)");
+  EXPECT_LACKS(svg, "rung at iteration");
 }
 
 TEST(Charts, ParametersOnTheirDomainsScales) {

@@ -257,10 +257,10 @@ TEST(Leaderboard, TableHasHeaderAndAlignedRows) {
 // revert) end the report; JSON lists them all.
 TEST(Leaderboard, WarningsEndTheReport) {
   io::ResultsFile f = make_file(search::Mode::Max);
-  f.events = {{1.0, 2, 1, "warning", "trial 2 reported metrics that are not in [trainable] metrics, so they are dropped: f1"},
-              {2.0, 3, 2, "start", ""},
-              {3.0, 3, -1, "warning", "ctl set #ab not applied: the trial ended (TERMINATED) at iteration 3"},
-              {4.0, 4, 1, "revert", "failed before its first result after ctl set channels 8 -> 4: exited with code 1"}};
+  f.events = {{1.0, 2, 1, search::EventKind::Warning, "trial 2 reported metrics that are not in [trainable] metrics, so they are dropped: f1"},
+              {2.0, 3, 2, search::EventKind::Start, ""},
+              {3.0, 3, -1, search::EventKind::Warning, "ctl set #ab not applied: the trial ended (TERMINATED) at iteration 3"},
+              {4.0, 4, 1, search::EventKind::Revert, "failed before its first result after ctl set channels 8 -> 4: exited with code 1"}};
   const std::string text = render(f, Format::Table);
   const std::size_t at = text.find("\nwarnings    3\n");
   ASSERT_NE(at, std::string::npos) << text;

@@ -40,6 +40,26 @@ TEST(HyperBand, BracketsOfTheJmlrPaper) {
   EXPECT_EQ(small.shape(0).trials, 3);
 }
 
+// The brackets as the report rebuilds them (search::BracketLayout) are the ones trials fill.
+TEST(HyperBand, OpenedBracketsAreTheOnesTrialsFill) {
+  HyperBandScheduler hb({"loss", Mode::Min, 9}, {{"reduction_factor", 3.0}});  // s_max 2: 9, 5, 3 trials
+  const std::vector<int> s = {2, 1, 0, 2, 1};
+  for (int k = 0; k < 5; ++k) {
+    const OpenedBracket b = hb.opened_bracket(k);
+    EXPECT_EQ(b.s, s[static_cast<std::size_t>(k)]) << k;
+    EXPECT_EQ(b.shape.trials, hb.shape(b.s).trials) << k;
+    EXPECT_EQ(b.shape.milestones, hb.shape(b.s).milestones) << k;
+  }
+  for (TrialId id = 1; id <= 18; ++id) {
+    Trial t;
+    t.id = id;
+    hb.on_trial_add(t);
+  }
+  // Trials 1-9 in bracket 0, 10-14 in 1, 15-17 in 2, 18 opens bracket 3 (s = 2 again).
+  const std::map<TrialId, int> expected = {{1, 0}, {9, 0}, {10, 1}, {14, 1}, {15, 2}, {17, 2}, {18, 3}};
+  for (const auto& [id, bracket] : expected) EXPECT_EQ(hb.bracket_of(id), bracket) << "trial " << id;
+}
+
 TEST(HyperBand, FullRungPromotesTheTopThirdAndAbandonsTheRest) {
   // R = 9, eta = 3: the first bracket (s = 2) takes 9 trials, 1 iteration each at rung 0.
   Controller c = with(make_scheduler("hyperband", {"loss", Mode::Min, 9}), 9, 9);

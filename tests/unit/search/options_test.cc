@@ -1,5 +1,5 @@
 // OptionReader (search/options.h): typed values, defaults and refusals, the closest known
-// key for a typo, the factories' option limits, and excerpt's quoting of long values.
+// key for a typo, and the factories' option limits.
 #include <gtest/gtest.h>
 
 #include "search/options.h"
@@ -52,11 +52,6 @@ TEST(Factories, AlgorithmsWithoutOptionsRefuseAny) {
   EXPECT_NO_THROW(make_scheduler("fifo", {}, {}));
 }
 
-TEST(ClosestName, FindsTyposButNotUnrelatedWords) {
-  EXPECT_EQ(closest_name("num_sample", {"num_samples", "seed"}), "num_samples");
-  EXPECT_EQ(closest_name("xyz", {"num_samples", "seed"}), "");
-}
-
 TEST(Factories, SearcherCountOptionsHaveUpperBounds) {
   // n_ei_candidates = 10^12 passed check, then rank 0 spun scoring candidates.
   Space space;
@@ -83,9 +78,4 @@ TEST(Factories, SearcherCountOptionsHaveUpperBounds) {
     }
   }
   EXPECT_NO_THROW(make_searcher("tpe", space, so, {{"n_ei_candidates", std::int64_t{10'000}}}));
-}
-
-TEST(Excerpt, QuotesAShortPrefix) {
-  EXPECT_EQ(excerpt("short"), "short");
-  EXPECT_EQ(excerpt(std::string(1'000'000, 'a')), std::string(64, 'a') + "... (1000000 characters)");
 }

@@ -574,5 +574,23 @@ TEST(Schedulers, TheRegistryIsOneTableOfNamesHelpAndFactories) {
   EXPECT_EQ(scheduler_names(), names);
 }
 
+// What the report asks instead of a scheduler's name (report/charts_curves.cc, report/brackets.cc).
+TEST(Schedulers, TraitsSayWhatTheReportDraws) {
+  for (const auto& k : schedulers()) {
+    const Space space;
+    const auto s = make_scheduler(k.name, {"loss", Mode::Min, 8, &space, 1});
+    EXPECT_EQ(scheduler_traits(k.name).brackets, dynamic_cast<const BracketLayout*>(s.get()) != nullptr)
+        << k.name << ": a bracket scheduler is a BracketLayout, and only one";
+  }
+  EXPECT_TRUE(scheduler_traits("asha").rungs);
+  EXPECT_FALSE(scheduler_traits("asha").brackets);
+  EXPECT_TRUE(scheduler_traits("hyperband").rungs);
+  EXPECT_TRUE(scheduler_traits("hyperband").brackets);
+  for (const char* name : {"fifo", "median_stopping", "pbt", "no_such_scheduler"}) {
+    EXPECT_FALSE(scheduler_traits(name).rungs) << name;
+    EXPECT_FALSE(scheduler_traits(name).brackets) << name;
+  }
+}
+
 }  // namespace
 }  // namespace ranktune::search

@@ -254,7 +254,7 @@ io::ResultsFile file_with_events(const std::vector<std::pair<std::string, std::s
     f.trials.push_back(t);
   }
   double time = 0;
-  for (const auto& [kind, message] : events) f.events.push_back({time += 1, -1, -1, kind, message});
+  for (const auto& [kind, message] : events) f.events.push_back({time += 1, -1, -1, search::parse_event_kind(kind).value(), message});
   return f;
 }
 
@@ -273,11 +273,11 @@ TEST(JobStatus, AResumeSupersedesAnEarlierEnd) {
   EXPECT_CONTAINS(out, "jobs:       2 (41, 57; each resumed the file)");
   // Stopped again after the resume: that end stands.
   io::ResultsFile again = f;
-  again.events.push_back({9, -1, -1, "end", "interrupted"});
+  again.events.push_back({9, -1, -1, search::EventKind::End, "interrupted"});
   EXPECT_EQ(progress_of(again).ended, "interrupted");
   // A trial's own `end` (a paused trial the scheduler never resumed) is not the experiment's.
   io::ResultsFile trial_end = f;
-  trial_end.events.push_back({9, 2, 1, "end", "paused, and not resumed by the scheduler"});
+  trial_end.events.push_back({9, 2, 1, search::EventKind::End, "paused, and not resumed by the scheduler"});
   EXPECT_EQ(progress_of(trial_end).ended, "");
 }
 

@@ -41,6 +41,42 @@ TEST(DistributedVariables, TorchrunsVariablesAndTheCpuLeftAsItIs) {
   EXPECT_EQ(distributed_variables(d, "cpu", nullptr).count("MASTER_PORT"), 0u);
 }
 
+// An attempt's environment (train/command_env.h): the worker's, then `[trainable] env` over
+// it, then ranktune's own variables over both.
+TEST(TrialEnvironment, InheritedThenTrainableEnvThenRanktunes) {
+  ::setenv("RANKTUNE_TEST_INHERITED", "kept", 1);
+  ::setenv("RANKTUNE_TEST_REPLACED", "inherited", 1);
+  ::setenv("PYTHONUNBUFFERED", "0", 1);  // the user's choice stays
+  ::setenv("PYTHONPATH", "/mine", 1);
+  Context c;
+  c.trial_id = 7;
+  c.attempt = 2;
+  c.seed = 13;
+  c.first_iteration = 5;
+  c.device = "cpu";
+  const auto env = trial_environment(
+      {{"MY_EXTRA", "x"}, {"RANKTUNE_TEST_REPLACED", "trainable"}, {"RANKTUNE_TRIAL_ID", "not this"}}, {{"lr", 0.5}}, c);
+  ::unsetenv("RANKTUNE_TEST_INHERITED");
+  ::unsetenv("RANKTUNE_TEST_REPLACED");
+  EXPECT_EQ(env.at("RANKTUNE_TEST_INHERITED"), "kept");
+  EXPECT_EQ(env.at("RANKTUNE_TEST_REPLACED"), "trainable");
+  EXPECT_EQ(env.at("MY_EXTRA"), "x");
+  EXPECT_EQ(env.at("PYTHONUNBUFFERED"), "0");
+  const std::string helper = python_helper_dir();
+  EXPECT_EQ(env.at("PYTHONPATH"), helper.empty() ? "/mine" : "/mine:" + helper);  // the user's entries first
+  EXPECT_EQ(env.at("RANKTUNE_CONFIG"), "{\"lr\":0.5}");
+  EXPECT_EQ(env.at("RANKTUNE_TRIAL_ID"), "7");
+  EXPECT_EQ(env.at("RANKTUNE_ATTEMPT"), "2");
+  EXPECT_EQ(env.at("RANKTUNE_SEED"), "13");
+  EXPECT_EQ(env.at("RANKTUNE_ITERATION"), "5");
+  EXPECT_EQ(env.at("RANKTUNE_PROTOCOL"), std::to_string(kCommandProtocol));
+  EXPECT_EQ(env.at("RANKTUNE_REPORT_FD"), "3");
+  EXPECT_EQ(env.at("RANKTUNE_CONTROL_FD"), "4");
+  EXPECT_EQ(env.at("WORLD_SIZE"), "1");
+  EXPECT_EQ(env.at("RANKTUNE_DEVICE"), "cpu");
+  EXPECT_EQ(environment_list({{"A", "1"}, {"B", "x=y"}}), (std::vector<std::string>{"A=1", "B=x=y"}));
+}
+
 TEST(DistributedVariables, TheWorkersGpuBecomesDeviceZero) {
   const DistributedEnv d;
   // The worker's "cuda:1" counts in its own CUDA_VISIBLE_DEVICES.
