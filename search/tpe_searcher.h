@@ -17,6 +17,7 @@
 #include <map>
 #include <vector>
 
+#include "search/observation_log.h"
 #include "search/parzen.h"
 #include "search/searcher.h"
 
@@ -56,23 +57,17 @@ class TpeSearcher final : public Searcher {
   void restore(const std::string& state) override;
 
   /// Number of valid observations so far.
-  std::size_t observations() const { return observed_.size(); }
+  std::size_t observations() const { return log_.observed().size(); }
 
  private:
   using Point = parzen::Point;
-  struct Observation {
-    TrialId id;
-    double score;  ///< sign(mode) * metric: bigger is better
-    Point point;
-  };
 
   Space space_;
   SearcherOptions options_;
   TpeOptions tpe_;
   std::int64_t next_ = 0;                ///< suggestions made so far
-  std::map<TrialId, Point> pending_;     ///< suggested, not yet complete
-  std::vector<Observation> observed_;    ///< in completion order
-  parzen::SortedObservations sorted_;    ///< observed_ along each parameter, for propose()
+  ObservationLog log_;                   ///< pending trials and observations
+  parzen::SortedObservations sorted_;    ///< the observations along each parameter, for propose()
 };
 
 }  // namespace ranktune::search
