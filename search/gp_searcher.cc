@@ -97,36 +97,6 @@ constexpr double kCandidateBudget = 1e8;
 constexpr double kRefineBudget = 2e7;
 constexpr double kMinVariance = 1e-12;   // of the standardized score
 
-bool is_discrete(const Domain& d) { return d.kind == DomainKind::RandInt || d.kind == DomainKind::QUniform; }
-
-// A point coordinate (parzen::Point: the raw value, or a listed value's index) in the
-// model's input space: [0, 1] for numbers, the index for listed values.
-double to_unit(const Domain& d, double raw) {
-  switch (d.kind) {
-    case DomainKind::Uniform:
-    case DomainKind::QUniform: return (raw - d.low) / (d.high - d.low);
-    case DomainKind::LogUniform: return (std::log(raw) - std::log(d.low)) / (std::log(d.high) - std::log(d.low));
-    case DomainKind::RandInt: return (raw - d.low + 0.5) / (d.high - d.low);
-    case DomainKind::Choice:
-    case DomainKind::Grid: break;
-  }
-  return raw;
-}
-
-// The inverse: a valid point coordinate for any u (rounded where the domain is discrete).
-double from_unit(const Domain& d, double u) {
-  switch (d.kind) {
-    case DomainKind::Uniform: return std::clamp(d.low + u * (d.high - d.low), d.low, d.high);
-    case DomainKind::QUniform: return quantize(d, std::clamp(d.low + u * (d.high - d.low), d.low, d.high));
-    case DomainKind::LogUniform:
-      return std::clamp(std::exp(std::log(d.low) + u * (std::log(d.high) - std::log(d.low))), d.low, d.high);
-    case DomainKind::RandInt: return std::clamp(std::floor(d.low + u * (d.high - d.low)), d.low, d.high - 1);
-    case DomainKind::Choice:
-    case DomainKind::Grid: break;
-  }
-  return std::clamp(std::round(u), 0.0, static_cast<double>(d.values.size() - 1));
-}
-
 }  // namespace
 
 GpOptions GpOptions::read(const Options& options) {
