@@ -14,36 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/ask_problem.h"
 #include "search/tpe_searcher.h"
 
 using namespace ranktune::search;
-
-namespace {
-
-Space bench_space() {
-  Space s;
-  for (int i = 0; i < 6; ++i) s.params.push_back({"x" + std::to_string(i), {DomainKind::Uniform, -5, 5, 0, {}}});
-  s.params.push_back({"c", {DomainKind::Choice, 0, 0, 0,
-                            {std::string("a"), std::string("b"), std::string("c"), std::string("d")}}});
-  return s;
-}
-
-double objective(const Config& c) {
-  double f = std::get<std::string>(c.at("c")) == "b" ? 0.0 : 1.0;
-  for (int i = 0; i < 6; ++i) {
-    const double x = std::get<double>(c.at("x" + std::to_string(i)));
-    f += x * x;
-  }
-  return f;
-}
-
-}  // namespace
+using ranktune::bench::ask_loss;
+using ranktune::bench::ask_space;
 
 int main(int argc, char** argv) {
   std::vector<long> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atol(argv[i]));
   if (sizes.empty()) sizes = {100, 1000, 10000};
-  const Space space = bench_space();
+  const Space space = ask_space();
   std::printf("observations reps median_ms digest\n");
   for (const long n : sizes) {
     // Fill cheaply: a searcher whose startup phase outlasts n gives random configs; its saved
@@ -52,7 +34,7 @@ int main(int argc, char** argv) {
     TpeSearcher fill(space, o, {.n_startup = n + 1});
     for (TrialId id = 1; id <= n; ++id) {
       const auto s = fill.suggest(id);
-      fill.on_trial_complete(id, {{"loss", objective(s.config)}}, false);
+      fill.on_trial_complete(id, {{"loss", ask_loss(s.config)}}, false);
     }
     TpeSearcher tpe(space, o);
     tpe.restore(fill.save());

@@ -12,7 +12,7 @@ packages=(
   libboost-mpi-dev libboost-serialization-dev
   libcli11-dev libtoml11-dev nlohmann-json3-dev
   libopenblas-dev zlib1g-dev
-  libeigen3-dev  # CMA-ES's eigendecomposition (search/cmaes.cc)
+  libeigen3-dev  # CMA-ES (search/cmaes.cc), the Gaussian process of gp and pb2 (search/gaussian_process.cc)
   libarchive-dev
   slurm-wlm munge libpmix-dev
   iproute2 util-linux  # the multi-node tests: hosts as network namespaces (scripts/netns-cluster.sh)

@@ -21,7 +21,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 
 // The value of a box coordinate u in [0, 1] for a numeric domain, of the domain's type.
-Value from_unit(const Domain& d, double u) {
+Value value_at_unit(const Domain& d, double u) {
   switch (d.kind) {
     case DomainKind::LogUniform:
       return std::clamp(std::exp(std::log(d.low) + u * (std::log(d.high) - std::log(d.low))), d.low, d.high);
@@ -110,7 +110,7 @@ Config CmaesSearcher::decode(const Eigen::VectorXd& x, Rng& rng) const {
   for (std::size_t i = 0; i < space_.params.size(); ++i) {
     const Param& p = space_.params[i];
     if (k < numeric_.size() && numeric_[k] == i) {
-      config[p.name] = from_unit(p.domain, x(static_cast<Eigen::Index>(k++)));
+      config[p.name] = value_at_unit(p.domain, x(static_cast<Eigen::Index>(k++)));
     } else {
       config[p.name] = sample(p.domain, rng);  // listed: at random, after the point's draws
     }

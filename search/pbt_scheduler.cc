@@ -17,9 +17,10 @@ constexpr char kValueTags[4] = "012";
 
 }  // namespace
 
-PbtScheduler::PbtScheduler(SchedulerContext ctx, const Options& options) : ctx_(std::move(ctx)) {
-  if (ctx_.space == nullptr) throw std::invalid_argument("pbt needs the search space");
-  OptionReader r(options, "pbt");
+PbtScheduler::PbtScheduler(SchedulerContext ctx, const Options& options, const std::string& owner)
+    : ctx_(std::move(ctx)) {
+  if (ctx_.space == nullptr) throw std::invalid_argument(owner + " needs the search space");
+  OptionReader r(options, owner);
   interval_ = r.integer("perturbation_interval", std::max<std::int64_t>(1, ctx_.max_t / 10));
   quantile_ = r.number("quantile_fraction", 0.25);
   resample_ = r.number("resample_probability", 0.25);
@@ -91,6 +92,11 @@ Exploit PbtScheduler::exploit(const Trial& trial) {
   Exploit e = std::move(it->second);
   pending_.erase(it);
   return e;
+}
+
+std::pair<double, double> PbtScheduler::explore_bounds(const Param& p) const {
+  if (const auto it = bounds_.find(p.name); it != bounds_.end()) return it->second;
+  return {p.domain.low, p.domain.kind == DomainKind::RandInt ? p.domain.high - 1 : p.domain.high};
 }
 
 Config PbtScheduler::explore(const Config& config, std::uint64_t index) const {

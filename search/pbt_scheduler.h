@@ -45,8 +45,9 @@ namespace ranktune::search {
 class PbtScheduler final : public Scheduler {
  public:
   /// Reads the options above; throws OptionError for a bad or unknown key, and
-  /// std::invalid_argument when ctx.space is missing.
-  PbtScheduler(SchedulerContext ctx, const Options& options);
+  /// std::invalid_argument when ctx.space is missing. `owner` names the scheduler in those
+  /// messages (pb2 runs a PbtScheduler inside).
+  PbtScheduler(SchedulerContext ctx, const Options& options, const std::string& owner = "pbt");
 
   void on_trial_add(const Trial& trial) override { configs_[trial.id] = trial.config; }
   Decision on_trial_result(const Trial& trial) override;
@@ -66,6 +67,9 @@ class PbtScheduler final : public Scheduler {
   /// `config` explored with the generator of draw `index` (deterministic).
   Config explore(const Config& config, std::uint64_t index) const;
   std::int64_t perturbation_interval() const { return interval_; }
+  /// The explore bounds of numeric parameter `p`: `bounds.NAME` when given, else its
+  /// domain's [low, high] (for randint: [low, high - 1], both included, as for bounds.NAME).
+  std::pair<double, double> explore_bounds(const Param& p) const;
 
  private:
   SchedulerContext ctx_;

@@ -9,6 +9,7 @@
 #include "search/fifo_scheduler.h"
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
+#include "search/pb2_scheduler.h"
 #include "search/pbt_scheduler.h"
 #include "sys/text.h"
 
@@ -46,6 +47,8 @@ const std::vector<SchedulerKind>& schedulers() {
                           "running averages", make<MedianStoppingScheduler>, {}},
       {"pbt", "population based training: the bottom quantile restarts from a top trial's checkpoint "
               "with a perturbed config", make<PbtScheduler>, {}},
+      {"pb2", "population based bandits: PBT whose explore picks the numeric hyperparameters by time-varying "
+              "GP-UCB on the score changes", make<Pb2Scheduler>, {}},
   };
   return table;
 }

@@ -9,6 +9,7 @@
 #include "search/bohb_searcher.h"
 #include "search/cmaes_searcher.h"
 #include "search/concurrency_limiter.h"
+#include "search/gp_searcher.h"
 #include "search/grid_searcher.h"
 #include "search/random_searcher.h"
 #include "search/repeater.h"
@@ -60,6 +61,10 @@ std::unique_ptr<Searcher> make_tpe(const Space& space, const SearcherOptions& op
   return std::make_unique<TpeSearcher>(space, options, TpeOptions::read(algorithm));
 }
 
+std::unique_ptr<Searcher> make_gp(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  return std::make_unique<GpSearcher>(space, options, GpOptions::read(algorithm));
+}
+
 std::unique_ptr<Searcher> make_bohb(const Space& space, const SearcherOptions& options, const Options& algorithm) {
   return std::make_unique<BohbSearcher>(space, options, BohbOptions::read(algorithm, space.params.size()));
 }
@@ -80,6 +85,8 @@ const std::vector<SearcherKind>& searchers() {
                "or ASHA", make_bohb},
       {"cmaes", "CMA-ES (Hansen) over the numeric parameters, asynchronous generations, optional IPOP "
                 "restarts; choice parameters at random", make_cmaes},
+      {"gp", "Gaussian-process Bayesian optimization: log expected improvement under a Matern-5/2 kernel "
+             "fitted by marginal likelihood", make_gp},
   };
   return table;
 }

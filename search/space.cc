@@ -121,6 +121,31 @@ double quantize(const Domain& d, double x) {
   return r;
 }
 
+double to_unit(const Domain& d, double raw) {
+  switch (d.kind) {
+    case DomainKind::Uniform:
+    case DomainKind::QUniform: return (raw - d.low) / (d.high - d.low);
+    case DomainKind::LogUniform: return (std::log(raw) - std::log(d.low)) / (std::log(d.high) - std::log(d.low));
+    case DomainKind::RandInt: return (raw - d.low + 0.5) / (d.high - d.low);
+    case DomainKind::Choice:
+    case DomainKind::Grid: break;
+  }
+  return raw;
+}
+
+double from_unit(const Domain& d, double u) {
+  switch (d.kind) {
+    case DomainKind::Uniform: return std::clamp(d.low + u * (d.high - d.low), d.low, d.high);
+    case DomainKind::QUniform: return quantize(d, std::clamp(d.low + u * (d.high - d.low), d.low, d.high));
+    case DomainKind::LogUniform:
+      return std::clamp(std::exp(std::log(d.low) + u * (std::log(d.high) - std::log(d.low))), d.low, d.high);
+    case DomainKind::RandInt: return std::clamp(std::floor(d.low + u * (d.high - d.low)), d.low, d.high - 1);
+    case DomainKind::Choice:
+    case DomainKind::Grid: break;
+  }
+  return std::clamp(std::round(u), 0.0, static_cast<double>(d.values.size() - 1));
+}
+
 Value sample(const Domain& d, Rng& rng) {
   switch (d.kind) {
     case DomainKind::Uniform:

@@ -63,6 +63,18 @@ Rng index_rng(std::uint64_t seed, std::uint64_t index);
 /// back inside [low, high] when rounding leaves it.
 double quantize(const Domain& d, double x);
 
+/// The model coordinate of a point coordinate (parzen::Point's: the raw value, or a listed
+/// value's index), for the Gaussian-process models: uniform and quniform map [low, high]
+/// linearly onto [0, 1], loguniform on the log scale, randint's integer k to the centre of
+/// its cell [k, k + 1) out of [low, high); listed values keep their index (categorical).
+double to_unit(const Domain& d, double raw);
+/// The inverse of to_unit for any u: a valid point coordinate, clamped into the domain and
+/// rounded where it is discrete (quniform to q, randint down to its cell, an index to the
+/// nearest).
+double from_unit(const Domain& d, double u);
+/// Whether a numeric domain takes discrete values (randint, quniform).
+inline bool is_discrete(const Domain& d) { return d.kind == DomainKind::RandInt || d.kind == DomainKind::QUniform; }
+
 /// Draws one value from a non-grid domain. For a Grid domain it draws uniformly from its
 /// values (callers that enumerate grids never ask).
 Value sample(const Domain& d, Rng& rng);

@@ -248,8 +248,8 @@ TEST(Config, Errors) {
       {text("name = \"x\""), "exp.toml:5:", "", "TOML syntax error"},  // duplicate key
       {text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"smac\"\n"),
        "exp.toml:12:", "search.algorithm",
-       "unknown value \"smac\". Valid values: \"random\", \"grid\", \"tpe\", \"bohb\", \"cmaes\""},
-      {text("", "x = { uniform = [0.0, 1.0] }", "", "[scheduler]\nkind = \"pb2\"\n"),
+       "unknown value \"smac\". Valid values: \"random\", \"grid\", \"tpe\", \"bohb\", \"cmaes\", \"gp\""},
+      {text("", "x = { uniform = [0.0, 1.0] }", "", "[scheduler]\nkind = \"pb3\"\n"),
        "exp.toml:12:", "scheduler.kind", "Valid values: \"fifo\", \"asha\", \"hyperband\", \"median_stopping\", \"pbt\""},
       {text("", "x = { uniform = [0.0, 1.0] }", "command = [\"a\"]"),
        "exp.toml:10:", "trainable.command", "applies only to kind = \"command\""},

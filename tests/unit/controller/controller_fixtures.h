@@ -1,6 +1,7 @@
 #pragma once
 // Shared set-up for the tests that drive a controller::Controller (controller and simulator).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -82,6 +83,35 @@ inline double time_to_hartmann6(Controller& c, double within, double noise, std:
   };
   simulate(c, model, so);
   return reached;
+}
+
+/// A model whose best learning rate falls over time: each step adds exp(-(log10(lr) -
+/// opt(t))^2) to the state's score, with opt moving from -1 to -3 over 40 steps. Any fixed
+/// lr gains less than a schedule that follows opt (PBT's and PB2's problem).
+inline Metrics drifting_optimum(const Config& config, TrialId, int, ModelState& s) {
+  if (s.values.empty()) s.values.push_back(0.0);
+  const double opt = -1.0 - 2.0 * std::min(1.0, static_cast<double>(s.t) / 40.0);
+  const double d = std::log10(std::get<double>(config.at("lr"))) - opt;
+  s.values[0] += std::exp(-d * d);
+  return {{"score", s.values[0]}};
+}
+
+/// The best score of `population` random trials of lr in loguniform [1e-4, 1] under
+/// `scheduler` (60 steps; PBT and PB2 perturb every 4) on drifting_optimum, simulated on
+/// as many workers.
+inline double drifting_best(const std::string& scheduler, std::uint64_t seed, std::int64_t population) {
+  Space space;
+  space.params.push_back({"lr", {DomainKind::LogUniform, 1e-4, 1.0, 0, {}}});
+  ControllerOptions o;
+  o.metric = "score";
+  o.mode = Mode::Max;
+  o.max_t = 60;
+  Controller c(o, make_searcher("random", space, {seed, population}),
+               make_scheduler(scheduler, {"score", Mode::Max, 60, &space, seed},
+                              scheduler == "fifo" ? Options{} : Options{{"perturbation_interval", std::int64_t{4}}}));
+  SimulatorOptions so;
+  so.workers = static_cast<int>(population);
+  return simulate(c, drifting_optimum, so).best;
 }
 
 }  // namespace ranktune::search::fixtures

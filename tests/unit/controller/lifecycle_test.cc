@@ -253,43 +253,9 @@ TEST(SimulatedSearch, HyperBandReachesTenPercentOfHartmann6FasterThanRandomSearc
   std::printf("median virtual time to 10%% of the optimum, 16 workers: hyperband %g, fifo %g\n", hb[2], fifo[2]);
 }
 
-namespace {
-
-// A model whose best learning rate falls over time: each step adds
-// exp(-(log10(lr) - opt(t))^2) to the state's score, with opt moving from -1 to -3 over
-// 40 steps. Any fixed lr gains less than a schedule that follows opt.
-Metrics drifting_optimum(const Config& config, TrialId, int, ModelState& s) {
-  if (s.values.empty()) s.values.push_back(0.0);
-  const double opt = -1.0 - 2.0 * std::min(1.0, static_cast<double>(s.t) / 40.0);
-  const double d = std::log10(std::get<double>(config.at("lr"))) - opt;
-  s.values[0] += std::exp(-d * d);
-  return {{"score", s.values[0]}};
-}
-
-double best_score(const std::string& scheduler, std::uint64_t seed) {
-  Space space;
-  Domain lr;
-  lr.kind = DomainKind::LogUniform;
-  lr.low = 1e-4;
-  lr.high = 1.0;
-  space.params.push_back({"lr", lr});
-  ControllerOptions o;
-  o.metric = "score";
-  o.mode = Mode::Max;
-  o.max_t = 60;
-  Controller c(o, make_searcher("random", space, {seed, 16}),
-               make_scheduler(scheduler, {"score", Mode::Max, 60, &space, seed},
-                              scheduler == "pbt" ? Options{{"perturbation_interval", std::int64_t{4}}} : Options{}));
-  SimulatorOptions so;
-  so.workers = 16;
-  return simulate(c, drifting_optimum, so).best;
-}
-
-}  // namespace
-
 TEST(SimulatedSearch, PbtBeatsAFixedScheduleWhenTheBestLearningRateDrifts) {
   int wins = 0;
-  for (std::uint64_t seed = 1; seed <= 5; ++seed) wins += best_score("pbt", seed) > best_score("fifo", seed);
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) wins += drifting_best("pbt", seed, 16) > drifting_best("fifo", seed, 16);
   EXPECT_GE(wins, 4) << "PBT beat the fixed-lr population in " << wins << " of 5 seeds";
 }
 

@@ -12,40 +12,12 @@
 #include "search/random_searcher.h"
 #include "search/searcher.h"
 #include "search/tpe_searcher.h"
-#include "train/synthetic.h"
+#include "tests/unit/search/searcher_fixtures.h"
 
 using namespace ranktune::search;
+using namespace ranktune::search::searcher_fixtures;
 
 namespace {
-
-Domain uniform(double lo, double hi) { return {DomainKind::Uniform, lo, hi, 0.0, {}}; }
-Domain listed(DomainKind k, std::vector<Value> v) { return {k, 0, 0, 0, std::move(v)}; }
-
-Space branin_space() { return {{{"x1", uniform(-5, 10)}, {"x2", uniform(0, 15)}}}; }
-
-// The synthetic trainable's Branin, at a config of x1 and x2.
-double branin(const Config& c) {
-  const double x[] = {std::get<double>(c.at("x1")), std::get<double>(c.at("x2"))};
-  return ranktune::train::branin(x);
-}
-
-SearcherOptions opts(std::uint64_t seed, std::int64_t n, Mode mode = Mode::Min) {
-  return {seed, n, "loss", mode};
-}
-
-using Objective = std::function<double(const Config&)>;
-
-/// The pure sequential loop: suggest, evaluate, complete. Returns the configs in order.
-std::vector<Config> drive(Searcher& s, const Objective& f, std::int64_t trials) {
-  std::vector<Config> out;
-  for (TrialId id = 1; id <= trials; ++id) {
-    auto sug = s.suggest(id);
-    if (sug.kind != Suggestion::Kind::Config) break;
-    s.on_trial_complete(id, {{"loss", f(sug.config)}}, false);
-    out.push_back(std::move(sug.config));
-  }
-  return out;
-}
 
 double best_of(const std::vector<Config>& configs, const Objective& f) {
   double best = INFINITY;
@@ -70,45 +42,10 @@ TEST(Tpe, RegisteredWithTheFactory) {
 }
 
 TEST(Tpe, EveryDomainKindStaysInBoundsAndType) {
-  const Space space{{
-      {"u", uniform(-1, 2)},
-      {"lu", {DomainKind::LogUniform, 1e-4, 1e-1, 0, {}}},
-      {"q", {DomainKind::QUniform, 0.1, 1.05, 0.25, {}}},
-      {"ri", {DomainKind::RandInt, 2, 5, 0, {}}},
-      {"cs", listed(DomainKind::Choice, {std::string("a"), std::string("b"), std::string("c")})},
-      {"cn", listed(DomainKind::Choice, {std::int64_t{1}, 2.5})},
-      {"g", listed(DomainKind::Grid, {std::int64_t{32}, std::int64_t{64}})},
-  }};
-  // The objective pulls towards edges so the model proposes near the bounds too.
-  const Objective f = [](const Config& c) {
-    return -std::get<double>(c.at("u")) + std::log(std::get<double>(c.at("lu"))) +
-           std::get<double>(c.at("q")) - static_cast<double>(std::get<std::int64_t>(c.at("ri"))) +
-           (std::get<std::string>(c.at("cs")) == "c" ? 0 : 1) + std::get<double>(c.at("cn")) +
-           static_cast<double>(std::get<std::int64_t>(c.at("g"))) / 64;
-  };
-  TpeSearcher s(space, opts(3, 80), {.n_startup = 5});
-  const auto configs = drive(s, f, 80);
+  TpeSearcher s(every_kind_space(), opts(3, 80), {.n_startup = 5});
+  const auto configs = drive(s, edge_loss, 80);
   ASSERT_EQ(configs.size(), 80u);
-  std::set<std::string> cs_seen;
-  for (const auto& c : configs) {
-    ASSERT_EQ(c.size(), space.params.size());
-    const double u = std::get<double>(c.at("u"));
-    EXPECT_TRUE(u >= -1 && u <= 2) << u;
-    const double lu = std::get<double>(c.at("lu"));
-    EXPECT_TRUE(lu >= 1e-4 && lu <= 1e-1) << lu;
-    const double q = std::get<double>(c.at("q"));
-    EXPECT_TRUE(q >= 0.1 && q <= 1.05) << q;
-    EXPECT_NEAR(std::remainder(q, 0.25), 0.0, 1e-9) << q;
-    const auto ri = std::get<std::int64_t>(c.at("ri"));
-    EXPECT_TRUE(ri >= 2 && ri <= 4) << ri;
-    const auto& cs = std::get<std::string>(c.at("cs"));
-    EXPECT_TRUE(cs == "a" || cs == "b" || cs == "c") << cs;
-    cs_seen.insert(cs);
-    const double cn = std::get<double>(c.at("cn"));  // int and float mixed: widened to float
-    EXPECT_TRUE(cn == 1.0 || cn == 2.5) << cn;
-    const auto g = std::get<std::int64_t>(c.at("g"));
-    EXPECT_TRUE(g == 32 || g == 64) << g;
-  }
+  for (const auto& c : configs) expect_every_kind_in_bounds(c);
   EXPECT_EQ(s.observations(), 80u);
   // The model pushes ri to its top value 4 (high is excluded) most of the time late on.
   int top = 0;
@@ -269,18 +206,8 @@ TEST(Tpe, ConstantLiarSpreadsSimultaneousSuggestions) {
 }
 
 TEST(Tpe, SaveRestoreContinuesIdentically) {
-  const Space space{{
-      {"x1", uniform(-5, 10)},
-      {"x2", uniform(0, 15)},
-      {"lr", {DomainKind::LogUniform, 1e-4, 1e-1, 0, {}}},
-      {"n", {DomainKind::RandInt, 1, 9, 0, {}}},
-      {"act", listed(DomainKind::Choice, {std::string("relu"), std::string("tanh")})},
-  }};
-  const Objective f = [](const Config& c) {
-    return branin(c) + std::log10(std::get<double>(c.at("lr"))) +
-           static_cast<double>(std::get<std::int64_t>(c.at("n"))) +
-           (std::get<std::string>(c.at("act")) == "relu" ? 0 : 1);
-  };
+  const Space space = resume_space();
+  const Objective f = resume_loss;
   TpeSearcher a(space, opts(21, 100), {.n_startup = 5});
   drive(a, f, 25);
   // Two trials still running at save time.
