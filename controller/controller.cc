@@ -34,7 +34,8 @@ Controller::Controller(ControllerOptions options, std::unique_ptr<Searcher> sear
       scheduler_(std::move(scheduler)),
       observer_(observer),
       failures_(options_.max_failures, options_.metric),
-      resume_(*searcher_, *scheduler_, options_.metric) {}
+      resume_(*searcher_, *scheduler_, options_.metric),
+      budget_(options_.max_total_steps) {}
 
 const Trial* Controller::find(TrialId id) const {
   if (id < 1 || id > static_cast<TrialId>(trials_.size())) return nullptr;
@@ -58,7 +59,7 @@ std::array<std::int64_t, 5> Controller::counts() const { return counts_; }
 
 void Controller::set_status(Trial& t, TrialStatus s) {
   const auto holds_lease = [](TrialStatus x) { return x == TrialStatus::Running || x == TrialStatus::Paused; };
-  if (holds_lease(t.status) && !holds_lease(s)) return_lease(t);
+  if (holds_lease(t.status) && !holds_lease(s)) budget_.give_back(t);
   --counts_[static_cast<std::size_t>(t.status)];
   ++counts_[static_cast<std::size_t>(s)];
   t.status = s;
@@ -98,7 +99,7 @@ std::vector<Instruction> Controller::on_workers_free(const std::vector<int>& wor
 
 void Controller::dispatch(double now, std::vector<Instruction>& out) {
   const auto gang_size = static_cast<std::size_t>(std::max(1, options_.ranks_per_trial));
-  while (accepting() && steps_left() > 0 && idle_workers_.size() >= gang_size) {
+  while (accepting() && budget_.left() > 0 && idle_workers_.size() >= gang_size) {
     const auto choice = next_choice();
     if (!choice) break;
     Trial& t = trials_[static_cast<std::size_t>(*choice - 1)];
@@ -165,10 +166,10 @@ std::string Controller::begin_run(Trial& t, std::vector<int> workers, double now
 }
 
 void Controller::start_trial(Trial& t, std::vector<int> workers, double now, std::vector<Instruction>& out) {
-  return_lease(t);  // a paused trial's unused lease, counted from its old run's iterations
+  budget_.give_back(t);  // a paused trial's unused lease, counted from its old run's iterations
   const std::string cause = begin_run(t, std::move(workers), now);
   t.lease_until = t.iterations;
-  grant(t, lease(t));  // dispatch starts nothing when no step is left, so this grants >= 1
+  budget_.grant(t, lease(t));  // dispatch starts nothing when no step is left, so this grants >= 1
   for (const int w : t.workers) {
     Instruction c{Instruction::Kind::Start, t.id, w, t.attempt, t.config, t.lease_until};
     c.iterations = t.iterations;
@@ -216,26 +217,8 @@ std::int64_t Controller::lease(const Trial& t) const {
   return until;
 }
 
-std::int64_t Controller::steps_left() const {
-  if (options_.max_total_steps <= 0) return std::numeric_limits<std::int64_t>::max();
-  return std::max<std::int64_t>(0, options_.max_total_steps - steps_done_ - steps_leased_);
-}
-
-std::int64_t Controller::grant(Trial& t, std::int64_t until) {
-  return_lease(t);
-  const std::int64_t extra = std::clamp<std::int64_t>(until - t.iterations, 0, steps_left());
-  t.lease_until = t.iterations + extra;
-  steps_leased_ += extra;
-  return t.lease_until;
-}
-
-void Controller::return_lease(Trial& t) {
-  if (t.lease_until > t.iterations) steps_leased_ -= t.lease_until - t.iterations;
-  t.lease_until = t.iterations;
-}
-
 void Controller::end_if_steps_spent(double now, std::vector<Instruction>& out) {
-  if (options_.max_total_steps <= 0 || !accepting() || steps_done_ < options_.max_total_steps) return;
+  if (!accepting() || !budget_.spent()) return;
   // No lease is left (every granted iteration is recorded), so each running trial waits
   // for its decision and the Stops below end it where it is.
   auto stops = end_experiment(EndReason::StepBudget, TrialStatus::Terminated, now);
@@ -298,8 +281,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   }
   Trial& t = *tp;
   ++t.iterations;
-  ++steps_done_;
-  if (t.iterations <= t.lease_until) --steps_leased_;  // a granted iteration, now recorded
+  budget_.record(t);
   t.revert.reset();  // it restored and ran: its new values load
   // Copied into the storage the trial's previous result used: no allocation per result.
   t.last_metrics = metrics_in;
@@ -375,7 +357,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
       const bool save = scheduler_->wants_checkpoint(t) ||
                         (options_.checkpoint_every > 0 && t.iterations % options_.checkpoint_every == 0);
       if (!save && !options_.continue_every_result && t.iterations < t.lease_until) break;
-      const std::int64_t until = grant(t, lease(t));
+      const std::int64_t until = budget_.grant(t, lease(t));
       if (until <= t.iterations) {
         // max_total_steps: the other trials' leases hold what is left of the budget.
         event(now, &t, EventKind::BudgetStop, "no iteration left of max_total_steps " + std::to_string(options_.max_total_steps));
@@ -477,7 +459,7 @@ std::vector<Instruction> Controller::on_checkpoint(TrialId id, int attempt, std:
   } else if (t->status == TrialStatus::Paused && t->saving) {
     t->saving = false;
     --saving_;
-    return_lease(*t);  // the worker stopped: what it did not run of its lease is free again
+    budget_.give_back(*t);  // the worker stopped: what it did not run of its lease is free again
     // Paused by a graceful stop, not by its scheduler: it is PENDING (from this checkpoint),
     // so that after a resume any scheduler runs it again.
     if (requeue_on_checkpoint_.erase(t->id) > 0) set_status(*t, TrialStatus::Pending);

@@ -28,6 +28,7 @@
 #include "controller/failed_attempts.h"
 #include "controller/live_control.h"
 #include "controller/resume.h"
+#include "controller/step_budget.h"
 #include "search/event_kind.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
@@ -214,9 +215,9 @@ class Controller {
   std::string save_state() const;
   /// Iterations the trials ran before (a resume: the results the file holds), counted
   /// against max_total_steps. Call before any worker is offered.
-  void count_steps_done(std::int64_t steps) { steps_done_ = steps; }
+  void count_steps_done(std::int64_t steps) { budget_.set_done(steps); }
   /// Iterations recorded so far (results of every attempt), this run and those before.
-  std::int64_t steps_done() const { return steps_done_; }
+  std::int64_t steps_done() const { return budget_.done(); }
 
   /// True when no trial runs and none will start.
   bool finished() const;
@@ -248,12 +249,6 @@ class Controller {
   void set_status(Trial& t, TrialStatus s);
   /// The iteration up to which `t` may run without waiting (see Instruction::until).
   std::int64_t lease(const Trial& t) const;
-  /// Iterations a new lease may still grant under max_total_steps (INT64_MAX without it).
-  std::int64_t steps_left() const;
-  /// Extends t's lease towards `until` as far as steps_left() allows; returns the new end
-  /// (t.iterations when nothing is left, and the trial must stop).
-  std::int64_t grant(Trial& t, std::int64_t until);
-  void return_lease(Trial& t);
   /// Ends the experiment once max_total_steps iterations are recorded.
   void end_if_steps_spent(double now, std::vector<Instruction>& out);
   /// Gives work to idle workers while there is some; appends the Starts to `out`.
@@ -309,11 +304,7 @@ class Controller {
   std::array<std::int64_t, 5> counts_{};  // trials by TrialStatus
   std::deque<int> idle_workers_;         // free workers with nothing to do, oldest first
   std::int64_t saving_ = 0;              // paused trials whose checkpoint is on its way
-  // max_total_steps: iterations recorded, and granted by leases but not yet reported. A
-  // lease is held by a RUNNING or PAUSED trial (a pausing worker may still report within it)
-  // and handed back when the trial leaves both (set_status) or starts a new run.
-  std::int64_t steps_done_ = 0;
-  std::int64_t steps_leased_ = 0;
+  StepBudget budget_;  // [stop] max_total_steps: the leases granted from it
   // Paused by the controller, not by the scheduler (a graceful stop, or `ctl set` changing a
   // running trial), checkpoint on its way: PENDING once it lands, so that it runs again.
   std::set<TrialId> requeue_on_checkpoint_;

@@ -34,6 +34,7 @@ RANKTUNE_PAIRS = [
     ("random", "fifo"), ("random", "asha"), ("random", "hyperband"),
     ("tpe", "fifo"), ("tpe", "asha"), ("tpe", "hyperband"),
     ("bohb", "asha"), ("bohb", "hyperband"),
+    ("cmaes", "fifo"), ("gp", "fifo"),
 ]
 OPTUNA_PAIRS = [("random", "none"), ("tpe", "none"), ("tpe", "sha"), ("tpe", "hyperband"), ("cmaes", "none")]
 

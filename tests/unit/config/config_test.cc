@@ -461,7 +461,7 @@ TEST(Config, RenderPrintsEveryAlgorithmDefault) {
     return rendered.substr(at, rendered.find("\n\n[", at + 1) + 1 - at);
   };
   const std::string tpe = section(render("tpe", "fifo"), "search");
-  for (const char* line : {"repeat = 1\n", "# max_concurrent: not set (no limit)\n", "n_startup = 10\n", "gamma = 0.25\n",
+  for (const char* line : {"repeat = 1\n", "# max_concurrent: not set (no limit)\n", "n_startup = 10\n", "gamma = 0.1\n",
                            "n_ei_candidates = 24\n", "multivariate = false\n", "prior_weight = 1.0\n",
                            "constant_liar = true\n"})
     EXPECT_CONTAINS(tpe, line);
