@@ -19,7 +19,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-h5py python3-pandas
   chromium python3-pil  # the HTML report's browser test renders it headless and reads the screenshot
-  python3-optuna python3-sklearn  # baselines of benchmarks/ and the report's importance check
+  python3-optuna python3-cmaes python3-scipy python3-sklearn  # baselines of benchmarks/ (quality/: Optuna, its CMA-ES, Mann-Whitney) and the report's importance check
   python3-torch  # the PyTorch examples and their tests (optional: the tests skip without it)
   dataset-fashion-mnist
 )
