@@ -21,6 +21,7 @@ struct Entry {
   const search::Trial* trial = nullptr;
   double best = NAN;
   std::int64_t best_iteration = 0;
+  bool shallow = false;  ///< stopped short of its file's deepest trials (search/recommend.h)
 };
 
 std::string describe(const io::ResultsFile& f) {
@@ -82,15 +83,27 @@ std::string render_cross_leaderboard(const std::vector<io::ResultsFile>& files, 
         if (search::better(r.values[at], it->second.best, mode)) it->second.best = r.values[at], it->second.best_iteration = r.iteration;
       }
     }
-    for (auto& [id, e] : by_id) entries.push_back(e);
+    // Within a file, the trials that reached the most iterations come first, as one file's
+    // leaderboard ranks them (search/recommend.h): a value after a few iterations does not
+    // compete with values at max_t.
+    std::int64_t deepest = 0;
+    for (const auto& [id, e] : by_id)
+      if (e.trial->status != search::TrialStatus::Error && std::isfinite(e.best))
+        deepest = std::max(deepest, e.trial->iterations);
+    for (auto& [id, e] : by_id) {
+      e.shallow = e.trial->iterations < deepest;
+      entries.push_back(e);
+    }
   }
-  // Best first; no value next; trials that ended in ERROR last (as one file's leaderboard
-  // ranks them); ties by file order, then trial id (stable over the files).
+  // The deepest trials of each file, best first; then the others, best first; no value
+  // next; trials that ended in ERROR last (as one file's leaderboard ranks them); ties by
+  // file order, then trial id (stable over the files).
   std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
     const bool ea = a.trial->status == search::TrialStatus::Error, eb = b.trial->status == search::TrialStatus::Error;
     if (ea != eb) return eb;
     const bool fa = std::isfinite(a.best), fb = std::isfinite(b.best);
     if (fa != fb) return fa;
+    if (fa && a.shallow != b.shallow) return b.shallow;
     return fa && search::better(a.best, b.best, mode);
   });
   if (top != 0 && entries.size() > top) entries.resize(top);

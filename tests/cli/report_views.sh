@@ -61,7 +61,14 @@ grep -q "^error$" segv.txt && grep -q "^log tail$" segv.txt || { cat segv.txt; f
 import json, sys
 d = json.load(open(sys.argv[1]))
 bests = [t["best"] for t in d["trials"]]
-assert len(bests) == 80 and bests == sorted(bests), "not all 80 trials, best first"
+# Issue 29: within each file the trials that reached the most iterations rank first (they
+# were best first over all before, so an ASHA trial stopped at rung 1 could top it).
+deepest = {}
+for t in d["trials"]:
+    deepest[t["file"]] = max(deepest.get(t["file"], 0), t["iterations"])
+key = [(t["iterations"] < deepest[t["file"]], t["best"]) for t in d["trials"]]
+assert len(bests) == 80 and key == sorted(key), "not all 80 trials, the deepest of each file first, then best first"
+assert any(k[0] for k in key) and not key[0][0], "no trial stopped early, or one tops the board"
 assert {t["file"] for t in d["trials"]} == {"a.h5", "b.h5"} and d["mode"] == "min" and d["metric"] == "loss"
 print("ok: 80 trials of two experiments ranked together")
 PY
@@ -90,9 +97,14 @@ rc=0; "$R" leaderboard a.h5 --mode up > bad.txt 2>&1 || rc=$?
 "$PY" - lb.json lbc.json <<'PY'
 import json, sys
 d, c = (json.load(open(p)) for p in sys.argv[1:3])
-bests = [t["best"] for t in d["trials"]]
-assert d["mode"] == "max" and d["metric"] == "objective" and bests == sorted(bests, reverse=True), bests[:5]
-assert c["mode"] == "min" and [t["best"] for t in c["trials"]] == sorted(t["best"] for t in c["trials"])
+def ranked(doc, sign):  # the deepest trials of each file first (issue 29), then by value
+    deepest = {}
+    for t in doc["trials"]:
+        deepest[t["file"]] = max(deepest.get(t["file"], 0), t["iterations"])
+    key = [(t["iterations"] < deepest[t["file"]], sign * t["best"]) for t in doc["trials"]]
+    return key == sorted(key)
+assert d["mode"] == "max" and d["metric"] == "objective" and ranked(d, -1), [t["best"] for t in d["trials"]][:5]
+assert c["mode"] == "min" and ranked(c, 1)
 print("ok: --metric objective ranked by --mode max, or by the mode of c.h5, whose metric it is")
 PY
 
