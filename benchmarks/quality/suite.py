@@ -245,6 +245,15 @@ def main():
     verdict = [f"Default pair no worse than Optuna's best in {wins_default} of {len(summary)} cells; "
                f"ranktune's best pair better than Optuna's best (p < 0.05) in {wins_best} of {len(summary)} cells. "
                f"Suite wall time {wall:.0f} s.\n"]
+    if wins_default < len(summary):
+        verdict.append(f"The target is missed: ranktune's default pair loses to Optuna's best pair in "
+                       f"{len(summary) - wins_default} cells (named under each cell below).\n")
+    if 2 * wins_best < len(summary):
+        close = [f"{r[0]} {r[1]}/{r[2]} (p = {r[10]:.2g})" for r in summary if r[9] == "tie" and r[10] < 0.1]
+        verdict.append(f"The target is missed: ranktune's best pair is better than Optuna's best in {wins_best} of "
+                       f"{len(summary)} cells, not half. In the others the best medians are ranktune's or close, but "
+                       f"{seeds} seeds cannot tell them apart at p < 0.05" +
+                       (f" (nearest: {', '.join(close)})" if close else "") + ".\n")
     text = "\n".join(verdict + head + [""] + lines) + "\n"
     if a.out == "-":
         sys.stdout.write(text)
