@@ -20,17 +20,12 @@ constexpr std::uint64_t kRestartStream = std::uint64_t{1} << 63;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 
-// The value of a box coordinate u in [0, 1] for a numeric domain, of the domain's type.
+// The value of a box coordinate u in [0, 1] for a numeric domain, of the domain's type:
+// space.h's from_unit (log scale, q rounding, randint's cells), an integer for randint.
 Value value_at_unit(const Domain& d, double u) {
-  switch (d.kind) {
-    case DomainKind::LogUniform:
-      return std::clamp(std::exp(std::log(d.low) + u * (std::log(d.high) - std::log(d.low))), d.low, d.high);
-    case DomainKind::QUniform: return quantize(d, std::clamp(d.low + u * (d.high - d.low), d.low, d.high));
-    case DomainKind::RandInt:
-      // high - low cells of width 1 / (high - low); u = 1 is the last cell's edge.
-      return static_cast<std::int64_t>(std::clamp(d.low + std::floor(u * (d.high - d.low)), d.low, d.high - 1));
-    default: return std::clamp(d.low + u * (d.high - d.low), d.low, d.high);
-  }
+  const double v = from_unit(d, u);
+  if (d.kind == DomainKind::RandInt) return static_cast<std::int64_t>(v);
+  return v;
 }
 
 void write_point(StateWriter& w, const Eigen::VectorXd& x) {

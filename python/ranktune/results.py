@@ -382,10 +382,8 @@ class Results:
         if finite.empty:
             return None
         error = finite["status"] == "ERROR"
-        ok = finite[~error]
-        deepest = ok["iterations"].max() if not ok.empty and "iterations" in ok.columns else 0
-        shallow = (finite["iterations"] < deepest) if "iterations" in finite.columns else error & False
-        ordered = finite.assign(_error=error, _shallow=shallow & ~error).sort_values(
+        deepest = finite.loc[~error, "iterations"].max() if (~error).any() else 0
+        ordered = finite.assign(_error=error, _shallow=(finite["iterations"] < deepest) & ~error).sort_values(
             ["_error", "_shallow", "best", "trial_id"], ascending=[True, True, mode == "min", True], kind="stable")
         return ordered.drop(columns=["_error", "_shallow"]).iloc[0]
 
