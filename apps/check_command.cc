@@ -13,10 +13,13 @@ namespace ranktune::apps {
 int run_check(const CheckOptions& o) {
   const config::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets);
   std::fputs(config::render_config(cfg).c_str(), stdout);
-  if (cfg.algorithm_chosen)
-    std::fprintf(stderr, "%s: [search] algorithm not given: %s\n", cfg.path.c_str(),
-                 cfg.algorithm == "tpe" ? "tpe, the best measured searcher for a space without grid axes"
-                                        : "random, since the space has grid axes to cross (TPE does not cross them)");
+  if (!cfg.algorithm_reason.empty())
+    std::fprintf(stderr, "%s: [search] algorithm not given: %s\n", cfg.path.c_str(), cfg.algorithm_reason.c_str());
+  if (!cfg.scheduler_given && cfg.max_t > 1)
+    std::fprintf(stderr,
+                 "%s: [scheduler] kind not given: fifo, every trial runs to max_t = %lld; kind = \"asha\" stops "
+                 "poor trials early (gp or tpe with asha is the best measured pair, docs/guide/algorithms.md)\n",
+                 cfg.path.c_str(), static_cast<long long>(cfg.max_t));
   // Ask the searcher: grids, repeats and model-based searchers each count differently.
   const std::int64_t trials = experiment::make_searcher(cfg)->total();
   std::fprintf(stderr, "%s: OK: %s trials, %lld iterations each at most\n", cfg.path.c_str(),

@@ -7,6 +7,7 @@
 #include "io/schema.h"
 
 #include "config/config_parser.h"
+#include "search/default_searcher.h"
 #include "search/options.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
@@ -299,19 +300,17 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   read_enum(s, "algorithm", search::searcher_names(), cfg.algorithm);
   read_space(sub(s, "space", true), cfg.space);
   if (find(s, "algorithm") == nullptr) {
-    // No algorithm named: the one the search-quality suite measured best for the space
-    // (benchmarks/RESULTS.md), as Optuna's default sampler is TPE. A grid axis means the
-    // user wants it crossed, which TPE does not do (it models an axis as a categorical).
-    const bool has_grid = std::any_of(cfg.space.params.begin(), cfg.space.params.end(),
-                                      [](const search::Param& p) { return p.domain.kind == search::DomainKind::Grid; });
-    cfg.algorithm = has_grid ? "random" : "tpe";
-    cfg.algorithm_chosen = true;
+    // No algorithm named: the one the search-quality suite measured best for the space.
+    const search::DefaultSearcher d = search::default_searcher(cfg.space);
+    cfg.algorithm = d.algorithm;
+    cfg.algorithm_reason = d.reason;
   }
   read_options(s, {"algorithm", "space"}, cfg.search_options);
   check_trial_count(e, s, cfg);
 
   const Table sch = sub(top, "scheduler", false);
   read_enum(sch, "kind", search::scheduler_names(), cfg.scheduler);
+  cfg.scheduler_given = find(sch, "kind") != nullptr;
   read_options(sch, {"kind"}, cfg.scheduler_options);
 
   read_trainable(sub(top, "trainable", true), cfg);

@@ -144,13 +144,15 @@ struct ExperimentConfig {
 
   // [search]
   std::string algorithm = "random";  ///< one of search::searcher_names()
-  /// `algorithm` was not in the file: chosen for the space (tpe; random when it has a grid).
-  bool algorithm_chosen = false;
+  /// Why `algorithm` was chosen, when it was not in the file (search/default_searcher.h);
+  /// empty when the file names it.
+  std::string algorithm_reason;
   search::Space space;
   search::Options search_options;    ///< the other [search] keys, checked by the searcher
 
   // [scheduler]
   std::string scheduler = "fifo";    ///< one of search::scheduler_names()
+  bool scheduler_given = false;      ///< `kind` was in the file (else fifo, and check says so)
   search::Options scheduler_options; ///< the other [scheduler] keys, checked by the scheduler
 
   // [trainable]

@@ -27,14 +27,17 @@ from scipy import stats
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# ranktune's recommended default pair: what a user gets who names no algorithm.
-DEFAULT_PAIR = "tpe+asha"
+# ranktune's recommended default pair: the searcher a user gets who names no algorithm on
+# these numeric spaces (search/default_searcher.h), with the scheduler docs/guide/algorithms.md
+# recommends for a trainable that reports every iteration.
+DEFAULT_PAIR = "gp+asha"
 
 RANKTUNE_PAIRS = [
     ("random", "fifo"), ("random", "asha"), ("random", "hyperband"),
     ("tpe", "fifo"), ("tpe", "asha"), ("tpe", "hyperband"),
     ("bohb", "asha"), ("bohb", "hyperband"),
-    ("cmaes", "fifo"), ("gp", "fifo"),
+    ("cmaes", "fifo"), ("cmaes", "asha"),
+    ("gp", "fifo"), ("gp", "asha"), ("gp", "hyperband"),
 ]
 OPTUNA_PAIRS = [("random", "none"), ("tpe", "none"), ("tpe", "sha"), ("tpe", "hyperband"), ("cmaes", "none")]
 

@@ -123,17 +123,25 @@ TEST(Config, FullConfigParses) {
   EXPECT_EQ(c.text, kFull);
 }
 
-// Issue 29: with no [search] algorithm, TPE (the best measured searcher); random when the
-// space has grid axes, which the user means to be crossed and TPE would not cross.
+// Issue 29: with no [search] algorithm, the searcher measured best for the space
+// (search/default_searcher.h): gp for a mostly numeric space, tpe for a mostly categorical
+// one, random when the space has grid axes, which the user means to be crossed.
 TEST(Config, TheAlgorithmIsChosenForTheSpaceWhenNotGiven) {
-  EXPECT_EQ(parse_config(text("", "x = { uniform = [0.0, 1.0] }\ny = { choice = [1, 2] }"), "exp.toml").algorithm, "tpe");
+  const auto numeric = parse_config(text("", "x = { uniform = [0.0, 1.0] }\ny = { choice = [1, 2] }"), "exp.toml");
+  EXPECT_EQ(numeric.algorithm, "gp");
+  EXPECT_NE(numeric.algorithm_reason.find("gp, the best measured"), std::string::npos) << numeric.algorithm_reason;
+  const auto categorical = parse_config(
+      text("", "x = { uniform = [0.0, 1.0] }\ny = { choice = [1, 2] }\nz = { choice = [\"a\", \"b\"] }"), "exp.toml");
+  EXPECT_EQ(categorical.algorithm, "tpe");
+  EXPECT_NE(categorical.algorithm_reason.find("2 of the 3 parameters are categorical"), std::string::npos)
+      << categorical.algorithm_reason;
   const auto grid = parse_config(text("", "x = { uniform = [0.0, 1.0] }\ny = { grid = [1, 2] }"), "exp.toml");
   EXPECT_EQ(grid.algorithm, "random");
-  EXPECT_TRUE(grid.algorithm_chosen);
+  EXPECT_FALSE(grid.algorithm_reason.empty());
   const auto named = parse_config(text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"random\"\n"),
                                   "exp.toml");
   EXPECT_EQ(named.algorithm, "random");
-  EXPECT_FALSE(named.algorithm_chosen);
+  EXPECT_TRUE(named.algorithm_reason.empty());
 }
 
 TEST(Config, DefaultsAreFilled) {
@@ -147,8 +155,9 @@ TEST(Config, DefaultsAreFilled) {
   EXPECT_EQ(c.non_finite, "error");
   EXPECT_EQ(c.flush_interval_ms, 200.0);
   EXPECT_EQ(c.status_interval_s, 10.0);
-  EXPECT_EQ(c.algorithm, "tpe");  // not given: chosen for the space (issue 29); it was "random"
-  EXPECT_TRUE(c.algorithm_chosen);
+  EXPECT_EQ(c.algorithm, "gp");  // not given: chosen for the space (issue 29); it was "random", then "tpe"
+  EXPECT_FALSE(c.algorithm_reason.empty());
+  EXPECT_FALSE(c.scheduler_given);
   EXPECT_EQ(c.scheduler, "fifo");
   EXPECT_EQ(c.trainable.kind, "synthetic");
   EXPECT_EQ(synthetic_of(c.trainable).function, "branin");
