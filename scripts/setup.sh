@@ -17,6 +17,7 @@ packages=(
   slurm-wlm munge libpmix-dev
   iproute2 util-linux  # the multi-node tests: hosts as network namespaces (scripts/netns-cluster.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
+  gdb  # tests/mpi/lib.sh prints the backtrace of any ranktune core dump a test leaves
   python3 python3-numpy python3-h5py python3-pandas
   chromium python3-pil  # the HTML report's browser test renders it headless and reads the screenshot
   python3-optuna python3-cmaes python3-scipy python3-sklearn  # baselines of benchmarks/ (quality/: Optuna, its CMA-ES, Mann-Whitney) and the report's importance check

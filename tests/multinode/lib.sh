@@ -19,6 +19,7 @@ cleanup() {
   local rc=$? c
   for c in "${CLEANUP[@]}"; do eval "$c" || true; done
   ((NETNS_STARTED == 0)) || "$CLUSTER" stop 8>&- || true
+  show_cores
   rm -rf "$WORK"
   exit "$rc"
 }

@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../mpi/lib.sh"
 CLUSTER=$SRC/scripts/local-slurm.sh
 if ! "$CLUSTER" status > /dev/null 2>&1; then
   "$CLUSTER" start > /dev/null || fail "the local Slurm cluster did not start (see the messages above)"
-  trap 'rm -rf "$WORK"; "$CLUSTER" stop' EXIT
+  trap 'show_cores; rm -rf "$WORK"; "$CLUSTER" stop' EXIT
 fi
 eval "$("$CLUSTER" env)"
 # Slurm clients would otherwise block for minutes if the controller went away mid-test.
