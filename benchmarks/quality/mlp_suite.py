@@ -99,7 +99,9 @@ def run_ranktune(build, plan, pair, seed, budget, work):
     trials = rep["trials"]
     rec = next((t for t in trials if t["trial_id"] == rep.get("recommended")), None)
     best = [t["best"] for t in trials if t["best"] is not None]
-    return dict(tool=pair, seed=seed, wall_s=wall, trials=len(trials),
+    log = [dict(trial=t["trial_id"], epochs=t["iterations"], seconds=t.get("wall_s"), config=t["config"])
+           for t in sorted(trials, key=lambda t: t["trial_id"])]
+    return dict(tool=pair, seed=seed, wall_s=wall, trials=len(trials), log=log,
                 epochs=sum(t["iterations"] for t in trials),
                 full=sum(1 for t in trials if t["iterations"] >= plan["max_t"]),
                 best_seen=max(best) if best else math.nan,
@@ -146,6 +148,7 @@ def run_optuna(build, plan, seed, budget):
         servers.put(Server(build, plan, seed))
     lock = threading.Lock()
     stats = dict(epochs=0, best_seen=-math.inf)
+    log = []  # per trial: epochs trained, seconds, config (for --json)
 
     def objective(trial):
         config = {}
@@ -155,6 +158,8 @@ def run_optuna(build, plan, seed, budget):
             else:
                 config[name] = trial.suggest_float(name, args[0], args[1], log=kind == "loguniform")
         server = servers.get()
+        t0 = time.time()
+        epochs = 0
         try:
             # Trial ids from 1, as ranktune's: the seed rule (split from the experiment seed,
             # initial weights from seed and trial id) is then the same on both sides.
@@ -167,6 +172,7 @@ def run_optuna(build, plan, seed, budget):
                 value = float(words[words.index("val_accuracy") + 1])
                 if not math.isfinite(value):
                     value = 0.0  # a diverged trial: the worst, as ranktune's non_finite = "worst"
+                epochs += 1
                 with lock:
                     stats["epochs"] += 1
                     stats["best_seen"] = max(stats["best_seen"], value)
@@ -184,6 +190,8 @@ def run_optuna(build, plan, seed, budget):
             return value
         finally:
             servers.put(server)
+            with lock:
+                log.append(dict(trial=trial.number + 1, epochs=epochs, seconds=time.time() - t0, config=config))
 
     study = optuna.create_study(
         direction="maximize", sampler=optuna.samplers.TPESampler(seed=seed),
@@ -198,6 +206,7 @@ def run_optuna(build, plan, seed, budget):
     complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
     rec = study.best_trial if complete else None
     return dict(tool=OPTUNA_PAIR, seed=seed, wall_s=wall, trials=len(trials), epochs=stats["epochs"],
+                log=sorted(log, key=lambda r: r["trial"]),
                 full=len(complete), best_seen=stats["best_seen"],
                 rec_trial=rec.number + 1 if rec else None, rec_config=dict(rec.params) if rec else None,
                 rec_val=rec.value if rec else math.nan, rec_final=rec is not None)
