@@ -4,12 +4,14 @@
 # per comparison with its command, its table, the versions and the machine.
 #
 # Usage: benchmarks/run_all.sh [--quick] [--out FILE] [BUILD_DIR]
-#   --quick   about 10 minutes on 2 cores: the quality suite's quick plan (Branin and
+#   --quick   about 15 minutes on 2 cores: the quality suite's quick plan (Branin and
 #             Hartmann-6, 810 steps, 1 and 8 workers, 5 seeds), TPE ask cost up to 1,000
-#             observations, the dispatch overhead once; the rest is skipped and says so.
+#             observations, the dispatch overhead once, the Fashion-MNIST mlp search against
+#             Optuna for 2 minutes per tool and one seed; the rest is skipped and says so.
 #   Without --quick: the full quality suite (3 functions x 2 budgets x 1 and 8 workers x 10
 #   seeds: hours on 2 cores the first time; Optuna's runs are cached in BUILD_DIR/quality-cache
-#   and reused), and every other comparison with its default repetitions.
+#   and reused), the mlp search (3 tools x 3 seeds x 5 minutes), and every other comparison
+#   with its default repetitions.
 # The binaries come from BUILD_DIR (default: build); build them with
 #   cmake --build build -j2 --target ranktune bench_quality bench_tpe bench_mlp bench_recording
 set -euo pipefail
@@ -20,15 +22,15 @@ build="$here/../build"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) quick=1; shift ;;
-    --smoke) quick=2; shift ;;  # the smoke test: a tiny quality plan only
+    --smoke) quick=2; shift ;;  # the smoke test: tiny quality and mlp plans only
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "run_all.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build="$1"; shift ;;
   esac
 done
 build="$(cd "$build" && pwd)"
-for bin in apps/ranktune benchmarks/bench_quality benchmarks/bench_tpe; do
+for bin in apps/ranktune benchmarks/bench_quality benchmarks/bench_tpe benchmarks/bench_mlp; do
   [[ -x "$build/$bin" ]] || { echo "run_all.sh: no $build/$bin: build it first (see --help)" >&2; exit 2; }
 done
 py=/usr/bin/python3
@@ -73,15 +75,28 @@ section() {  # TITLE COMMAND...: runs COMMAND, appends its output under TITLE
 
 skipped() { printf '## %s\n\nSkipped by --quick: run `benchmarks/run_all.sh` without it.\n\n' "$1" >>"$tmp/body.md"; }
 
+mlp_data="${RANKTUNE_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
+mlp_search() {  # PLAN_FLAG TITLE_SUFFIX: the Fashion-MNIST mlp search, when the data is there
+  local title="Search of the Fashion-MNIST mlp against Optuna at equal wall time$2"
+  if ! compgen -G "$mlp_data/train-images-idx3-ubyte*" >/dev/null; then
+    printf '## %s\n\nSkipped: no Fashion-MNIST in %s (install Debian'"'"'s dataset-fashion-mnist, or set RANKTUNE_DATA_DIR).\n\n' \
+      "$title" "$mlp_data" >>"$tmp/body.md"
+    return
+  fi
+  section "$title" "$py" "$here/quality/mlp_suite.py" $1 --build "$build"
+}
+
 : >"$tmp/body.md"
 if [[ $quick -eq 2 ]]; then
   section "Search quality against Optuna (smoke plan)" \
     "$py" "$here/quality/suite.py" --smoke --bench "$build/benchmarks/bench_quality" \
     --cache "$tmp/cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  mlp_search --smoke " (smoke plan)"
 elif [[ $quick -eq 1 ]]; then
   section "Search quality against Optuna (quick plan)" \
     "$py" "$here/quality/suite.py" --quick --bench "$build/benchmarks/bench_quality" \
     --cache "$build/quality-cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  mlp_search --quick " (quick plan)"
   section "TPE ask cost against Optuna's TPESampler" "$here/tpe_compare.sh" "$build" 100 1000
   section "Dispatch overhead against Optuna (journal storage)" env RANKTUNE="$build/apps/ranktune" "$here/overhead.sh" 1
   skipped "MLP training against PyTorch"
@@ -90,6 +105,7 @@ else
   section "Search quality against Optuna" \
     "$py" "$here/quality/suite.py" --bench "$build/benchmarks/bench_quality" \
     --cache "$build/quality-cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  mlp_search "" ""
   section "TPE ask cost against Optuna's TPESampler" "$here/tpe_compare.sh" "$build"
   section "Dispatch overhead against Optuna (journal storage)" env RANKTUNE="$build/apps/ranktune" "$here/overhead.sh" 3
   section "MLP training against PyTorch" "$here/mlp_vs_torch.sh" "$build" 3

@@ -3,7 +3,9 @@
 # print a row for every scheduler; `run_all.sh --smoke` (the quality suite on a tiny plan,
 # beside Optuna) must write a well-formed RESULTS.md: its header, the summary table with a
 # row per cell, a section per cell with a row per pair of both tools, and an SVG plot per
-# cell that parses. No timing or quality assertions: the figures are only checked to be there.
+# cell that parses, and the Fashion-MNIST mlp search's table (quality/mlp_suite.py --smoke: a
+# row per tool, each with a test accuracy). No timing or quality assertions: the figures are
+# only checked to be there.
 set -euo pipefail
 schedulers=${1:?usage: search_smoke.sh PATH/TO/bench_schedulers BUILD_DIR}
 build=${2:?usage: search_smoke.sh PATH/TO/bench_schedulers BUILD_DIR}
@@ -43,5 +45,21 @@ for w in (1, 2):
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg") and root.findall(".//{http://www.w3.org/2000/svg}path"), svg
     assert f"(results/quality-branin-81-{w}.svg)" in part, "no link to the plot"
+mlp = text.split("## Search of the Fashion-MNIST mlp against Optuna at equal wall time (smoke plan)", 1)
+assert len(mlp) == 2, "no mlp search section"
+mlp = mlp[1].split("\n## ", 1)[0]
+if "Skipped: no Fashion-MNIST" in mlp:
+    print("NOTE: no Fashion-MNIST data: the mlp search was skipped, as RESULTS.md says")
+    tools = ()
+else:
+    tools = ("ranktune tpe+asha", "optuna tpe+hyperband")
+for tool in tools:
+    row = re.search(r"^\| " + re.escape(tool) + r" \|(.*)\|$", mlp, re.M)
+    assert row, f"no mlp row for {tool}"
+    cells = [c.strip() for c in row.group(1).split("|")]
+    assert len(cells) == 7, cells
+    assert re.match(r"^0\.\d{4}$", cells[0]), f"{tool}: test accuracy {cells[0]}"
+    assert all(re.match(r"^\d+$", c) for c in cells[3:]), f"{tool}: counts {cells[3:]}"
+assert "do not train alike" not in mlp, "a retrained trial differs from the search's"
 print("PASS: RESULTS.md is well formed")
 PY
