@@ -20,4 +20,12 @@ io::StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& co
 /// file. Throws ConfigError.
 ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& config_path = "");
 
+/// A config that names no `[search] algorithm` runs the default chosen for its space
+/// (search/default_searcher.h), which a later ranktune may choose differently: when `cfg`
+/// names none and the file recorded the one its experiment runs (StoreMeta::algorithm),
+/// `cfg` takes that one, so that an experiment keeps its searcher across a resume, and a
+/// report or eval of the file sees the searcher that ran. Returns true when it changed
+/// `cfg`'s algorithm.
+bool adopt_stored_algorithm(ExperimentConfig& cfg, const io::StoreMeta& stored);
+
 }  // namespace ranktune::config

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/stored.h"
+#include "search/searcher.h"
 
 namespace ranktune::config {
 
@@ -31,7 +32,20 @@ ExperimentConfig stored_config(const io::ResultsFile& file, const std::string& c
     // would be "<file>:", a folder that does not exist.)
     path = (fs::absolute(file.path).parent_path() / (fs::path(file.path).filename().string() + ":config")).string();
   }
-  return parse_config(file.meta.config_text, path, overrides);
+  ExperimentConfig cfg = parse_config(file.meta.config_text, path, overrides);
+  adopt_stored_algorithm(cfg, file.meta);
+  return cfg;
+}
+
+bool adopt_stored_algorithm(ExperimentConfig& cfg, const io::StoreMeta& stored) {
+  if (cfg.algorithm_reason.empty() || stored.algorithm.empty() || stored.algorithm == cfg.algorithm) return false;
+  const auto& names = search::searcher_names();
+  if (std::find(names.begin(), names.end(), stored.algorithm) == names.end())
+    cfg.fail("search", "the results file records the search algorithm \"" + stored.algorithm +
+                           "\", which this ranktune does not have; name one in [search] algorithm");
+  cfg.algorithm = stored.algorithm;
+  cfg.algorithm_reason = stored.algorithm + ", the one this experiment began with (the config names none)";
+  return true;
 }
 
 io::StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& command_line) {
@@ -44,6 +58,7 @@ io::StoreMeta experiment_meta(const ExperimentConfig& cfg, const std::string& co
   meta.command_line = command_line;
   std::error_code ec;
   if (!cfg.path.empty()) meta.config_path = fs::absolute(cfg.path, ec).lexically_normal().string();
+  meta.algorithm = cfg.algorithm;
   return meta;
 }
 

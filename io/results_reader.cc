@@ -62,6 +62,7 @@ StoreMeta read_meta(hid_t file) {
   meta.overrides = text("overrides");
   meta.command_line = text("command_line");
   meta.config_path = text("config_path");
+  meta.algorithm = text("algorithm");
   meta.created = text("created");
   if (H5_CHECK(H5Aexists(file, "created_unix")) > 0) meta.created_unix = read_int_attr(file, "created_unix");
   if (H5_CHECK(H5Lexists(file, "stack", H5P_DEFAULT)) > 0) {

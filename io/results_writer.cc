@@ -131,6 +131,7 @@ void ResultsWriter::Impl::create(const StoreMeta& meta, const std::vector<Worker
   write_text(root, "overrides", meta.overrides);
   write_text(root, "command_line", meta.command_line);
   if (!meta.config_path.empty()) write_text(root, "config_path", meta.config_path);
+  if (!meta.algorithm.empty()) write_text(root, "algorithm", meta.algorithm);
   write_string_attr(root, "created", meta.created.empty() ? iso8601_utc_now() : meta.created);
   {
     // The same instant as a number (Unix epoch seconds): times in the file count from it,

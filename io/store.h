@@ -71,6 +71,10 @@ struct StoreMeta {
   /// The absolute path of the config file the run started from (attribute config_path; ""
   /// in files written before it): where the stored config's relative paths resolve.
   std::string config_path;
+  /// The search algorithm the experiment runs (attribute algorithm; "" in files written
+  /// before it), recorded because a config that names none gets the default of the ranktune
+  /// that started it: a resume goes on with this one (config/stored.h).
+  std::string algorithm;
   std::string created;       ///< ISO-8601 UTC; filled by create() when empty
   /// The same instant in Unix epoch seconds (attribute created_unix); create() fills it
   /// when 0, and files written before it read as 0.

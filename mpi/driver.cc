@@ -486,7 +486,9 @@ struct RunStopped {
 
 // Everything of run_driver after the workers have the Setup. Throws on any error: the
 // caller ends the job, since returning would leave the workers waiting.
-int drive(const boost::mpi::communicator& world, const config::ExperimentConfig& cfg, const DriverOptions& options) {
+int drive(const boost::mpi::communicator& world, const config::ExperimentConfig& given, const DriverOptions& options) {
+  // A resume may take the searcher the file's experiment began with (adopt_stored_algorithm).
+  config::ExperimentConfig cfg = given;
   place(world);
   const boost::mpi::communicator gangs = gang_parent(world);  // the workers build gangs from it
   trace("driver: placed");
@@ -516,6 +518,8 @@ int drive(const boost::mpi::communicator& world, const config::ExperimentConfig&
     // damaged file must stay as it is (and refused), never be mended into a healthy-looking one.
     writer = experiment::open_to_resume(cfg, options.force, previous, resumed);
     std::printf("ranktune: resuming %s: %zu trials recorded\n", cfg.results.c_str(), previous->trials.size());
+    if (config::adopt_stored_algorithm(cfg, previous->meta))
+      std::printf("ranktune: [search] algorithm not given: %s\n", cfg.algorithm_reason.c_str());
   } else {
     writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
                                                  io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
@@ -529,7 +533,14 @@ int drive(const boost::mpi::communicator& world, const config::ExperimentConfig&
       try {
         driver.resume(*previous, experiment::resume_cause(resumed));
       } catch (const std::invalid_argument& e) {  // the controller refuses what the file holds
-        throw io::StoreError(cfg.results + ": cannot resume: " + e.what());
+        // A file from before the algorithm was recorded, whose config names none, began
+        // with the default of its day (random, later tpe), which may not be today's.
+        const bool guessed = !cfg.algorithm_reason.empty() && previous->meta.algorithm.empty();
+        throw io::StoreError(cfg.results + ": cannot resume: " + e.what() +
+                             (guessed ? ". The config names no [search] algorithm, and this file, written before ranktune "
+                                        "recorded the one it chose, may have begun with another default (random, "
+                                        "later tpe): name it in [search] algorithm and resume with --force"
+                                      : ""));
       }
     }
     try {

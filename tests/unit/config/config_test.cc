@@ -2,6 +2,7 @@
 // --set overrides, rendering and the shipped examples. Hostile configs: config_hostile_test.cc.
 
 #include "config/config.h"
+#include "config/stored.h"
 #include "tests/unit/config/config_fixtures.h"
 #include "tests/unit/common/expect_text.h"
 
@@ -142,6 +143,34 @@ TEST(Config, TheAlgorithmIsChosenForTheSpaceWhenNotGiven) {
                                   "exp.toml");
   EXPECT_EQ(named.algorithm, "random");
   EXPECT_TRUE(named.algorithm_reason.empty());
+}
+
+// Issue 29: a default chosen by one ranktune is kept by the resume of a later one whose
+// default differs (the file records it, config/stored.h); a named algorithm is never replaced.
+TEST(Config, AResumeKeepsTheSearcherTheExperimentBeganWith) {
+  io::StoreMeta stored;
+  stored.algorithm = "tpe";
+  auto chosen = parse_config(text("", "x = { uniform = [0.0, 1.0] }"), "exp.toml");
+  ASSERT_EQ(chosen.algorithm, "gp");
+  EXPECT_TRUE(config::adopt_stored_algorithm(chosen, stored));
+  EXPECT_EQ(chosen.algorithm, "tpe");
+  EXPECT_NE(chosen.algorithm_reason.find("the one this experiment began with"), std::string::npos);
+  auto named = parse_config(text("", "x = { uniform = [0.0, 1.0] }", "", "[search]\nalgorithm = \"random\"\n"),
+                            "exp.toml");
+  EXPECT_FALSE(config::adopt_stored_algorithm(named, stored));
+  EXPECT_EQ(named.algorithm, "random");
+  io::StoreMeta old;  // a file from before the record: the config's own choice stands
+  auto again = parse_config(text("", "x = { uniform = [0.0, 1.0] }"), "exp.toml");
+  EXPECT_FALSE(config::adopt_stored_algorithm(again, old));
+  EXPECT_EQ(again.algorithm, "gp");
+  io::StoreMeta foreign;
+  foreign.algorithm = "hyperopt";
+  try {
+    config::adopt_stored_algorithm(again, foreign);
+    ADD_FAILURE() << "an unknown recorded algorithm was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_CONTAINS(std::string(e.what()), "records the search algorithm \"hyperopt\", which this ranktune does not have");
+  }
 }
 
 TEST(Config, DefaultsAreFilled) {

@@ -49,6 +49,7 @@ StoreMeta sample_meta() {
   m.config_text = "[experiment]\nname = \"mnist-asha\"\n";
   m.overrides = "search.samples=8\nscheduler.name=asha";
   m.command_line = "ranktune run exp.toml";
+  m.algorithm = "gp";
   m.created = "2024-01-02T03:04:05Z";
   m.stack = {{"hosts", "n1,n2"}, {"mpi_library", "Open MPI v4.1.4\nbuilt here"}, {"hdf5", "1.10.8"}};
   return m;
@@ -183,6 +184,7 @@ TEST_F(StoreTest, RoundTripsEveryTable) {
   EXPECT_EQ(f.meta.config_text, m.config_text);
   EXPECT_EQ(f.meta.overrides, m.overrides);
   EXPECT_EQ(f.meta.command_line, m.command_line);
+  EXPECT_EQ(f.meta.algorithm, "gp");  // the searcher the run chose (issue 29), for a resume
   EXPECT_EQ(f.meta.created, m.created);
   EXPECT_EQ(f.meta.created_unix, 1704164645);  // the same instant, in epoch seconds (issue 12 item 3)
   EXPECT_EQ(f.meta.stack, m.stack);
