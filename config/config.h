@@ -148,6 +148,9 @@ struct ExperimentConfig {
   bool algorithm_chosen = false;
   search::Space space;
   search::Options search_options;    ///< the other [search] keys, checked by the searcher
+  /// `points_to_evaluate`: configs tried first, in order (checked against the space; fixed
+  /// values filled in, inactive parameters absent).
+  std::vector<search::Config> points_to_evaluate;
 
   // [scheduler]
   std::string scheduler = "fifo";    ///< one of search::scheduler_names()

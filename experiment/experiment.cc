@@ -56,8 +56,9 @@ void refuse_existing_results(const config::ExperimentConfig& cfg) {
 
 std::unique_ptr<search::Searcher> make_searcher(const config::ExperimentConfig& cfg) {
   try {
-    return search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode, cfg.max_t},
-                                 cfg.search_options);
+    search::SearcherOptions options{cfg.seed, cfg.num_samples, cfg.metric, cfg.mode, cfg.max_t};
+    options.points_to_evaluate = cfg.points_to_evaluate;
+    return search::make_searcher(cfg.algorithm, cfg.space, options, cfg.search_options);
   } catch (const search::OptionError& e) {
     cfg.fail("search." + e.key(), e.what());
   }
