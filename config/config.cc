@@ -449,7 +449,13 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
     cfg.algorithm = has_grid ? "random" : "tpe";
     cfg.algorithm_chosen = true;
   }
-  read_options(s, {"algorithm", "space", "points_to_evaluate"}, cfg.search_options);
+  read_options(s, {"algorithm", "space", "points_to_evaluate", "warm_start"}, cfg.search_options);
+  if (std::vector<std::string> files; read(s, "warm_start", files)) {
+    for (const std::string& f : files) {
+      if (f.empty()) fail(find(s, "warm_start"), s.key("warm_start"), "names an empty path; give earlier results files");
+      cfg.warm_start.push_back(fs::absolute(f).lexically_normal().string());
+    }
+  }
   read_points(s, cfg);
   check_trial_count(e, s, cfg);
 

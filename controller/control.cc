@@ -87,6 +87,27 @@ std::string check_control_config(const Space& space, Config& config, bool comple
   return "";
 }
 
+std::string check_set_conditions(const Space& space, const Config& current, const Config& change) {
+  if (!space.conditional()) return "";
+  Config will = current;
+  for (const auto& [name, value] : change) will[name] = value;
+  Config active = will;
+  drop_inactive(space, active);
+  for (const auto& [name, value] : change)
+    if (!active.contains(name))
+      return "'" + name + "' is inactive in this trial (its condition \"" + space.find(name)->when.text +
+             "\" does not hold with these values): it takes no value";
+  for (const Param& p : space.params) {
+    if (!active.contains(p.name) && p.conditional() && holds(p.when, active))
+      return "these values turn '" + p.name + "' on (" + p.when.text + "): give it a value too";
+    // A trial's config only gains values: one that would lose a parameter is a new trial.
+    if (current.contains(p.name) && !active.contains(p.name))
+      return "these values turn '" + p.name + "' off (" + p.when.text +
+             " no longer holds), which a trial cannot undo: add a trial with them instead (ranktune ctl add)";
+  }
+  return "";
+}
+
 std::string check_added_trials(std::int64_t n, std::int64_t added, std::int64_t expected) {
   if (n > kMaxAddCount)
     return "asks for " + std::to_string(n) + " trials; one request may add at most " + std::to_string(kMaxAddCount);

@@ -2,6 +2,7 @@
 // options and controller, for `check`, `simulate` and the MPI driver alike
 // (experiment/experiment.h).
 #include "experiment/experiment.h"
+#include "experiment/warm_start.h"
 
 #include <map>
 
@@ -40,6 +41,7 @@ config::ExperimentConfig load_experiment(const std::string& path, std::vector<st
   }
   config::ExperimentConfig cfg = config::load_config(path, sets, shown);
   train::validate(cfg);
+  load_warm_start(cfg);
   // Build the algorithms once, so their options are checked before any rank starts.
   make_searcher(cfg);
   make_scheduler(cfg);
@@ -58,6 +60,7 @@ std::unique_ptr<search::Searcher> make_searcher(const config::ExperimentConfig& 
   try {
     search::SearcherOptions options{cfg.seed, cfg.num_samples, cfg.metric, cfg.mode, cfg.max_t};
     options.points_to_evaluate = cfg.points_to_evaluate;
+    options.warm = cfg.warm;
     return search::make_searcher(cfg.algorithm, cfg.space, options, cfg.search_options);
   } catch (const search::OptionError& e) {
     cfg.fail("search." + e.key(), e.what());

@@ -71,6 +71,41 @@ assert {c["optimizer"] for c in seen.values()} == {"sgd", "adam"}, algorithm
 PY
 done
 
+# Warm start from the tpe run: its trials are observations, not run again, not counted; lr's
+# narrower domain here drops those outside it; the file's events and the report name the source.
+space tpe | sed 's/lr = { loguniform = \[1e-4, 1e-1\] }/lr = { loguniform = [1e-3, 1e-1] }/' > "$WORK/warm.toml"
+printf 'env = { SPACES_LOG = "%s" }\n' "$WORK/warm.jsonl" >> "$WORK/warm.toml"
+mpirun -np 3 --bind-to none "$RANKTUNE" run "$WORK/warm.toml" --results "$WORK/warm.h5" --warm-start "$WORK/tpe.h5" \
+  --set experiment.num_samples=4 --set search.n_startup=2 > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "the warm run exited $?"; }
+"$PY" - "$WORK/warm.h5" "$WORK/warm.jsonl" "$WORK/tpe.h5" <<'PY'
+import json, sys, h5py
+with h5py.File(sys.argv[3], "r") as f:
+    old = f["trials"][:]
+outside = sum(1 for r in old if r["lr"] < 1e-3)
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][:]
+    warm = [e["message"].decode() for e in f["events"][:] if e["kind"] == b"warm_start"]
+assert len(t) == 4, len(t)  # warm trials are not run again nor counted in num_samples
+assert len(open(sys.argv[2]).readlines()) == 4
+assert len(warm) == 1 and warm[0].startswith(f"{8 - outside} trial") and sys.argv[3] in warm[0], (warm, outside)
+assert (f"{outside} dropped: values outside this space" in warm[0]) == (outside > 0), warm
+PY
+"$RANKTUNE" report "$WORK/warm.h5" > "$WORK/report.txt" 2>&1 || { cat "$WORK/report.txt"; fail "report exited $?"; }
+grep -q "^warm start  .* trials\? from $WORK/tpe.h5" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "the report does not name the warm start's file"; }
+# A space that differs is refused, showing the difference.
+space tpe | sed '/points_to_evaluate/d; s/^epochs = 2$/epochs = 2\nwd = { uniform = [0.0, 0.1] }/; s/^algorithm = "tpe"$/algorithm = "tpe"\nwarm_start = ["tpe.h5"]/' \
+  > "$WORK/warm_bad.toml"
+rc=0; (cd "$WORK" && "$RANKTUNE" check warm_bad.toml) > "$WORK/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || { cat "$WORK/out.txt"; fail "expected exit code 2 for an incompatible warm start, got $rc"; }
+grep -qF "warm_bad.toml:10: search.warm_start: $WORK/tpe.h5 searched another space: + wd (only in this config)" "$WORK/out.txt" \
+  || { cat "$WORK/out.txt"; fail "no file:line:key and diff for an incompatible warm start"; }
+space tpe | sed '/points_to_evaluate/d; s/^lr = { loguniform/lr = { uniform/; s/^epochs = 2$//; s/^algorithm = "tpe"$/algorithm = "tpe"\nwarm_start = ["tpe.h5"]/' \
+  > "$WORK/warm_kind.toml"
+rc=0; (cd "$WORK" && "$RANKTUNE" check warm_kind.toml) > "$WORK/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || { cat "$WORK/out.txt"; fail "expected exit code 2 for a warm start of other kinds, got $rc"; }
+grep -qF "~ lr: loguniform (float) there, uniform (float) here; - epochs (only in that file)" "$WORK/out.txt" \
+  || { cat "$WORK/out.txt"; fail "the diff does not show the changed kind and the missing parameter"; }
+
 # PBT with a mutation scope: only lr changes on exploit; channels (shape-changing, declared
 # by shape_params) is the donor's, so every restore loads (no "size mismatch", no ERROR).
 # Without the scope, PBT perturbed channels and such trials ended in ERROR (issue 32).

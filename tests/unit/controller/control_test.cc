@@ -66,6 +66,16 @@ TEST(ControlConfig, MutationScopeAndConditions) {
   EXPECT_FALSE(c.contains("layers"));  // inactive with relu: dropped
   c = {{"lr", 0.01}, {"act", std::string("tanh")}};
   EXPECT_CONTAINS(check_control_config(cond, c, true, false), "'layers' is missing");
+
+  // ctl set on a running trial: values for active parameters only; turning one on needs its
+  // value, turning one off is a new trial.
+  const Config relu = {{"lr", 0.01}, {"act", std::string("relu")}};
+  const Config tanh = {{"lr", 0.01}, {"act", std::string("tanh")}, {"layers", std::int64_t{2}}};
+  EXPECT_EQ(check_set_conditions(cond, relu, {{"lr", 0.02}}), "");
+  EXPECT_CONTAINS(check_set_conditions(cond, relu, {{"layers", std::int64_t{3}}}), "'layers' is inactive in this trial");
+  EXPECT_CONTAINS(check_set_conditions(cond, relu, {{"act", std::string("tanh")}}), "turn 'layers' on");
+  EXPECT_EQ(check_set_conditions(cond, relu, {{"act", std::string("tanh")}, {"layers", std::int64_t{3}}}), "");
+  EXPECT_CONTAINS(check_set_conditions(cond, tanh, {{"act", std::string("relu")}}), "turn 'layers' off");
 }
 
 Controller make(ControllerOptions o, std::int64_t n, Events* rec, const std::string& scheduler = "fifo") {
