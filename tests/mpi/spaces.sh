@@ -18,12 +18,13 @@ seed = 3
 
 [search]
 algorithm = "$1"
-points_to_evaluate = [ { optimizer = "sgd", momentum = 0.5, lr = 0.01 }, { optimizer = "adam", lr = 0.001 } ]
+points_to_evaluate = [ { optimizer = "sgd", momentum = 0.5, lr = 0.01 }, { optimizer = "adam", layers = 2, lr = 0.001 } ]
 
 [search.space]
 optimizer = { choice = ["sgd", "adam"] }
 momentum = { uniform = [0.0, 0.99], when = "optimizer == 'sgd'" }
 lr = { loguniform = [1e-4, 1e-1] }
+layers = { randint = [1, 4], when = "optimizer in ['adam']" }
 epochs = 2
 
 [stop]
@@ -40,8 +41,9 @@ for algorithm in random tpe cmaes; do
   printf 'env = { SPACES_LOG = "%s" }\n' "$WORK/$algorithm.jsonl" >> "$WORK/$algorithm.toml"
   mpirun -np 3 --bind-to none "$RANKTUNE" run "$WORK/$algorithm.toml" --results "$WORK/$algorithm.h5" \
     > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; fail "the $algorithm run exited $?"; }
-  "$PY" - "$WORK/$algorithm.h5" "$WORK/$algorithm.jsonl" "$algorithm" <<'PY'
+  PYTHONPATH="$SRC/python" "$PY" - "$WORK/$algorithm.h5" "$WORK/$algorithm.jsonl" "$algorithm" <<'PY'
 import json, math, sys, h5py
+import ranktune.results
 path, log, algorithm = sys.argv[1:]
 with h5py.File(path, "r") as f:
     t = f["trials"][:]
@@ -51,10 +53,14 @@ for row in t:
     sgd = row["optimizer"].decode() == "sgd"
     # Inactive: missing (NaN) in /trials.
     assert sgd != math.isnan(row["momentum"]), (algorithm, row)
+    assert sgd == (row["layers"] == -2**63), (algorithm, row)  # an integer's missing value
     assert row["epochs"] == 2, (algorithm, row)  # a fixed value, in every row
 by_id = {int(r["trial_id"]): r for r in t}
 assert by_id[1]["optimizer"] == b"sgd" and by_id[1]["momentum"] == 0.5 and by_id[1]["lr"] == 0.01, by_id[1]
-assert by_id[2]["optimizer"] == b"adam" and by_id[2]["lr"] == 0.001, by_id[2]
+assert by_id[2]["optimizer"] == b"adam" and by_id[2]["layers"] == 2 and by_id[2]["lr"] == 0.001, by_id[2]
+r = ranktune.results.load(path)
+sgd = r.trials["optimizer"] == "sgd"
+assert (r.trials["momentum"].isna() == ~sgd).all() and (r.trials["layers"].isna() == sgd).all(), r.trials
 seen = {}
 for line in open(log):
     entry = json.loads(line)
@@ -62,11 +68,11 @@ for line in open(log):
 assert sorted(seen) == list(range(1, 9)), (algorithm, sorted(seen))
 for trial, cfg in seen.items():
     # The program gets exactly the active parameters and the fixed value.
-    want = {"optimizer", "lr", "epochs"} | ({"momentum"} if cfg["optimizer"] == "sgd" else set())
+    want = {"optimizer", "lr", "epochs"} | ({"momentum"} if cfg["optimizer"] == "sgd" else {"layers"})
     assert set(cfg) == want, (algorithm, trial, cfg)
     assert cfg["epochs"] == 2
 assert seen[1] == {"optimizer": "sgd", "momentum": 0.5, "lr": 0.01, "epochs": 2}, seen[1]
-assert seen[2] == {"optimizer": "adam", "lr": 0.001, "epochs": 2}, seen[2]
+assert seen[2] == {"optimizer": "adam", "layers": 2, "lr": 0.001, "epochs": 2}, seen[2]
 assert {c["optimizer"] for c in seen.values()} == {"sgd", "adam"}, algorithm
 PY
 done
@@ -125,11 +131,11 @@ algorithm = "random"
 channels = { choice = [8, 16] }
 lr = { uniform = [0.01, 0.1] }
 steps = 12
-sleep = 0.1
+sleep = 0.3
 
 [scheduler]
 kind = "pbt"
-perturbation_interval = 3
+perturbation_interval = 2
 quantile_fraction = 0.5
 $1
 
@@ -188,6 +194,6 @@ space random | sed "s/optimizer == 'sgd'/optimizer = 'sgd'/" > "$WORK/bad_when.t
 refused "$WORK/bad_when.toml" "bad_when.toml:14: search.space.momentum.when" "write '=='"
 space random | sed "s/optimizer == 'sgd'/optimizer == 'sgdd'/" > "$WORK/bad_value.toml"
 refused "$WORK/bad_value.toml" "bad_value.toml:14: search.space.momentum.when" "'sgdd' is not a value of 'optimizer'"
-space random | sed 's/optimizer = "adam", lr/optimizer = "adam", momentum = 0.5, lr/' > "$WORK/bad_point.toml"
+space random | sed 's/optimizer = "adam", layers = 2, lr/optimizer = "adam", layers = 2, momentum = 0.5, lr/' > "$WORK/bad_point.toml"
 refused "$WORK/bad_point.toml" "bad_point.toml:10: search.points_to_evaluate[1].momentum" "inactive in this point"
 echo "spaces: ok"
