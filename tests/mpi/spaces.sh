@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Search spaces as users write them (issue 32), end to end under mpirun with a command
-# trainable: fixed values, conditional parameters and points to evaluate (checked in the
-# results file and in the config each program received), a PBT mutation scope that keeps a
+# trainable: fixed values, conditional parameters and points to evaluate under the searchers
+# (checked in the results file and in the config each program received), warm start, a PBT mutation scope that keeps a
 # shape-changing parameter from being mutated, and the refusals with file:line:key.
 source "$(dirname "$0")/lib.sh"
 cp "$SRC/tests/data/spaces_probe.py" "$WORK/"
@@ -36,7 +36,7 @@ command = ["python3", "spaces_probe.py"]
 TOML
 }
 
-for algorithm in random tpe cmaes; do
+for algorithm in random tpe cmaes gp; do  # bohb shares tpe's model (unit-tested)
   space "$algorithm" > "$WORK/$algorithm.toml"
   printf 'env = { SPACES_LOG = "%s" }\n' "$WORK/$algorithm.jsonl" >> "$WORK/$algorithm.toml"
   mpirun -np 3 --bind-to none "$RANKTUNE" run "$WORK/$algorithm.toml" --results "$WORK/$algorithm.h5" \

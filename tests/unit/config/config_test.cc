@@ -292,6 +292,7 @@ TEST(Config, SpacesAsUsersWriteThem) {
                             "epochs = 20\n";
   const auto cfg = parse_config(text("", space, "",
                                      "[search]\npoints_to_evaluate = [ { opt = \"adam\" }, { opt = \"sgd\", m = 0.5 } ]\n"
+                                     "warm_start = [\"/old/a.h5\"]\n"
                                      "[scheduler]\nkind = \"pbt\"\nmutable = [\"m\"]\n"),
                                 "exp.toml");
   ASSERT_EQ(cfg.space.params.size(), 3u);
@@ -310,6 +311,9 @@ TEST(Config, SpacesAsUsersWriteThem) {
   const auto back = parse_config(rendered, "r.toml");
   EXPECT_TRUE(back.space.params[2].fixed);
   EXPECT_EQ(back.space.params[1].when.text, "opt == 'sgd'");
+  EXPECT_EQ(back.points_to_evaluate, cfg.points_to_evaluate);
+  EXPECT_EQ(back.warm_start, std::vector<std::string>{"/old/a.h5"});
+  EXPECT_EQ(render_config(back), rendered);
 
   const std::string two = "opt = { choice = [\"sgd\", \"adam\"] }\nm = { uniform = [0.0, 1.0], when = \"";
   const std::string tail = "\" }";
