@@ -42,6 +42,7 @@ struct RunOptions {
   int np = 0;                     ///< workers; 0 = default_worker_count()
   std::string results;            ///< overrides [experiment] results
   std::vector<std::string> sets;  ///< --set key=value
+  std::vector<std::string> warm_start;  ///< --warm-start FILE...: replaces [search] warm_start
   std::vector<std::string> argv;  ///< this process's arguments, for self-launch and the record
   bool resume = false;            ///< --resume: go on with the results file if it exists
   bool force = false;             ///< --force: resume even though the config changed

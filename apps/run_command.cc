@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 
@@ -63,10 +64,17 @@ bool finish_dead_run_page(const config::ExperimentConfig& cfg) {
 
 }  // namespace
 
+// The --set overrides, with --warm-start as the one that sets [search] warm_start.
+std::vector<std::string> overrides(const RunOptions& o) {
+  std::vector<std::string> sets = o.sets;
+  if (!o.warm_start.empty()) sets.push_back("search.warm_start=" + nlohmann::json(o.warm_start).dump());
+  return sets;
+}
+
 int run_run(const RunOptions& o, int argc, char** argv) {
   if (!mpi::under_mpi_launcher()) {
     // Validate before launching anything, so a bad config costs no mpirun start-up.
-    const config::ExperimentConfig cfg = experiment::load_experiment(o.config, o.sets, o.results);
+    const config::ExperimentConfig cfg = experiment::load_experiment(o.config, overrides(o), o.results);
     // An existing results file is resumed. Checked here too, before mpirun starts, so that a
     // damaged file (exit 5) or a file of another experiment (exit 2) costs no launch. Rank 0
     // checks again before it writes; it alone can mend a file whose writer died before it
@@ -117,7 +125,7 @@ int run_run(const RunOptions& o, int argc, char** argv) {
   // mpirun may end the job while the ranks finalize.
   config::ExperimentConfig cfg;
   try {
-    cfg = experiment::load_experiment(o.config, o.sets, o.results);
+    cfg = experiment::load_experiment(o.config, overrides(o), o.results);
   } catch (...) {
     mpi::report_exit_code(experiment::kExitUsage);
     mpi::abort_setup(world);
@@ -149,6 +157,8 @@ void setup_run(CLI::App& app, int argc, char** argv) {
   run_cmd->add_option("--np", run->np, "Workers to start when self-launching (default: one per GPU, else per core, min 2)");
   run_cmd->add_option("--results", run->results, "Results file (overrides [experiment] results)");
   run_cmd->add_option("--set", run->sets, "Override a config key: --set experiment.num_samples=8 (value is TOML)");
+  run_cmd->add_option("--warm-start", run->warm_start,
+                      "Earlier results files whose trials the searcher starts from (replaces [search] warm_start)");
   run_cmd->add_flag("--resume", run->resume,
                     "Go on with the results file if it exists (a run given an existing file always resumes; "
                     "this flag documents the intent, e.g. in job scripts)");

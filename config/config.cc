@@ -223,7 +223,7 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                "\" is reserved for a results column. "
                "Rename it (reserved: " +
                quoted_list(kReservedColumns) + ")");
-    space.params.push_back({*name, domain(*v, path)});
+    space.params.push_back(param(*name, *v, path));
     // Its column's bytes in each /trials row, as StoreSchema::from sizes it.
     std::size_t width = 8;
     for (const auto& value : space.params.back().domain.values)
@@ -245,6 +245,148 @@ void Parser::read_space(const Table& t, search::Space& space) const {
                " bytes of the results file's /trials header (each name and 25 bytes); at most " +
                std::to_string(io::kMaxRowTypeBytes) + " fit (configs/README.md, \"Limits\"). Use shorter names or fewer parameters");
   }
+  check_conditions(t, space);
+}
+
+// A parameter as written: a plain value (fixed: a choice of that one value), or a domain
+// with an optional `when` condition.
+search::Param Parser::param(const std::string& name, const toml::value& v, const std::string& path) const {
+  if (v.is_integer() || v.is_floating() || v.is_string()) {
+    search::Domain d;
+    d.kind = search::DomainKind::Choice;
+    if (v.is_string()) {
+      d.values.emplace_back(v.as_string().str);
+    } else if (v.is_integer()) {
+      check_fits(v, path);
+      d.values.emplace_back(static_cast<std::int64_t>(v.as_integer()));
+    } else {
+      double x = 0;
+      convert(v, path, x);
+      d.values.emplace_back(x);
+    }
+    return {name, std::move(d), {}, /*fixed=*/true};
+  }
+  if (v.is_boolean())
+    fail(&v, path,
+         "a fixed value must be a number or a string (got " + human(v) + "); write " + name + " = " +
+             (v.as_boolean() ? "1" : "0") + " or " + name + " = \"" + (v.as_boolean() ? "true" : "false") + "\"");
+  const toml::value* when = v.is_table() ? find(Table{&v, path}, "when") : nullptr;
+  if (when == nullptr) return {name, domain(v, path)};
+  toml::value rest = v;
+  rest.as_table().erase("when");
+  if (rest.as_table().empty())
+    fail(&v, path, "a condition needs a domain beside it, e.g. " + name + " = { uniform = [0.0, 1.0], when = \"a == 1\" }");
+  search::Param p{name, domain(rest, path)};
+  std::string text, why;
+  convert(*when, path + ".when", text);
+  if (!search::parse_condition(text, p.when, why))
+    fail(when, path + ".when", "bad condition \"" + sys::excerpt(text) + "\": " + why +
+                                   ". The language: comparisons (==, !=, <, <=, >, >=), in [...], not in [...], and, or, "
+                                   "parentheses; strings in quotes (configs/README.md, \"Conditional parameters\")");
+  return p;
+}
+
+// Each condition names other parameters of the space, with values of their type, and none
+// depends on itself: said at the `when` that is wrong.
+void Parser::check_conditions(const Table& t, const search::Space& space) const {
+  const auto when_of = [&](const std::string& name) { return find(Table{find(t, name), t.key(name)}, "when"); };
+  for (const search::Param& p : space.params) {
+    if (!p.conditional()) continue;
+    if (const std::string why = search::check_condition(p.when, space, p.name); !why.empty())
+      fail(when_of(p.name), t.key(p.name) + ".when", "in \"" + sys::excerpt(p.when.text) + "\": " + why);
+  }
+  if (const std::string cycle = search::check_condition_cycles(space); !cycle.empty()) {
+    const std::string first = cycle.substr(0, cycle.find(' '));
+    fail(when_of(first), t.key(first) + ".when",
+         "the conditions depend on each other in a cycle (" + cycle + "), so none can be decided. Break the cycle");
+  }
+}
+
+// `[search] points_to_evaluate = [ { lr = 0.01, ... }, ... ]`: each a complete config of the
+// space (fixed values may be left out), its values in their domains, and no value for a
+// parameter whose condition fails there.
+void Parser::read_points(const Table& s, ExperimentConfig& cfg) const {
+  const toml::value* v = find(s, "points_to_evaluate");
+  if (v == nullptr) return;
+  const std::string key = s.key("points_to_evaluate");
+  const std::string example = "Write e.g. points_to_evaluate = [ { lr = 0.01 }, { lr = 0.1 } ]";
+  if (!v->is_array()) wrong_type(*v, key, "an array of inline tables", example);
+  const auto& items = v->as_array();
+  if (items.size() > static_cast<std::size_t>(search::kMaxTrials))
+    fail(v, key, std::to_string(items.size()) + " points; at most " + std::to_string(search::kMaxTrials) + " are allowed");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const toml::value& point = items[i];
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    if (!point.is_table()) wrong_type(point, at, "an inline table of parameter values", example);
+    search::Config config;
+    for (const auto& [name, value] : entries(Table{&point, at})) {
+      const std::string where = at + "." + *name;
+      const search::Param* p = cfg.space.find(*name);
+      if (p == nullptr) {
+        std::vector<std::string> all;
+        for (const auto& q : cfg.space.params) all.push_back(q.name);
+        const std::string near = did_you_mean(*name, all);
+        fail(value, where, "'" + sys::excerpt(*name) + "' is not a parameter of the search space" +
+                               (near.empty() ? "; valid: " + quoted_list(all) : ". Did you mean '" + near + "'?"));
+      }
+      search::Value x;
+      const search::ValueType type = p->domain.type();
+      if (type == search::ValueType::String) {
+        std::string text;
+        convert(*value, where, text);
+        x = text;
+      } else if (type == search::ValueType::Int) {
+        std::int64_t n = 0;
+        convert(*value, where, n);
+        x = n;
+      } else {
+        double d = 0;
+        convert(*value, where, d);
+        x = d;
+      }
+      if (const std::string why = search::outside_domain(p->domain, x); !why.empty())
+        fail(value, where, why + (p->fixed ? " (a fixed value); leave it out" : ""));
+      config[*name] = std::move(x);
+    }
+    for (const auto& p : cfg.space.params)
+      if (p.fixed && !config.contains(p.name)) config[p.name] = p.domain.values.front();
+    search::Config active = config;
+    search::drop_inactive(cfg.space, active);
+    for (const auto& p : cfg.space.params) {
+      if (config.contains(p.name) && !active.contains(p.name))
+        fail(&point, at + "." + p.name,
+             "'" + p.name + "' is inactive in this point (its condition \"" + sys::excerpt(p.when.text) +
+                 "\" does not hold): leave it out");
+      if (!config.contains(p.name) && (!p.conditional() || search::holds(p.when, active)))
+        fail(&point, at, "gives no value for '" + p.name + "'; a point needs every active parameter");
+    }
+    cfg.points_to_evaluate.push_back(std::move(active));
+  }
+}
+
+// `[scheduler] mutable`: the parameters PBT's explore and `ctl set` may change (the trainable
+// refuses its shape-changing ones, train::validate).
+void Parser::read_mutable(const Table& sch, ExperimentConfig& cfg) const {
+  const toml::value* v = find(sch, "mutable");
+  if (v == nullptr) return;
+  const std::string key = sch.key("mutable");
+  std::vector<std::string> names;
+  convert(*v, key, names);
+  if (names.empty())
+    fail(v, key, "is empty: name the parameters that may change, e.g. mutable = [\"lr\"], or omit it to let all change");
+  std::vector<std::string> all;
+  for (const auto& p : cfg.space.params) all.push_back(p.name);
+  for (const std::string& n : names) {
+    const search::Param* p = cfg.space.find(n);
+    if (p == nullptr) {
+      const std::string near = did_you_mean(n, all);
+      fail(v, key, "'" + sys::excerpt(n) + "' is not a parameter of the search space" +
+                       (near.empty() ? "; valid: " + quoted_list(all) : ". Did you mean '" + near + "'?"));
+    }
+    if (p->fixed) fail(v, key, "'" + n + "' is a fixed value ([search.space]): it never changes. Remove it from the list");
+    if (std::count(names.begin(), names.end(), n) > 1) fail(v, key, "names '" + n + "' twice");
+  }
+  cfg.space.mutable_params = std::move(names);
 }
 
 // [trainable]: only the kind here. Its own keys are the kind's to read (train/registry.h);
@@ -305,13 +447,21 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
     cfg.algorithm = d.algorithm;
     cfg.algorithm_reason = d.reason;
   }
-  read_options(s, {"algorithm", "space"}, cfg.search_options);
+  read_options(s, {"algorithm", "space", "points_to_evaluate", "warm_start"}, cfg.search_options);
+  if (std::vector<std::string> files; read(s, "warm_start", files)) {
+    for (const std::string& f : files) {
+      if (f.empty()) fail(find(s, "warm_start"), s.key("warm_start"), "names an empty path; give earlier results files");
+      cfg.warm_start.push_back(fs::absolute(f).lexically_normal().string());
+    }
+  }
+  read_points(s, cfg);
   check_trial_count(e, s, cfg);
 
   const Table sch = sub(top, "scheduler", false);
   read_enum(sch, "kind", search::scheduler_names(), cfg.scheduler);
   cfg.scheduler_given = find(sch, "kind") != nullptr;
-  read_options(sch, {"kind"}, cfg.scheduler_options);
+  read_options(sch, {"kind", "mutable"}, cfg.scheduler_options);
+  read_mutable(sch, cfg);
 
   read_trainable(sub(top, "trainable", true), cfg);
 

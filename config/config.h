@@ -12,6 +12,7 @@
 
 #include "search/options.h"
 #include "search/scheduler.h"
+#include "search/searcher.h"
 #include "search/space.h"
 #include "search/types.h"
 
@@ -149,6 +150,16 @@ struct ExperimentConfig {
   std::string algorithm_reason;
   search::Space space;
   search::Options search_options;    ///< the other [search] keys, checked by the searcher
+  /// `points_to_evaluate`: configs tried first, in order (checked against the space; fixed
+  /// values filled in, inactive parameters absent).
+  std::vector<search::Config> points_to_evaluate;
+  /// `warm_start` (and `ranktune run --warm-start`): earlier results files, absolute.
+  std::vector<std::string> warm_start;
+  /// Their trials, as experiment::load_warm_start read them for this space.
+  std::vector<search::WarmObservation> warm;
+  /// Per file, where the warm trials came from ("12 trials from /x/old.h5 ..."): the
+  /// results file's "warm_start" events and the report.
+  std::vector<std::string> warm_sources;
 
   // [scheduler]
   std::string scheduler = "fifo";    ///< one of search::scheduler_names()

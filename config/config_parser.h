@@ -315,6 +315,10 @@ class Parser {
 
   search::Domain domain(const toml::value& v, const std::string& path) const;
   void read_space(const Table& t, search::Space& space) const;
+  search::Param param(const std::string& name, const toml::value& v, const std::string& path) const;
+  void check_conditions(const Table& t, const search::Space& space) const;
+  void read_mutable(const Table& sch, ExperimentConfig& cfg) const;
+  void read_points(const Table& s, ExperimentConfig& cfg) const;
   void read_trainable(const Table& t, ExperimentConfig& cfg) const;
 
  private:

@@ -115,11 +115,33 @@ std::string render_config(const ExperimentConfig& c) {
                                              c.search_options);
   });
   if (!c.search_options.contains("max_concurrent")) o.comment("max_concurrent: not set (no limit)");
+  if (!c.points_to_evaluate.empty()) {
+    std::string points;
+    for (const auto& point : c.points_to_evaluate) {
+      std::string items;
+      // In the space's order, as written there.
+      for (const auto& p : c.space.params)
+        if (const auto it = point.find(p.name); it != point.end() && !p.fixed)
+          items += (items.empty() ? "" : ", ") + toml_key(p.name) + " = " + toml_value(it->second);
+      points += (points.empty() ? "" : ", ") + ("{ " + items + " }");
+    }
+    o.raw("points_to_evaluate", "[" + points + "]");
+  }
+  if (!c.warm_start.empty()) o.strings("warm_start", c.warm_start);
   o.line("\n[search.space]");
-  for (const auto& p : c.space.params) o.raw(p.name, toml_domain(p.domain));
+  for (const auto& p : c.space.params) {
+    if (p.fixed) {
+      o.raw(p.name, toml_value(p.domain.values.front()));
+    } else {
+      std::string domain = toml_domain(p.domain);
+      if (p.conditional()) domain.insert(domain.size() - 2, ", when = " + toml_string(p.when.text));
+      o.raw(p.name, domain);
+    }
+  }
 
   o.line("\n[scheduler]");
   o.string("kind", c.scheduler);
+  if (!c.space.mutable_params.empty()) o.strings("mutable", c.space.mutable_params);
   print_options(c.scheduler_options, [&] {
     return search::resolved_scheduler_options(c.scheduler, scheduler_context(c), c.scheduler_options);
   });

@@ -15,6 +15,12 @@ std::string names(const Space& space) {
   return out;
 }
 
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string domain_text(const Domain& d) {
   if (d.is_listed()) {
     std::string out = "one of ";
@@ -65,10 +71,39 @@ std::string check_control_config(const Space& space, Config& config, bool comple
     if (!force && !in_domain(p->domain, value))
       return "'" + name + "' = " + to_string(value) + " is outside its domain (" + domain_text(p->domain) +
              "); pass --force to use it anyway";
+    // The mutation scope holds for ctl set as for PBT: a trial that ran keeps the others.
+    if (!complete && !space.may_mutate(name))
+      return "'" + name + "' is not in [scheduler] mutable (" + listed(space.mutable_params) +
+             "): a trial keeps it for its whole life. Add a trial with the value instead (ranktune ctl add)";
   }
   if (complete) {
+    // Parameters whose condition fails are left out, given or not; every active one is needed.
+    drop_inactive(space, config);
     for (const Param& p : space.params)
-      if (!config.contains(p.name)) return "'" + p.name + "' is missing: a new trial needs every parameter (" + names(space) + ")";
+      if (!config.contains(p.name) && (!p.conditional() || holds(p.when, config)))
+        return "'" + p.name + "' is missing: a new trial needs every parameter (" + names(space) + ")" +
+               (space.conditional() ? ", but those whose condition (when) fails" : "");
+  }
+  return "";
+}
+
+std::string check_set_conditions(const Space& space, const Config& current, const Config& change) {
+  if (!space.conditional()) return "";
+  Config will = current;
+  for (const auto& [name, value] : change) will[name] = value;
+  Config active = will;
+  drop_inactive(space, active);
+  for (const auto& [name, value] : change)
+    if (!active.contains(name))
+      return "'" + name + "' is inactive in this trial (its condition \"" + space.find(name)->when.text +
+             "\" does not hold with these values): it takes no value";
+  for (const Param& p : space.params) {
+    if (!active.contains(p.name) && p.conditional() && holds(p.when, active))
+      return "these values turn '" + p.name + "' on (" + p.when.text + "): give it a value too";
+    // A trial's config only gains values: one that would lose a parameter is a new trial.
+    if (current.contains(p.name) && !active.contains(p.name))
+      return "these values turn '" + p.name + "' off (" + p.when.text +
+             " no longer holds), which a trial cannot undo: add a trial with them instead (ranktune ctl add)";
   }
   return "";
 }

@@ -65,4 +65,10 @@ struct ControlOutcome {
 /// when it passes, else one sentence naming the parameter and what is valid.
 std::string check_control_config(const Space& space, Config& config, bool complete, bool force);
 
+/// For `ctl set` on a trial whose config (with its pending changes) is `current`: "" when the
+/// changed values leave every parameter they name active, and give a value to every
+/// parameter they turn active, and turn none off (conditional parameters,
+/// search/condition.h); else why not.
+std::string check_set_conditions(const Space& space, const Config& current, const Config& change);
+
 }  // namespace ranktune::controller

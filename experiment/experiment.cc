@@ -2,6 +2,7 @@
 // options and controller, for `check`, `simulate` and the MPI driver alike
 // (experiment/experiment.h).
 #include "experiment/experiment.h"
+#include "experiment/warm_start.h"
 
 #include <map>
 
@@ -40,6 +41,7 @@ config::ExperimentConfig load_experiment(const std::string& path, std::vector<st
   }
   config::ExperimentConfig cfg = config::load_config(path, sets, shown);
   train::validate(cfg);
+  load_warm_start(cfg);
   // Build the algorithms once, so their options are checked before any rank starts.
   make_searcher(cfg);
   make_scheduler(cfg);
@@ -56,8 +58,10 @@ void refuse_existing_results(const config::ExperimentConfig& cfg) {
 
 std::unique_ptr<search::Searcher> make_searcher(const config::ExperimentConfig& cfg) {
   try {
-    return search::make_searcher(cfg.algorithm, cfg.space, {cfg.seed, cfg.num_samples, cfg.metric, cfg.mode, cfg.max_t},
-                                 cfg.search_options);
+    search::SearcherOptions options{cfg.seed, cfg.num_samples, cfg.metric, cfg.mode, cfg.max_t};
+    options.points_to_evaluate = cfg.points_to_evaluate;
+    options.warm = cfg.warm;
+    return search::make_searcher(cfg.algorithm, cfg.space, options, cfg.search_options);
   } catch (const search::OptionError& e) {
     cfg.fail("search." + e.key(), e.what());
   }

@@ -123,6 +123,11 @@ class Driver {
                        now());
   }
 
+  /// One "warm_start" event per earlier results file the searcher started from (a fresh run's).
+  void log_warm_start() {
+    for (const std::string& source : cfg_.warm_sources) recorder_.on_event(now(), -1, -1, search::EventKind::WarmStart, source);
+  }
+
   /// One "slurm" event per allocation that runs the experiment (first run and requeues).
   void log_allocation() {
     const std::string slurm = experiment::slurm_event_message(experiment::slurm_environment());
@@ -240,6 +245,13 @@ class Driver {
       std::string why;
       if (r.kind != controller::ControlRequest::Kind::Stop && r.count == 0)
         why = controller::check_control_config(cfg_.space, r.config, r.kind == controller::ControlRequest::Kind::Add, r.force);
+      if (why.empty() && r.kind == controller::ControlRequest::Kind::Set) {
+        if (const search::Trial* trial = controller_.find(r.trial)) {
+          search::Config current = trial->config;
+          for (const auto& [key, value] : trial->pending) current[key] = value;
+          why = controller::check_set_conditions(cfg_.space, current, r.config);
+        }
+      }
       if (why.empty() && r.kind == controller::ControlRequest::Kind::Add)
         why = controller::check_added_trials(std::max<std::int64_t>(r.count, 1), controller_.added_by_control(),
                                          controller_.expected_trials());
@@ -529,6 +541,7 @@ int drive(const boost::mpi::communicator& world, const config::ExperimentConfig&
   int code = experiment::kExitInternal;
   {  // the driver's checkpoint streams hold the writer's byte ranges: it goes first
     Driver driver(world, cfg, *writer, workers, std::move(*control), meta);
+    if (!previous) driver.log_warm_start();
     if (previous) {
       try {
         driver.resume(*previous, experiment::resume_cause(resumed));

@@ -228,6 +228,15 @@ std::string warnings_text(const io::ResultsFile& file, bool markdown) {
   return out;
 }
 
+// Where the searcher's warm start came from (the "warm_start" events): one line per file.
+std::string warm_text(const io::ResultsFile& file, bool markdown) {
+  std::string out;
+  for (const io::EventRow& e : file.events)
+    if (e.kind == search::EventKind::WarmStart)
+      out += markdown ? "- warm start: " + markdown_escape(one_line(e.message)) + "\n" : "warm start  " + one_line(e.message) + "\n";
+  return out;
+}
+
 std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json trials = nlohmann::json::array();
@@ -324,7 +333,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
       return "## Leaderboard: " + markdown_escape(file.meta.experiment) + "\n\n" +
              "- metric: " + markdown_escape(metric) + "\n" +
              "- trials: " + trials_line(file, rows) + "\n" + ended_line(file, true) +
-             (ranking.empty() ? "" : "- ranked: " + ranking + "\n") +
+             (ranking.empty() ? "" : "- ranked: " + ranking + "\n") + warm_text(file, true) +
              "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" +
              render_markdown_table(grid(file, rows, 6)) + warnings_text(file, true);
     case Format::Table:
@@ -333,7 +342,7 @@ std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOpt
   return "experiment  " + one_line(file.meta.experiment) + "\n" +
          "metric      " + one_line(metric) + "\n" +
          "trials      " + trials_line(file, rows) + "\n" + ended_line(file, false) +
-         (ranking.empty() ? "" : "ranked      " + ranking + "\n") +
+         (ranking.empty() ? "" : "ranked      " + ranking + "\n") + warm_text(file, false) +
          "stack       " + one_line(stack_summary(file)) + "\n\n" +
          render_table(grid(file, rows, 6)) + warnings_text(file, false);
 }

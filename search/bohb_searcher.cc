@@ -59,9 +59,15 @@ Suggestion BohbSearcher::suggest(TrialId id) {
     for (const auto& o : at_budget) scored.push_back({o.score, &runs_.at(o.id).point});
     point = parzen::propose(space_, scored, bohb_.model, rng);
   }
-  Config config = parzen::decode(space_, point);
+  Config config = parzen::settle(space_, point);  // inactive parameters: absent, NaN in the model
   runs_[id] = {std::move(point), 0, false};
   return {Suggestion::Kind::Config, std::move(config)};
+}
+
+void BohbSearcher::adopt(TrialId id, const Config& config) {
+  Config active = config;
+  drop_inactive(space_, active);
+  runs_[id] = {parzen::encode(space_, active), 0, false};
 }
 
 void BohbSearcher::observe(TrialId id, std::int64_t budget, double value) {

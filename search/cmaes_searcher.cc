@@ -46,12 +46,15 @@ Eigen::VectorXd read_point(StateReader& r, std::size_t n, const char* what) {
 std::vector<std::size_t> CmaesSearcher::numeric_params(const Space& space) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < space.params.size(); ++i)
-    if (!space.params[i].domain.is_listed()) out.push_back(i);
+    // A conditional parameter is not in every trial: outside the box, drawn at random like
+    // a listed one (Optuna's CMA-ES sampler models the intersection of the trials' spaces
+    // and samples the rest independently).
+    if (!space.params[i].domain.is_listed() && !space.params[i].conditional()) out.push_back(i);
   if (out.empty()) {
     throw OptionError("space",
-                      "algorithm \"cmaes\" needs at least one uniform, loguniform, quniform or randint parameter: "
-                      "it searches those, and draws choice and grid parameters at random. For a space of "
-                      "listed values only, use \"tpe\" or \"grid\"");
+                      "algorithm \"cmaes\" needs at least one uniform, loguniform, quniform or randint parameter "
+                      "without a condition (when): it searches those, and draws choice, grid and conditional "
+                      "parameters at random. For a space of listed values only, use \"tpe\" or \"grid\"");
   }
   return out;
 }
@@ -118,6 +121,7 @@ Suggestion CmaesSearcher::suggest(TrialId id) {
   Rng rng = index_rng(options_.seed, static_cast<std::uint64_t>(next_++));
   Eigen::VectorXd x = es_.ask(rng);
   Config config = decode(x, rng);
+  drop_inactive(space_, config);
   members_[id] = {generation_, 0, std::move(x)};
   return {Suggestion::Kind::Config, std::move(config)};
 }
@@ -127,7 +131,28 @@ void CmaesSearcher::on_trial_result(TrialId id, std::int64_t iteration, const Me
   if (it != members_.end()) it->second.iteration = iteration;
 }
 
+void CmaesSearcher::adopt(TrialId id, const Config& config) {
+  if (next_ > 0) return;
+  Eigen::VectorXd x = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(numeric_.size()), 0.5);
+  for (std::size_t k = 0; k < numeric_.size(); ++k) {
+    const Param& p = space_.params[numeric_[k]];
+    if (const auto v = config.find(p.name); v != config.end())
+      x[static_cast<Eigen::Index>(k)] = std::clamp(to_unit(p.domain, to_double(v->second)), 0.0, 1.0);
+  }
+  foreign_[id] = std::move(x);
+}
+
 void CmaesSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error) {
+  if (const auto f = foreign_.find(id); f != foreign_.end()) {
+    const auto metric = last.find(options_.metric);
+    if (next_ == 0 && !error && metric != last.end() && std::isfinite(metric->second) &&
+        -sign(options_.mode) * metric->second < warm_best_) {
+      warm_best_ = -sign(options_.mode) * metric->second;
+      es_ = CmaEs(f->second, cmaes_.sigma0, es_.lambda(), cmaes_.tolerances());
+    }
+    foreign_.erase(f);
+    return;
+  }
   const auto it = members_.find(id);
   if (it == members_.end()) return;  // not ours, or already complete
   Member m = std::move(it->second);

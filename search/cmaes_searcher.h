@@ -84,6 +84,11 @@ class CmaesSearcher final : public Searcher {
   Suggestion suggest(TrialId id) override;
   void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
+  /// Before its first suggestion (warm start), a foreign trial's result can move the first
+  /// run's mean: it starts at the best such point instead of the box's centre (the mean
+  /// part of Nomura et al.'s warm-starting CMA-ES, AAAI 2021, which Optuna's sampler offers).
+  /// Later ones (points_to_evaluate past the first) are not members of a generation.
+  void adopt(TrialId id, const Config& config) override;
   std::int64_t total() const override { return options_.num_samples; }
   std::string extend(std::int64_t n) override {
     options_.num_samples += n;
@@ -140,6 +145,8 @@ class CmaesSearcher final : public Searcher {
   CmaEs es_;
   std::map<TrialId, Member> members_;  ///< suggested, not yet complete
   std::vector<Result> results_;        ///< the current generation's, in completion order
+  std::map<TrialId, Eigen::VectorXd> foreign_;  ///< adopted before the first suggestion
+  double warm_best_ = std::numeric_limits<double>::infinity();  ///< the best of their values (smaller is better)
 };
 
 }  // namespace ranktune::search

@@ -7,10 +7,11 @@ namespace ranktune::search {
 
 namespace {
 // In the order of EventKind.
-constexpr std::array<const char*, 20> kEventNames = {
+constexpr std::array<const char*, 21> kEventNames = {
     "start",   "placement", "unpause", "pause",   "early_stop", "budget_stop", "error",     "retry",  "target", "end",
-    "resume",  "warning",   "revert",  "control", "exploit",    "checkpoint",  "driver",    "live_page", "slurm", "continued"};
-static_assert(kEventNames.size() == static_cast<std::size_t>(EventKind::Continued) + 1,
+    "resume",  "warning",   "revert",  "control", "exploit",    "checkpoint",  "driver",    "live_page", "slurm", "continued",
+    "warm_start"};
+static_assert(kEventNames.size() == static_cast<std::size_t>(EventKind::WarmStart) + 1,
               "one name per EventKind, in its order");
 }  // namespace
 

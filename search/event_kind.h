@@ -32,6 +32,7 @@ enum class EventKind {
   LivePage,    ///< "live_page": what the `[report] html` pages cost
   Slurm,       ///< "slurm": the allocation that runs the experiment
   Continued,   ///< "continued": the rest of the row before's message (io::kMaxEventMessage)
+  WarmStart,   ///< "warm_start": an earlier experiment's trials the searcher started from
 };
 
 /// The name written to /events.kind.

@@ -118,7 +118,9 @@ GpOptions GpOptions::read(const Options& options) {
 }
 
 GpSearcher::GpSearcher(Space space, SearcherOptions options, GpOptions gp)
-    : space_(std::move(space)), options_(std::move(options)), gp_(gp), log_(options_.metric, options_.mode) {
+    : full_(std::move(space)), options_(std::move(options)), gp_(gp), log_(options_.metric, options_.mode) {
+  for (const auto& p : full_.params)
+    if (!p.conditional()) space_.params.push_back(p);
   for (const auto& p : space_.params) categorical_.push_back(p.domain.is_listed());
   hyper_ = gp::Hyper::initial(categorical_.size());
 }
@@ -130,8 +132,20 @@ Suggestion GpSearcher::suggest(TrialId id) {
                     ? parzen::sample_point(space_, rng)
                     : propose(rng);
   Config config = parzen::decode(space_, point);
+  if (full_.conditional()) {
+    // The conditional parameters, after the model's draws: at random, then those whose
+    // condition fails dropped.
+    for (const auto& p : full_.params)
+      if (p.conditional()) config[p.name] = sample(p.domain, rng);
+    drop_inactive(full_, config);
+  }
   log_.suggest(id, std::move(point));
   return {Suggestion::Kind::Config, std::move(config)};
+}
+
+void GpSearcher::adopt(TrialId id, const Config& config) {
+  // The model's parameters (those without a condition) are in every config.
+  log_.suggest(id, parzen::encode(space_, config));
 }
 
 void GpSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error) { log_.complete(id, last, error); }

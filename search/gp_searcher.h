@@ -100,6 +100,8 @@ class GpSearcher final : public Searcher {
 
   Suggestion suggest(TrialId id) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
+  /// Takes a trial it did not propose as its own (its config joins the model once complete).
+  void adopt(TrialId id, const Config& config) override;
   std::int64_t total() const override { return options_.num_samples; }
   std::string extend(std::int64_t n) override {
     options_.num_samples += n;
@@ -150,6 +152,9 @@ class GpSearcher final : public Searcher {
   void snap(Eigen::VectorXd& u) const;
   Point propose(Rng& rng);
 
+  Space full_;   ///< the space as configured
+  /// What the model sees: the parameters without a condition (Optuna's GP sampler models the
+  /// intersection of the trials' spaces); conditional ones are drawn at random (suggest()).
   Space space_;
   SearcherOptions options_;
   GpOptions gp_;

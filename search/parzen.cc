@@ -242,7 +242,12 @@ Point encode(const Space& space, const Config& config) {
   p.reserve(space.params.size());
   for (const auto& param : space.params) {
     const Domain& d = param.domain;
-    const Value& v = config.at(param.name);
+    const auto found = config.find(param.name);
+    if (found == config.end()) {
+      p.push_back(kInactive);  // an inactive parameter (search/condition.h)
+      continue;
+    }
+    const Value& v = found->second;
     if (!d.is_listed()) {
       p.push_back(to_double(v));
       continue;
@@ -266,6 +271,7 @@ Config decode(const Space& space, const Point& point) {
   Config config;
   for (std::size_t i = 0; i < space.params.size(); ++i) {
     const Domain& d = space.params[i].domain;
+    if (std::isnan(point[i])) continue;  // inactive
     if (d.is_listed()) {
       const Value& v = d.values[static_cast<std::size_t>(point[i])];
       config[space.params[i].name] = d.type() == ValueType::Float ? Value(to_double(v)) : v;
@@ -275,6 +281,15 @@ Config decode(const Space& space, const Point& point) {
       config[space.params[i].name] = point[i];
     }
   }
+  return config;
+}
+
+Config settle(const Space& space, Point& point) {
+  Config config = decode(space, point);
+  if (!space.conditional()) return config;
+  drop_inactive(space, config);
+  for (std::size_t i = 0; i < space.params.size(); ++i)
+    if (!config.contains(space.params[i].name)) point[i] = kInactive;
   return config;
 }
 
@@ -322,8 +337,12 @@ double propose_param(const Domain& d, std::size_t param, const std::vector<const
   xs_good.reserve(good.size());
   xs_bad.reserve(bad.size());
   const bool listed = d.is_listed();
-  for (const auto* p : good) xs_good.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
-  for (const auto* p : bad) xs_bad.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
+  // Only the observations where the parameter was active (Optuna's TPE fits each
+  // parameter's estimators on the trials that have it).
+  for (const auto* p : good)
+    if (!std::isnan((*p)[param])) xs_good.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
+  for (const auto* p : bad)
+    if (!std::isnan((*p)[param])) xs_bad.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
 
   double best = 0.0, best_score = kNegInf;
   if (listed) {
@@ -460,6 +479,51 @@ Point propose_joint(const Space& space, const std::vector<const Point*>& good, c
   return best;
 }
 
+// The multivariate proposal over a conditional space: the parameters split into groups that
+// are always active together (those with the same condition; the unconditional ones are one
+// group), and each group gets its own joint estimator over the observations where it was
+// active. This is Optuna's multivariate TPE with group = true, whose decomposition of the
+// search space by co-occurrence in past trials finds these same groups; here the conditions
+// give them without looking at the history.
+Point propose_groups(const Space& space, const std::vector<const Point*>& good, const std::vector<const Point*>& bad,
+                     const ModelOptions& options, Rng& rng) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < space.params.size(); ++i) {
+    const std::string& key = space.params[i].when.text;
+    const auto at = std::find(keys.begin(), keys.end(), key);
+    if (at == keys.end()) {
+      keys.push_back(key);
+      groups.push_back({i});
+    } else {
+      groups[static_cast<std::size_t>(at - keys.begin())].push_back(i);
+    }
+  }
+  Point out(space.params.size(), kInactive);
+  for (const auto& group : groups) {
+    Space sub;
+    for (const std::size_t i : group) sub.params.push_back({space.params[i].name, space.params[i].domain});
+    // A group's members are active together: its first coordinate tells.
+    const auto project = [&](const std::vector<const Point*>& from, std::vector<Point>& store) {
+      for (const Point* p : from) {
+        if (std::isnan((*p)[group.front()])) continue;
+        Point q;
+        for (const std::size_t i : group) q.push_back((*p)[i]);
+        store.push_back(std::move(q));
+      }
+    };
+    std::vector<Point> good_store, bad_store;
+    project(good, good_store);
+    project(bad, bad_store);
+    std::vector<const Point*> g, b;
+    for (const Point& p : good_store) g.push_back(&p);
+    for (const Point& p : bad_store) b.push_back(&p);
+    const Point chosen = propose_joint(sub, g, b, options, rng);
+    for (std::size_t k = 0; k < group.size(); ++k) out[group[k]] = chosen[k];
+  }
+  return out;
+}
+
 }  // namespace
 
 void SortedObservations::add(const Space& space, const Point& point) {
@@ -470,7 +534,7 @@ void SortedObservations::add(const Space& space, const Point& point) {
   const auto index = static_cast<std::uint32_t>(count_++);
   for (std::size_t p = 0; p < space.params.size(); ++p) {
     const Domain& d = space.params[p].domain;
-    if (d.is_listed()) continue;
+    if (d.is_listed() || space.params[p].conditional()) continue;  // no order: propose sorts them
     const double x = to_model(d, point[p]);
     coords_[p].push_back(x);
     // The newest index is the largest: it goes after every equal coordinate.
@@ -487,7 +551,7 @@ void SortedObservations::assign(const Space& space, const std::vector<const Poin
   count_ = points.size();
   for (std::size_t p = 0; p < space.params.size(); ++p) {
     const Domain& d = space.params[p].domain;
-    if (d.is_listed()) continue;
+    if (d.is_listed() || space.params[p].conditional()) continue;
     std::vector<std::pair<double, std::uint32_t>> keyed(points.size());
     for (std::size_t i = 0; i < points.size(); ++i) {
       coords_[p].push_back(to_model(d, (*points[i])[p]));
@@ -520,7 +584,8 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   std::vector<const Point*> good, bad;
   for (std::size_t i = 0; i < n; ++i) (is_good[i] ? good : bad).push_back(observations[i].point);
   bad.insert(bad.end(), running.begin(), running.end());
-  if (options.multivariate) return propose_joint(space, good, bad, options, rng);
+  if (options.multivariate) return space.conditional() ? propose_groups(space, good, bad, options, rng)
+                                                       : propose_joint(space, good, bad, options, rng);
   // Each observation's index among the good ones and among the bad ones (-1: not there).
   std::vector<std::int64_t> good_pos, bad_pos;
   const bool merge = sorted != nullptr && sorted->size() == n;
@@ -539,7 +604,7 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   Point point(space.params.size());
   for (std::size_t i = 0; i < space.params.size(); ++i) {
     const Domain& d = space.params[i].domain;
-    const auto* along = merge && !d.is_listed() ? &sorted->order(i) : nullptr;
+    const auto* along = merge && !d.is_listed() && !space.params[i].conditional() ? &sorted->order(i) : nullptr;
     point[i] = propose_param(d, i, good, bad, options, rng, along, &good_pos, &bad_pos, bad.size() - running.size());
   }
   return point;
@@ -554,7 +619,13 @@ Point read_point(StateReader& r, const Space& space) {
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Param& param = space.params[i];
     const Domain& d = param.domain;
-    p[i] = r.finite("a value of '" + param.name + "'");
+    if (param.conditional()) {
+      p[i] = r.number("a value of '" + param.name + "'");
+      if (std::isnan(p[i])) continue;  // inactive
+      r.require(std::isfinite(p[i]), "a value of '" + param.name + "' must be finite");
+    } else {
+      p[i] = r.finite("a value of '" + param.name + "'");
+    }
     const bool integral = d.is_listed() || d.kind == DomainKind::RandInt;
     r.require(!integral || p[i] == std::floor(p[i]), "'" + param.name + "' needs an integer");
     r.require(!d.is_listed() || (p[i] >= 0 && p[i] < static_cast<double>(d.values.size())),

@@ -30,6 +30,7 @@
 /// by log l(x) - log g(x) over all parameters at once.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,10 +76,17 @@ struct ModelOptions {
   static ModelOptions read(OptionReader& r, const ModelOptions& defaults);
 };
 
-/// The point of `config` (every parameter of `space` present, as search::sample makes them).
+/// The coordinate of an inactive parameter (search/condition.h): the estimators of a
+/// parameter use only the observations where it was active.
+inline constexpr double kInactive = std::numeric_limits<double>::quiet_NaN();
+
+/// The point of `config`: every parameter of `space` that it holds, kInactive for the others.
 Point encode(const Space& space, const Config& config);
-/// The config of `point`, with each parameter's value type.
+/// The config of `point`, with each parameter's value type; kInactive coordinates are left out.
 Config decode(const Space& space, const Point& point);
+/// decode, with the parameters inactive under the space's conditions dropped from the
+/// config and set to kInactive in `point`: what a searcher suggests and remembers.
+Config settle(const Space& space, Point& point);
 
 /// A point drawn from the prior: each parameter by search::sample, as random search draws it.
 Point sample_point(const Space& space, Rng& rng);

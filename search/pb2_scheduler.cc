@@ -29,7 +29,9 @@ constexpr std::size_t kMaxBatch = 128;   // running intervals the variance count
 Pb2Scheduler::Pb2Scheduler(SchedulerContext ctx, const Options& options)
     : ctx_(ctx), pbt_(std::move(ctx), options, "pb2") {
   for (const Param& p : ctx_.space->params) {
-    if (p.domain.is_listed()) continue;
+    // Listed values are explored as PBT does; parameters outside `[scheduler] mutable` are
+    // the donor's, unmodelled.
+    if (p.domain.is_listed() || !ctx_.space->may_mutate(p.name)) continue;
     numeric_.push_back(&p);
     Domain d = p.domain;
     const auto [low, high] = pbt_.explore_bounds(p);
@@ -235,9 +237,12 @@ void Pb2Scheduler::choose(TrialId trial, double time, const std::vector<double>&
     }
   }
   for (std::size_t j = 0; j < nx; ++j) {
+    // An inactive parameter stays absent (unless the new values turn its condition on).
+    if (!config.contains(numeric_[j]->name)) continue;
     const double raw = from_unit(bounded_[j], best_x[static_cast<Eigen::Index>(j + 1)]);
     config[numeric_[j]->name] = numeric_[j]->domain.kind == DomainKind::RandInt ? Value(static_cast<std::int64_t>(raw)) : Value(raw);
   }
+  settle_conditions(*ctx_.space, config, rng);
 }
 
 // Layout (version 1): the choice count; "fit" 0 or 1 and the hyperparameters (time's

@@ -105,7 +105,8 @@ Config PbtScheduler::explore(const Config& config, std::uint64_t index) const {
   Config out = config;
   for (const Param& p : ctx_.space->params) {
     auto it = out.find(p.name);
-    if (it == out.end()) continue;
+    // Inactive here, or outside `[scheduler] mutable`: copied from the donor as it is.
+    if (it == out.end() || !ctx_.space->may_mutate(p.name)) continue;
     const Domain& d = p.domain;
     if (unit(rng) < resample_) {
       it->second = sample(d, rng);
@@ -136,6 +137,7 @@ Config PbtScheduler::explore(const Config& config, std::uint64_t index) const {
     if (d.kind == DomainKind::QUniform) x = quantize(d, x);
     it->second = x;
   }
+  settle_conditions(*ctx_.space, out, rng);
   return out;
 }
 

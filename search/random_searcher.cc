@@ -22,6 +22,7 @@ Suggestion RandomSearcher::suggest(TrialId id) {
   for (const auto& p : space_.params) {
     if (p.domain.kind != DomainKind::Grid) config[p.name] = sample(p.domain, rng);
   }
+  drop_inactive(space_, config);
   return {Suggestion::Kind::Config, std::move(config)};
 }
 

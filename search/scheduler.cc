@@ -46,9 +46,9 @@ const std::vector<SchedulerKind>& schedulers() {
       {"median_stopping", "stops a trial whose best result is worse than the median of the others' "
                           "running averages", make<MedianStoppingScheduler>, {}},
       {"pbt", "population based training: the bottom quantile restarts from a top trial's checkpoint "
-              "with a perturbed config", make<PbtScheduler>, {}},
+              "with a perturbed config", make<PbtScheduler>, {.mutates = true}},
       {"pb2", "population based bandits: PBT whose explore picks the numeric hyperparameters by time-varying "
-              "GP-UCB on the score changes", make<Pb2Scheduler>, {}},
+              "GP-UCB on the score changes", make<Pb2Scheduler>, {.mutates = true}},
   };
   return table;
 }

@@ -86,6 +86,9 @@ struct SchedulerTraits {
   /// It fills brackets with trials in creation order (HyperBand) and implements
   /// BracketLayout, from which the report rebuilds them.
   bool brackets = false;
+  /// It changes a running trial's hyperparameters (PBT's explore): only those of
+  /// `[scheduler] mutable`, and never one the trainable calls shape-changing.
+  bool mutates = false;
 };
 
 /// The size and rungs of a bracket.

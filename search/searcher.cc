@@ -8,6 +8,7 @@
 
 #include "search/bohb_searcher.h"
 #include "search/cmaes_searcher.h"
+#include "search/enqueued.h"
 #include "search/concurrency_limiter.h"
 #include "search/gp_searcher.h"
 #include "search/grid_searcher.h"
@@ -116,6 +117,19 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
     if (near.empty()) throw;
     throw OptionError(e.key(), "unknown option. Did you mean '" + near + "'?");
   }
+  // Earlier experiments' trials, as if this searcher had run them, under ids no trial of
+  // this experiment has (ids count from 1). Its saved state holds them from then on, so a
+  // resume restores rather than repeats this.
+  TrialId warm_id = 0;
+  for (const WarmObservation& o : options.warm) {
+    --warm_id;
+    searcher->adopt(warm_id, o.config);
+    if (o.iterations > 0) searcher->on_trial_result(warm_id, o.iterations, o.last);
+    searcher->on_trial_complete(warm_id, o.last, false);
+  }
+  // Inside the others: a point is one trial of the algorithm's plan (repeated by repeat).
+  if (!options.points_to_evaluate.empty())
+    searcher = std::make_unique<Enqueued>(std::move(searcher), options.points_to_evaluate);
   // The limiter goes outside: it counts the trials the controller runs, not the groups.
   if (d.repeat > 1) searcher = std::make_unique<Repeater>(std::move(searcher), d.repeat, options.metric);
   if (d.max_concurrent) {

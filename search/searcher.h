@@ -32,6 +32,10 @@ class Searcher {
   virtual void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) {}
   /// A trial finished; `error` tells whether it failed for good.
   virtual void on_trial_complete(TrialId id, const Metrics& last, bool error) {}
+  /// Trial `id` runs with `config`, which this searcher did not propose (`[search]
+  /// points_to_evaluate`, or an earlier experiment's trial for warm start): the model-based
+  /// searchers (tpe, bohb, gp) take its results as they take their own. Others ignore it.
+  virtual void adopt(TrialId id, const Config& config) {}
   /// Total number of trials this searcher will propose, or -1 when not known in advance.
   virtual std::int64_t total() const { return -1; }
   /// Proposes `n` (>= 1) trials more than planned (`ranktune ctl add --count`): random
@@ -47,6 +51,14 @@ class Searcher {
   virtual void restore(const std::string& state) = 0;
 };
 
+/// A completed trial of an earlier experiment (`[search] warm_start`): its config (within
+/// this space), its last metrics and how far it got. Not run again, not counted anywhere.
+struct WarmObservation {
+  Config config;
+  Metrics last;
+  std::int64_t iterations = 0;
+};
+
 /// Options common to the built-in searchers.
 struct SearcherOptions {
   std::uint64_t seed = 0;
@@ -57,6 +69,12 @@ struct SearcherOptions {
   /// that ended before it was stopped early (a scheduler, `ctl stop`, the experiment's end).
   /// 0 when unknown; only "cmaes" reads it.
   std::int64_t max_t = 0;
+  /// `[search] points_to_evaluate`: configs suggested first, in order, counted in the
+  /// trials the algorithm plans (its total()); the algorithm proposes the rest and learns
+  /// from these as from its own (Searcher::adopt).
+  std::vector<Config> points_to_evaluate;
+  /// `[search] warm_start`: earlier experiments' observations the algorithm starts from.
+  std::vector<WarmObservation> warm;
 };
 
 /// One registered search algorithm: its `[search] algorithm`, one line of help, and its

@@ -40,6 +40,14 @@ const Param* Space::find(const std::string& name) const {
   return nullptr;
 }
 
+bool Space::conditional() const {
+  return std::any_of(params.begin(), params.end(), [](const Param& p) { return p.conditional(); });
+}
+
+bool Space::may_mutate(const std::string& name) const {
+  return mutable_params.empty() || std::find(mutable_params.begin(), mutable_params.end(), name) != mutable_params.end();
+}
+
 std::size_t Space::grid_size() const {
   std::size_t n = 1;
   for (const auto& p : params) {
@@ -167,6 +175,33 @@ Value sample(const Domain& d, Rng& rng) {
     }
   }
   return 0.0;
+}
+
+std::string outside_domain(const Domain& d, const Value& v) {
+  if (d.is_listed()) {
+    for (const Value& x : d.values) {
+      const bool text = std::holds_alternative<std::string>(x) || std::holds_alternative<std::string>(v);
+      if (text ? x == v : to_double(x) == to_double(v)) return "";
+    }
+    std::string values;
+    for (const Value& x : d.values) values += (values.empty() ? "" : ", ") + to_string(x);
+    return to_string(v) + " is not one of its values (" + values + ")";
+  }
+  const double x = to_double(v);
+  const bool inside = d.kind == DomainKind::RandInt ? x >= d.low && x < d.high && x == std::floor(x)
+                                                    : x >= d.low && x <= d.high;
+  if (inside) return "";
+  std::ostringstream why;
+  why << to_string(v) << " is outside its domain " << to_string(d.kind) << " [" << d.low << ", " << d.high
+      << (d.kind == DomainKind::RandInt ? ")" : "]");
+  return why.str();
+}
+
+void settle_conditions(const Space& space, Config& config, Rng& rng) {
+  if (!space.conditional()) return;
+  for (const Param& p : space.params)
+    if (!config.contains(p.name)) config[p.name] = sample(p.domain, rng);
+  drop_inactive(space, config);
 }
 
 Config grid_point(const Space& space, std::size_t index) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "search/condition.h"
 #include "search/types.h"
 
 namespace ranktune::search {
@@ -40,13 +41,26 @@ struct Domain {
 struct Param {
   std::string name;
   Domain domain;
+  /// `when`: active only where it holds (search/condition.h); an empty text: always active.
+  Condition when;
+  /// Written as a plain value (`epochs = 20`): a choice of that one value, in every config.
+  bool fixed = false;
+
+  bool conditional() const { return !when.text.empty(); }
 };
 
 /// The search space: parameters in the order they were declared.
 struct Space {
   std::vector<Param> params;
+  /// `[scheduler] mutable`: the parameters that may change during a trial's life (PBT's and
+  /// PB2's explore, `ranktune ctl set`), as Ray Tune's hyperparam_mutations. Empty: all.
+  std::vector<std::string> mutable_params;
 
   const Param* find(const std::string& name) const;
+  /// Whether any parameter has a condition.
+  bool conditional() const;
+  /// Whether `name` may change during a trial's life (`mutable_params`).
+  bool may_mutate(const std::string& name) const;
   /// Number of points of the grid axes crossed (1 when there is no Grid domain).
   std::size_t grid_size() const;
 };
@@ -78,6 +92,15 @@ inline bool is_discrete(const Domain& d) { return d.kind == DomainKind::RandInt 
 /// Draws one value from a non-grid domain. For a Grid domain it draws uniformly from its
 /// values (callers that enumerate grids never ask).
 Value sample(const Domain& d, Rng& rng);
+
+/// "" when `v` is a value `d` can produce (a listed value, or a number in the range, an
+/// integer for randint), else a sentence saying why not.
+std::string outside_domain(const Domain& d, const Value& v);
+
+/// After a change to some of `config`'s values (PBT's explore, `ctl set`), which may turn
+/// conditions on or off: draws a value for every parameter that is absent (inactive before),
+/// then drops those inactive now (search/condition.h). Does nothing without conditions.
+void settle_conditions(const Space& space, Config& config, Rng& rng);
 
 /// The `index`-th point of the crossed grid axes of `space`, as a partial config with one
 /// value per Grid parameter. The first declared axis varies slowest. `index < grid_size()`.

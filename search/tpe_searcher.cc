@@ -46,9 +46,15 @@ Suggestion TpeSearcher::suggest(TrialId id) {
     }
     point = parzen::propose(space_, scored, tpe_.model(), rng, running, &sorted_);
   }
-  Config config = parzen::decode(space_, point);
+  Config config = parzen::settle(space_, point);  // inactive parameters: absent, NaN in the model
   pending_[id] = std::move(point);
   return {Suggestion::Kind::Config, std::move(config)};
+}
+
+void TpeSearcher::adopt(TrialId id, const Config& config) {
+  Config active = config;
+  drop_inactive(space_, active);
+  pending_[id] = parzen::encode(space_, active);
 }
 
 void TpeSearcher::on_trial_result(TrialId id, std::int64_t iteration, const Metrics&) {

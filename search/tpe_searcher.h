@@ -55,6 +55,8 @@ class TpeSearcher final : public Searcher {
   Suggestion suggest(TrialId id) override;
   void on_trial_result(TrialId id, std::int64_t iteration, const Metrics& metrics) override;
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
+  /// Takes a trial it did not propose as its own (its config joins the model once complete).
+  void adopt(TrialId id, const Config& config) override;
   std::int64_t total() const override { return options_.num_samples; }
   std::string extend(std::int64_t n) override {
     options_.num_samples += n;

@@ -81,6 +81,9 @@ struct CommandOptions : config::TrainableOptions {
   /// The command speaks the checkpoint protocol (RANKTUNE_CHECKPOINT_DIR and
   /// RANKTUNE_CONTROL_FD, see docs/guide/checkpoints.md, "Checkpoints of command trainables").
   bool checkpoint = false;
+  /// Parameters that change the shape of the program's checkpoint (a layer's width):
+  /// PBT and PB2 may not mutate them (train::TrainableTraits::shape_params).
+  std::vector<std::string> shape_params;
   void print(config::TomlWriter& out, const std::vector<std::string>& metrics) const override;
 };
 

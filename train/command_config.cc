@@ -20,7 +20,7 @@ namespace {
 
 const std::vector<std::string>& command_keys() {
   static const std::vector<std::string> keys = {"command",      "workdir",      "env",     "step_timeout_s", "max_log_mb",
-                                                "kill_grace_s", "stop_grace_s", "metrics", "checkpoint"};
+                                                "kill_grace_s", "stop_grace_s", "metrics", "checkpoint", "shape_params"};
   return keys;
 }
 
@@ -59,6 +59,13 @@ std::shared_ptr<const config::TrainableOptions> read_command(const config::Train
                                   keys.got("stop_grace_s") +
                                   "): the time a program asked to stop has to exit by itself before SIGTERM. Use e.g. 30");
   keys.read("checkpoint", tr->checkpoint);
+  keys.read("shape_params", tr->shape_params);
+  for (const auto& n : tr->shape_params)
+    if (!cfg.space.find(n)) {
+      std::vector<std::string> names;
+      for (const auto& p : cfg.space.params) names.push_back(p.name);
+      keys.fail("shape_params", "'" + sys::excerpt(n) + "' is not a parameter of the search space; valid: " + sys::comma_list(names));
+    }
   std::vector<std::string> listed;
   keys.read("metrics", listed);
   std::vector<std::string>& metrics = cfg.trainable.metrics;
@@ -82,6 +89,7 @@ void CommandOptions::print(config::TomlWriter& out, const std::vector<std::strin
   out.number("kill_grace_s", kill_grace_s);
   out.number("stop_grace_s", stop_grace_s);
   out.boolean("checkpoint", checkpoint);
+  out.strings("shape_params", shape_params);
   out.strings("metrics", metrics);
 }
 
@@ -124,6 +132,7 @@ TrainableTraits command_traits(const config::TrainableSpec& spec) {
   t.can_gang = true;
   t.distributed_env = true;
   t.metrics = spec.metrics;
+  t.shape_params = options_of<CommandOptions>(spec).shape_params;
   return t;
 }
 

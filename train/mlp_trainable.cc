@@ -511,6 +511,7 @@ TrainableTraits mlp_traits(const config::TrainableSpec& spec) {
   t.can_gang = true;
   t.can_evaluate = true;
   t.metrics = mlp_metrics();
+  t.shape_params = {"hidden", "depth", "width"};  // the layers' sizes: the weights' shapes
   return t;
 }
 

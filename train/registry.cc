@@ -90,6 +90,30 @@ std::unique_ptr<Trainable> make_trainable(const config::TrainableSpec& spec) { r
 
 std::vector<std::string> reported_metrics(const config::TrainableSpec& spec) { return traits(spec).metrics; }
 
+namespace {
+
+// A scheduler that mutates trials (PBT, PB2) hands a donor's checkpoint to a config with other
+// values: one of a shape-changing parameter would not load ("size mismatch for c1.weight").
+void check_mutable(const config::ExperimentConfig& cfg) {
+  if (!search::scheduler_traits(cfg.scheduler).mutates) return;
+  const std::vector<std::string> shape = traits(cfg.trainable).shape_params;
+  for (const search::Param& p : cfg.space.params) {
+    if (p.fixed || !contains(shape, p.name) || !cfg.space.may_mutate(p.name)) continue;
+    std::vector<std::string> others;
+    for (const search::Param& q : cfg.space.params)
+      if (!q.fixed && !contains(shape, q.name)) others.push_back("\"" + q.name + "\"");
+    const std::string fix = others.empty() ? "use a scheduler that does not mutate trials (asha, hyperband)"
+                                           : "list the others in [scheduler] mutable = [" + sys::comma_list(others) + "]";
+    cfg.fail(cfg.space.mutable_params.empty() ? "scheduler.kind" : "scheduler.mutable",
+             "'" + p.name + "' changes the shape of the " + cfg.trainable.kind + " trainable's state, so " + cfg.scheduler +
+                 " cannot mutate it (a donor's checkpoint would not load with another value)" +
+                 (cfg.space.mutable_params.empty() ? ", and without [scheduler] mutable every parameter mutates" : "") +
+                 "; " + fix);
+  }
+}
+
+}  // namespace
+
 void validate(config::ExperimentConfig& cfg) {
   read_trainable(cfg);
   kind_of(cfg.trainable).check(cfg);
@@ -110,6 +134,7 @@ void validate(config::ExperimentConfig& cfg) {
                       " bytes of the results file's /results header (each name and 25 bytes); at most " +
                       std::to_string(io::kMaxRowTypeBytes) + " fit (configs/README.md, \"Limits\"). Use shorter names or fewer metrics");
   cfg.trainable.metrics = std::move(metrics);
+  check_mutable(cfg);
 }
 
 }  // namespace ranktune::train

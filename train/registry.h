@@ -34,6 +34,9 @@ struct TrainableTraits {
   /// The metrics it reports (a command: the declared `metrics`, which may be just the
   /// experiment metric).
   std::vector<std::string> metrics;
+  /// Parameters that change the shape of its state (a layer's width): a checkpoint saved
+  /// with one value cannot be loaded with another, so PBT may not mutate them (validate()).
+  std::vector<std::string> shape_params;
 };
 
 /// One trainable kind: a line of trainable_kinds().

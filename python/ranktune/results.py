@@ -19,7 +19,8 @@ Example::
   the time budget, ``"target"``, ``"user"``, ``"error"``; "" while it has not; in files from
   before ranktune recorded it, ``"error"`` or ``"stopped"`` where the status and events say so,
   else ``"unknown"``, as ``ranktune report`` gives it), then one column per hyperparameter
-  (their names are in ``params``).
+  (their names are in ``params``; where a conditional parameter was inactive: NaN in a float
+  column, ``<NA>`` in an integer one, "" in a string one).
 - ``results_wide``: ``/results`` as stored: one row per trial, attempt and iteration, columns
   ``trial_id``, ``attempt``, ``iteration``, ``time`` and one per recorded metric (the names are
   in ``metrics``, the experiment's metric first; NaN where a line lacked the metric).
@@ -315,6 +316,12 @@ class Results:
         # batch before its rows); it is no trial.
         self.trials = self._with_texts(trials[trials["trial_id"] > 0].reset_index(drop=True))
         self.params = [c for c in self.trials.columns if c not in _TRIAL_COLUMNS]
+        # A conditional parameter inactive in a trial is stored as the int64 minimum in an
+        # integer column: shown as missing (pandas' nullable Int64), as NaN is in a float one.
+        for name in self.params:
+            column = self.trials[name]
+            if column.dtype.kind == "i" and (column == np.iinfo(np.int64).min).any():
+                self.trials[name] = column.where(column != np.iinfo(np.int64).min).astype("Int64")
 
         wide = self._frame(self._rows("results"))
         missing = [k for k in _RESULT_KEYS if k not in wide.columns]

@@ -275,7 +275,7 @@ TEST(Config, Errors) {
        "Did you mean 'uniform'?"},
       {text("", "d = { uniform = [0, 1], choice = [1] }"), "exp.toml:7:", "search.space.d",
        "exactly one kind"},
-      {text("", "d = 3"), "exp.toml:7:", "search.space.d", "expected an inline table"},
+      {text("", "d = [3]"), "exp.toml:7:", "search.space.d", "expected an inline table"},
       {text("", "status = { choice = [1] }"), "exp.toml:7:", "search.space.status", "reserved"},
       {text("", "\"1x\" = { choice = [1] }"), "exp.toml:7:", "search.space.1x",
        "not an identifier"},
@@ -320,6 +320,102 @@ TEST(Config, Errors) {
       expect_error(msg, c.where, c.key, c.fragment);
     }
   }
+}
+
+// Issue 32: fixed values, conditions, mutation scopes and points to evaluate as written,
+// rendered back, and their errors at file:line:key.
+TEST(Config, SpacesAsUsersWriteThem) {
+  const std::string space = "opt = { choice = [\"sgd\", \"adam\"] }\n"
+                            "m = { uniform = [0.0, 0.99], when = \"opt == 'sgd'\" }\n"
+                            "epochs = 20\n";
+  const auto cfg = parse_config(text("", space, "",
+                                     "[search]\npoints_to_evaluate = [ { opt = \"adam\" }, { opt = \"sgd\", m = 0.5 } ]\n"
+                                     "warm_start = [\"/old/a.h5\"]\n"
+                                     "[scheduler]\nkind = \"pbt\"\nmutable = [\"m\"]\n"),
+                                "exp.toml");
+  ASSERT_EQ(cfg.space.params.size(), 3u);
+  EXPECT_TRUE(cfg.space.params[2].fixed);
+  EXPECT_EQ(cfg.space.params[2].domain.values, std::vector<Value>{Value{std::int64_t{20}}});
+  EXPECT_EQ(cfg.space.params[1].when.text, "opt == 'sgd'");
+  EXPECT_EQ(cfg.space.mutable_params, std::vector<std::string>{"m"});
+  ASSERT_EQ(cfg.points_to_evaluate.size(), 2u);
+  // Fixed values filled in; no value for the inactive m.
+  EXPECT_EQ(cfg.points_to_evaluate[0], (search::Config{{"opt", std::string("adam")}, {"epochs", std::int64_t{20}}}));
+  EXPECT_EQ(cfg.points_to_evaluate[1].at("m"), Value{0.5});
+  const std::string rendered = render_config(cfg);
+  EXPECT_CONTAINS(rendered, "epochs = 20\n");
+  EXPECT_CONTAINS(rendered, "m = { uniform = [0.0, 0.99], when = \"opt == 'sgd'\" }");
+  EXPECT_CONTAINS(rendered, "mutable = [\"m\"]");
+  const auto back = parse_config(rendered, "r.toml");
+  EXPECT_TRUE(back.space.params[2].fixed);
+  EXPECT_EQ(back.space.params[1].when.text, "opt == 'sgd'");
+  EXPECT_EQ(back.points_to_evaluate, cfg.points_to_evaluate);
+  EXPECT_EQ(back.warm_start, std::vector<std::string>{"/old/a.h5"});
+  EXPECT_EQ(render_config(back), rendered);
+
+  const std::string two = "opt = { choice = [\"sgd\", \"adam\"] }\nm = { uniform = [0.0, 1.0], when = \"";
+  const std::string tail = "\" }";
+  const std::string pbt = "[scheduler]\nkind = \"pbt\"\n";
+  struct Case {
+    std::string text, where, key, fragment;
+  };
+  const std::vector<Case> cases = {
+      {text("", two + "opt = 'sgd'" + tail), "exp.toml:8:", "search.space.m.when", "write '==' to compare"},
+      {text("", two + "opt == sgd" + tail), "exp.toml:8:", "search.space.m.when", "quote strings"},
+      {text("", two + "optt == 'sgd'" + tail), "exp.toml:8:", "search.space.m.when", "did you mean 'opt'?"},
+      {text("", two + "opt == 3" + tail), "exp.toml:8:", "search.space.m.when", "'opt' takes strings"},
+      {text("", two + "opt in ['sgd', 'rmsprop']" + tail), "exp.toml:8:", "search.space.m.when",
+       "'rmsprop' is not a value of 'opt'"},
+      {text("", "a = { uniform = [0.0, 1.0], when = \"b > 0.5\" }\nb = { uniform = [0.0, 1.0], when = \"a > 0.5\" }"),
+       "exp.toml:7:", "search.space.a.when", "cycle (a -> b -> a)"},
+      {text("", "m = { when = \"x > 1\" }"), "exp.toml:7:", "search.space.m", "needs a domain beside it"},
+      {text("", "flag = true"), "exp.toml:7:", "search.space.flag", "a fixed value must be a number or a string"},
+      {text("", "x = { uniform = [0.0, 1.0] }", "", pbt + "mutable = [\"y\"]\n"), "exp.toml:13:", "scheduler.mutable",
+       "'y' is not a parameter of the search space"},
+      {text("", "x = { uniform = [0.0, 1.0] }\ne = 3", "", pbt + "mutable = [\"e\"]\n"), "exp.toml:14:",
+       "scheduler.mutable", "'e' is a fixed value"},
+      {text("", two + "opt == 'sgd'" + tail, "", "[search]\npoints_to_evaluate = [ { opt = \"adam\", m = 0.1 } ]\n"),
+       "exp.toml:13:", "search.points_to_evaluate[0].m", "inactive in this point"},
+      {text("", two + "opt == 'sgd'" + tail, "", "[search]\npoints_to_evaluate = [ { opt = \"sgd\" } ]\n"),
+       "exp.toml:13:", "search.points_to_evaluate[0]", "gives no value for 'm'"},
+      {text("", two + "opt == 'sgd'" + tail, "", "[search]\npoints_to_evaluate = [ { opt = \"sgd\", m = 2.0 } ]\n"),
+       "exp.toml:13:", "search.points_to_evaluate[0].m", "2 is outside its domain uniform [0, 1]"},
+      {text("", two + "opt == 'sgd'" + tail, "", "[search]\npoints_to_evaluate = [ { op = \"sgd\" } ]\n"),
+       "exp.toml:13:", "search.points_to_evaluate[0].op", "Did you mean 'opt'?"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    expect_error(error_of(c.text), c.where, c.key, c.fragment);
+  }
+}
+
+// A scheduler that mutates trials may not mutate a parameter the trainable declares
+// shape-changing (train::validate): said at the scheduler's kind, or at its mutable list.
+TEST(Config, PbtMayNotMutateAShapeChangingParameter) {
+  const std::string trainable = "kind = \"command\"\ncommand = [\"python3\"]\nshape_params = [\"w\"]\n";
+  const auto config = [&](const std::string& scheduler) {
+    return "[experiment]\nname = \"t\"\nmetric = \"loss\"\nmode = \"min\"\n[search.space]\n"
+           "w = { choice = [8, 16] }\nlr = { uniform = [0.01, 0.1] }\n[scheduler]\n" + scheduler +
+           "[trainable]\n" + trainable;
+  };
+  const auto validated = [](const std::string& text) {
+    ExperimentConfig cfg = config::parse_config(text, "exp.toml");
+    train::validate(cfg);
+    return cfg;
+  };
+  const auto message = [&](const std::string& text) {
+    try {
+      validated(text);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_CONTAINS(message(config("kind = \"pbt\"\n")), "exp.toml:9: scheduler.kind: 'w' changes the shape");
+  EXPECT_CONTAINS(message(config("kind = \"pbt\"\n")), "mutable = [\"lr\"]");
+  EXPECT_CONTAINS(message(config("kind = \"pb2\"\nmutable = [\"w\", \"lr\"]\n")), "exp.toml:10: scheduler.mutable: 'w'");
+  EXPECT_EQ(message(config("kind = \"pbt\"\nmutable = [\"lr\"]\n")), "");
+  EXPECT_EQ(message(config("kind = \"asha\"\n")), "");  // it never changes a trial's values
 }
 
 TEST(Config, ErrorCarriesFields) {

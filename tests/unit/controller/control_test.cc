@@ -45,6 +45,39 @@ TEST(ControlConfig, TypesDomainsAndCompleteness) {
 }
 
 
+// Issue 32: `ctl set` keeps to [scheduler] mutable, and `ctl add` needs the active parameters
+// only (an inactive one given is dropped).
+TEST(ControlConfig, MutationScopeAndConditions) {
+  Space s = space();
+  s.mutable_params = {"lr"};
+  Config c = {{"act", std::string("tanh")}};
+  EXPECT_CONTAINS(check_control_config(s, c, false, false), "'act' is not in [scheduler] mutable (lr)");
+  c = {{"lr", 0.01}};
+  EXPECT_EQ(check_control_config(s, c, false, false), "");
+  // A new trial may take any value: the scope is about a trial's life.
+  c = {{"lr", 0.01}, {"layers", std::int64_t{2}}, {"act", std::string("relu")}};
+  EXPECT_EQ(check_control_config(s, c, true, false), "");
+
+  Space cond = space();
+  std::string error;
+  ASSERT_TRUE(parse_condition("act == 'tanh'", cond.params[1].when, error)) << error;  // layers only with tanh
+  c = {{"lr", 0.01}, {"act", std::string("relu")}, {"layers", std::int64_t{2}}};
+  EXPECT_EQ(check_control_config(cond, c, true, false), "");
+  EXPECT_FALSE(c.contains("layers"));  // inactive with relu: dropped
+  c = {{"lr", 0.01}, {"act", std::string("tanh")}};
+  EXPECT_CONTAINS(check_control_config(cond, c, true, false), "'layers' is missing");
+
+  // ctl set on a running trial: values for active parameters only; turning one on needs its
+  // value, turning one off is a new trial.
+  const Config relu = {{"lr", 0.01}, {"act", std::string("relu")}};
+  const Config tanh = {{"lr", 0.01}, {"act", std::string("tanh")}, {"layers", std::int64_t{2}}};
+  EXPECT_EQ(check_set_conditions(cond, relu, {{"lr", 0.02}}), "");
+  EXPECT_CONTAINS(check_set_conditions(cond, relu, {{"layers", std::int64_t{3}}}), "'layers' is inactive in this trial");
+  EXPECT_CONTAINS(check_set_conditions(cond, relu, {{"act", std::string("tanh")}}), "turn 'layers' on");
+  EXPECT_EQ(check_set_conditions(cond, relu, {{"act", std::string("tanh")}, {"layers", std::int64_t{3}}}), "");
+  EXPECT_CONTAINS(check_set_conditions(cond, tanh, {{"act", std::string("relu")}}), "turn 'layers' off");
+}
+
 Controller make(ControllerOptions o, std::int64_t n, Events* rec, const std::string& scheduler = "fifo") {
   return Controller(std::move(o), make_searcher("random", fixtures::one_param(), {1, n}), make_scheduler(scheduler, {}),
                     rec);

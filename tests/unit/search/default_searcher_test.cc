@@ -42,6 +42,19 @@ TEST(DefaultSearcher, ManyParametersGetTpe) {
   EXPECT_NE(d.reason.find("21 parameters"), std::string::npos) << d.reason;
 }
 
+TEST(DefaultSearcher, FixedValuesDoNotCountAndConditionsGetTpe) {
+  Space s;
+  s.params = {p("lr", DomainKind::LogUniform), p("epochs", DomainKind::Choice), p("batch", DomainKind::Choice)};
+  s.params[1].fixed = true;
+  s.params[2].fixed = true;  // two fixed "choices" of one value: the space is one number
+  EXPECT_EQ(default_searcher(s).algorithm, "gp");
+  s.params[2].fixed = false;
+  s.params[2].when.text = "lr > 0.01";
+  const DefaultSearcher d = default_searcher(s);
+  EXPECT_EQ(d.algorithm, "tpe");
+  EXPECT_NE(d.reason.find("conditional"), std::string::npos) << d.reason;
+}
+
 TEST(DefaultSearcher, GridAxesGetRandomWhichCrossesThem) {
   Space s;
   s.params = {p("lr", DomainKind::LogUniform), p("depth", DomainKind::Grid)};
