@@ -104,7 +104,7 @@ TEST(PedAnova, DensitiesAreDistributionsOnTheGrid) {
 
 TEST(PedAnova, RanksTheDominantParameterFirst) {
   const auto scores = ri::evaluate(
-      sample(400, [](double a, double b, double) { return 10 * (a - 0.3) * (a - 0.3) + 0.5 * b; }), {});
+      sample(400, [](double a, double b, double) { return 10 * (a - 0.3) * (a - 0.3) + 0.5 * b; }), {ri::Method::PedAnova}).scores;
   ASSERT_EQ(scores.size(), 3u);
   EXPECT_EQ(scores[0].name, "a");
   EXPECT_EQ(scores[1].name, "b");
@@ -132,7 +132,7 @@ TEST(PedAnova, ListedDomainsAndConstants) {
   const ri::Observations obs = ri::encode(s, configs, values, Mode::Min);
   // The top third are the adam trials, with x spread evenly: only opt sets them apart.
   for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
-    const auto scores = ri::evaluate(obs, {m, 0.33, 16, 1});
+    const auto scores = ri::evaluate(obs, {m, 0.33, 16, 1}).scores;
     EXPECT_EQ(scores[0].name, "opt") << ri::to_string(m);
     EXPECT_GT(scores[0].value, 0.8) << ri::to_string(m);
     EXPECT_EQ(score_of(scores, "fixed"), 0.0) << ri::to_string(m);
@@ -140,16 +140,25 @@ TEST(PedAnova, ListedDomainsAndConstants) {
   }
   // PED-ANOVA is local: the top 10% are the adam trials of the lowest x, so within that
   // region x matters as much as opt (Pearson divergences 2.3 and 2 in closed form).
-  const auto local = ri::evaluate(obs, {ri::Method::PedAnova, 0.1});
+  const auto local = ri::evaluate(obs, {ri::Method::PedAnova, 0.1}).scores;
   EXPECT_GT(score_of(local, "x"), 0.4);
   EXPECT_GT(score_of(local, "opt"), 0.4);
 }
 
-TEST(Importance, TooFewTrialsGiveEqualShares) {
-  for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
-    const auto scores = ri::evaluate(sample(2, [](double a, double, double) { return a; }), {m});
-    for (const auto& s : scores) EXPECT_NEAR(s.value, 1.0 / 3, 1e-12) << ri::to_string(m);
-    EXPECT_TRUE(ri::evaluate(sample(0, [](double, double, double) { return 0.0; }), {m}).size() == 3);
+TEST(Importance, TooFewTrialsSaySoInsteadOfShares) {
+  // PED-ANOVA alone still splits evenly what it cannot judge (no top set of 2 trials)...
+  for (const double s : ri::ped_anova(sample(2, [](double a, double, double) { return a; }), 0.1))
+    EXPECT_NEAR(s, 1.0 / 3, 1e-12);
+  // ...but evaluate, which people read, gives no shares under kMinTrials and says why.
+  for (const ri::Method m : {ri::Method::Auto, ri::Method::PedAnova, ri::Method::Fanova}) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{2}, ri::kMinTrials - 1}) {
+      const ri::Importance r = ri::evaluate(sample(n, [](double a, double, double) { return a; }), {m});
+      EXPECT_TRUE(r.scores.empty()) << ri::to_string(m) << " " << n;
+      EXPECT_EQ(r.trials, n);
+      EXPECT_NE(r.reason.find("no shares"), std::string::npos) << r.reason;
+      EXPECT_NE(r.reason.find(std::to_string(n) + " trial"), std::string::npos) << r.reason;
+    }
+    EXPECT_EQ(ri::evaluate(sample(ri::kMinTrials, [](double a, double, double) { return a; }), {m}).scores.size(), 3u);
   }
 }
 
@@ -188,11 +197,19 @@ TEST(Fanova, VarianceSharesOfAnAdditiveStepFunctionAreExact) {
 TEST(Fanova, RanksLikeTheFunctionAndIsReproducible) {
   const auto loss = [](double a, double b, double c) { return 4 * std::sin(3 * a) + (b - 0.5) * (b - 0.5) + 0.01 * c; };
   const ri::Options opt{ri::Method::Fanova, 0.1, 32, 11};
-  const auto scores = ri::evaluate(sample(300, loss), opt);
+  const ri::Importance r = ri::evaluate(sample(300, loss), opt);
+  const auto& scores = r.scores;
   EXPECT_EQ(scores[0].name, "a");
   EXPECT_EQ(scores[1].name, "b");
   EXPECT_GT(scores[0].value, 0.8);
   EXPECT_NEAR(total(scores), 1.0, 1e-9);
-  const auto again = ri::evaluate(sample(300, loss), opt);
-  for (std::size_t i = 0; i < scores.size(); ++i) EXPECT_EQ(scores[i].value, again[i].value);
+  // The same seed, the same figures: shares, intervals, floor.
+  const ri::Importance again = ri::evaluate(sample(300, loss), opt);
+  EXPECT_EQ(again.noise_floor, r.noise_floor);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    EXPECT_EQ(scores[i].value, again.scores[i].value);
+    EXPECT_EQ(scores[i].low, again.scores[i].low);
+    EXPECT_EQ(scores[i].high, again.scores[i].high);
+    EXPECT_EQ(scores[i].below_noise, again.scores[i].below_noise);
+  }
 }
