@@ -21,6 +21,11 @@ constexpr std::uint64_t kStream = 0x9e3779b97f4a7c15ULL;
 /// ... and fANOVA's shuffled copies on the full data from index_rng(seed ^ kNullStream, 0).
 constexpr std::uint64_t kNullStream = 0xc2b2ae3d27d4eb4fULL;
 
+/// fANOVA's trees per resample when Options leave it to us: up to 8 while n is small and a
+/// tree costs little, down to 2 from n = 1,000 (forests of few trees vary more, which
+/// widens the intervals: conservative).
+constexpr std::size_t kTreeRows = 2000;
+
 double mean_of(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
@@ -53,12 +58,15 @@ void add_forest(const std::vector<std::vector<double>>& trees, std::size_t d, co
   for (std::size_t j = 0; j < features.size(); ++j) out[j].push_back(sum[j] / real);
 }
 
-/// fANOVA's noise floor: forests of k trees grown as fanova() grows its own (each tree on a
-/// bootstrap of all the trials), each beside a shuffled copy of one parameter in turn; the
-/// level's upper quantile of the copy's share.
+/// fANOVA's noise floor: forests grown as fanova() grows its own (each tree on a bootstrap
+/// of all the trials), each beside a shuffled copy of one parameter in turn; the level's
+/// upper quantile of the copy's share. A forest of few trees gives a copy a large share now
+/// and then, which the full forest averages away: each has a quarter of the full forest's
+/// trees (at least k), and there are R / 5 of them (at least one per parameter).
 double forest_noise_floor(const Observations& obs, const std::vector<std::size_t>& live, const Options& options, std::size_t k) {
   const std::size_t d = obs.features.size();
-  const std::size_t groups = std::max<std::size_t>(options.resamples / 2, live.size());
+  const std::size_t groups = std::max<std::size_t>(options.resamples / 5, live.size());
+  k = std::max(k, options.trees / 4);
   std::vector<std::vector<double>> null(1);
   for (std::size_t g = 0; g < groups; ++g) {
     Rng rng = index_rng(options.seed ^ kNullStream, g);
@@ -92,7 +100,8 @@ Uncertainty bootstrap(const Observations& obs, const std::vector<double>& point,
   std::vector<std::vector<double>> resampled(d);  // PED-ANOVA: [feature][resample], its share
   std::vector<double> nulls;                      // PED-ANOVA: the shuffled copies' shares
   std::vector<std::vector<double>> forests(live.size());  // fANOVA: [live feature][resample], its share
-  const std::size_t k = std::max<std::size_t>(options.trees_per_resample, 2);
+  const std::size_t k = options.trees_per_resample ? std::max<std::size_t>(options.trees_per_resample, 2)
+                                                   : std::clamp<std::size_t>(kTreeRows / n, 2, 8);
   // PED-ANOVA works on grid cells: a resample is a count per trial, a shuffled copy's top
   // set is as many trials drawn without replacement, and nothing is copied.
   const bool ped = method == Method::PedAnova;

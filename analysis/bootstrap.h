@@ -10,7 +10,7 @@
 /// spread, not that bias), clipped to [0, 1].
 ///
 /// fANOVA would need a forest per resample: R x 64 trees. Each resample grows a forest of k
-/// (2) trees instead, each on a bootstrap of the resample, as the full forest's trees are on
+/// trees instead (8 up to 250 trials, 2000 / trials down to 2 from 1,000 trials), each on a bootstrap of the resample, as the full forest's trees are on
 /// the trials: bagging within the bootstrap. Its spread holds the data's variation and that
 /// of k trees, so the intervals are wider than a 64-tree forest's: conservative. (Sexton &
 /// Laake's correction for the trees' share of it, "Standard errors for bagged and random

@@ -75,7 +75,7 @@ struct Options {
   std::uint64_t seed = 0;    ///< the forest's bootstrap and feature order, the resamples, the shuffles
   std::size_t resamples = 100;         ///< bootstrap resamples for the intervals and the floor (0: none)
   double level = 0.9;                  ///< of the intervals
-  std::size_t trees_per_resample = 2;  ///< fANOVA: trees grown on each resample (analysis/bootstrap.h)
+  std::size_t trees_per_resample = 0;  ///< fANOVA: trees grown on each resample; 0: by the trials (analysis/bootstrap.h)
 };
 
 struct Score {
