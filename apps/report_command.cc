@@ -213,8 +213,9 @@ void setup_report(CLI::App& app) {
   auto* importance = report_cmd
       ->add_option("--importance", report->importance,
                    "Add which hyperparameters mattered, each share with its 90% interval and the noise floor: auto "
-                   "(the default, also with no value: fanova under 1,000 trials, ped-anova from there), ped-anova (what "
-                   "set the top 10% apart; fast) or fanova (variance shares of a random forest, as Optuna's default)")
+                   "(the default, also with no value: fanova until the top 10% holds 20 trials, ped-anova from there), "
+                   "ped-anova (what set the top 10% apart; fast) or fanova (variance shares of a random forest, as "
+                   "Optuna's default)")
       ->expected(0, 1);
   auto* log_y = report_cmd->add_flag("--log-y", report->log_y,
                                      "HTML charts of the metric on a log axis (default: when its values span over two decades)");
