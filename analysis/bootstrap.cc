@@ -62,11 +62,12 @@ void add_forest(const std::vector<std::vector<double>>& trees, std::size_t d, co
 /// of all the trials), each beside a shuffled copy of one parameter in turn; the level's
 /// upper quantile of the copy's share. A forest of few trees gives a copy a large share now
 /// and then, which the full forest averages away: each has a quarter of the full forest's
-/// trees (at least k), and there are R / 5 of them (at least one per parameter).
+/// trees up to 500 trials, fewer above as trees get dearer (at least k), and there are
+/// R / 5 of them (at least one per parameter).
 double forest_noise_floor(const Observations& obs, const std::vector<std::size_t>& live, const Options& options, std::size_t k) {
   const std::size_t d = obs.features.size();
   const std::size_t groups = std::max<std::size_t>(options.resamples / 5, live.size());
-  k = std::max(k, options.trees / 4);
+  k = std::max(k, std::min(options.trees / 4, 4 * kTreeRows / obs.loss.size()));
   std::vector<std::vector<double>> null(1);
   for (std::size_t g = 0; g < groups; ++g) {
     Rng rng = index_rng(options.seed ^ kNullStream, g);

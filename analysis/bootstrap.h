@@ -23,9 +23,11 @@
 /// that shuffled copies of the parameters get, scored the same way; a share whose interval
 /// reaches it could be noise. PED-ANOVA scores every parameter on its own, so each of R
 /// rounds scores a shuffled copy of every parameter on the full data beside the real ones.
-/// A forest's parameters compete for splits, so fANOVA grows R / 2 forests of k trees on
-/// the trials (as the full forest is grown) beside one shuffled copy each, of each
-/// parameter in turn.
+/// A forest's parameters compete for splits, so fANOVA grows R / 5 forests (at least one per
+/// parameter) on the trials, as the full forest is grown, each beside one shuffled copy, of
+/// each parameter in turn; a forest has a quarter of the full one's trees up to 500 trials
+/// (fewer above, at least k): a forest of few trees now and then gives a copy a large
+/// share that the full forest would average away, and set the floor too high.
 /// Pure: no I/O.
 
 #include <cstddef>
