@@ -19,6 +19,7 @@ constexpr std::size_t kSeeds = 20;
 struct Tally {
   std::size_t right = 0, runs = 0;         // top-k is the planted set
   std::size_t quiet = 0, no_effect = 0;    // a parameter with no effect marked below_noise
+  std::size_t under = 0;                   // ... whose share itself is at most the floor
   std::size_t loud = 0, planted = 0;       // a planted parameter stands above the floor
   std::set<ra::Method> methods;
 };
@@ -36,6 +37,7 @@ Tally run(const rp::Problem& p, std::size_t n) {
       if (p.no_effect.count(sc.name)) {
         ++t.no_effect;
         t.quiet += sc.below_noise;
+        t.under += sc.value <= r.noise_floor;
       }
       if (p.important.count(sc.name)) {
         ++t.planted;
@@ -56,6 +58,9 @@ void expect_planted(const rp::Problem& p, std::size_t n, ra::Method expected) {
   EXPECT_GE(t.right * 100, t.runs * 95) << t.right << " of " << t.runs;
   // ...parameters with no effect are below the noise floor in at least 90%...
   EXPECT_GE(t.quiet * 100, t.no_effect * 90) << t.quiet << " of " << t.no_effect;
+  // ...the floor is what such a parameter gets (its share itself is at most the floor, not
+  // just its interval's low end)...
+  EXPECT_GE(t.under * 100, t.no_effect * 85) << t.under << " of " << t.no_effect;
   // ...and the planted ones stand above it (the floor is not simply high).
   EXPECT_GE(t.loud * 100, t.planted * 90) << t.loud << " of " << t.planted;
 }
