@@ -33,12 +33,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// "p" and the index (appended, not prepended: GCC 12 warns about "p" + std::string).
+std::string param_name(std::size_t j) {
+  std::string name = "p";
+  name += std::to_string(j);
+  return name;
+}
+
 /// PARAMS floats in [0, 1]: parameter j weighs 1 / (j + 1)^2 in a sum of bumps, so the
 /// importance falls off along the list; the last half do nothing.
 ra::Observations random_trials(std::size_t n, std::size_t d, std::uint64_t seed, std::vector<std::vector<double>>* xs,
                                std::vector<double>* ys) {
   rs::Space space;
-  for (std::size_t j = 0; j < d; ++j) space.params.push_back(ranktune::planted::uniform("p" + std::to_string(j), 0, 1));
+  for (std::size_t j = 0; j < d; ++j) space.params.push_back(ranktune::planted::uniform(param_name(j), 0, 1));
   rs::Rng rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<rs::Config> configs;
@@ -48,7 +55,7 @@ ra::Observations random_trials(std::size_t n, std::size_t d, std::uint64_t seed,
     double y = 0;
     for (std::size_t j = 0; j < d; ++j) {
       x[j] = u(rng);
-      c["p" + std::to_string(j)] = x[j];
+      c[param_name(j)] = x[j];
       if (j < d / 2) y += (x[j] - 0.3) * (x[j] - 0.3) / static_cast<double>((j + 1) * (j + 1));
     }
     xs->push_back(x);
