@@ -182,7 +182,7 @@ std::string render_importance(const ImportanceReport& r, Format format) {
     std::snprintf(level, sizeof level, "%.0f%%", 100 * x.level);
     if (md) out += std::string("| hyperparameter | share | ") + level + " interval | |\n|---|---:|---|---|\n";
     for (const auto& s : x.scores) {
-      const std::string interval = "[" + percent_text(s.low) + ", " + percent_text(s.high) + "]";
+      const std::string interval = std::string("[") + percent_text(s.low) + ", " + percent_text(s.high) + "]";
       if (md) {
         out += "| " + s.name + " | " + percent(s.value) + " | " + interval + " | " + (s.below_noise ? "could be noise" : "") + " |\n";
         continue;
@@ -190,7 +190,7 @@ std::string render_importance(const ImportanceReport& r, Format format) {
       const auto bar = static_cast<std::size_t>(std::lround(40 * std::clamp(s.value, 0.0, 1.0)));
       out += "  " + s.name + std::string(width - s.name.size() + 2, ' ') + percent(s.value) + "  " + interval +
              std::string(16 > interval.size() ? 16 - interval.size() : 1, ' ') + std::string(bar, '#') +
-             (s.below_noise ? (bar ? " " : "") + std::string("~ could be noise") : "") + "\n";
+             (s.below_noise ? std::string(bar ? " ~" : "~") + " could be noise" : "") + "\n";
     }
     if (md) out += "\n";
     const std::string noise = noise_sentence(r);
