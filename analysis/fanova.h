@@ -42,14 +42,27 @@ struct RegressionTree {
   double predict(const std::vector<double>& x) const;
 };
 
+/// The rows of `obs` sorted by each feature (stable): [feature][rank] = row.
+using RowOrders = std::vector<std::vector<std::uint32_t>>;
+RowOrders row_orders(const Observations& obs);
+
 /// Fits one tree to the rows `sample` of `obs` (indices, repeats allowed: a bootstrap).
 RegressionTree fit_tree(const Observations& obs, const std::vector<std::size_t>& sample, std::uint64_t seed);
+/// The same with row_orders(obs) given, which a forest computes once for all its trees.
+RegressionTree fit_tree(const Observations& obs, const std::vector<std::size_t>& sample, std::uint64_t seed,
+                        const RowOrders& by_row);
 
 /// V_d / V of one tree for every feature (all 0 when the tree is constant).
 std::vector<double> tree_variance_shares(const RegressionTree& tree, const std::vector<Feature>& features);
 
+/// V_d / V (tree_variance_shares) of each tree of a forest of `trees` trees, tree t fitted
+/// to a bootstrap sample of obs's rows drawn from index_rng(seed, t). A tree of no variance
+/// (a constant sample) gives all zeros.
+std::vector<std::vector<double>> fanova_tree_shares(const Observations& obs, std::size_t trees, std::uint64_t seed);
+
 /// The normalized importance of each of `obs.features` (in their order), 0 for constant
-/// features, from a forest of `trees` trees.
+/// features, from a forest of `trees` trees: the per-tree shares averaged over the trees
+/// that have variance, normalized to sum to 1.
 std::vector<double> fanova(const Observations& obs, std::size_t trees, std::uint64_t seed);
 
 }  // namespace ranktune::analysis

@@ -1,11 +1,13 @@
-// Hyperparameter importance: configs encoded as coordinates, and the two methods behind one
-// call (analysis/importance.h).
+// Hyperparameter importance: configs encoded as coordinates, the method the data supports,
+// and the methods with their uncertainty behind one call (analysis/importance.h).
 #include "analysis/importance.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 
+#include "analysis/bootstrap.h"
 #include "analysis/fanova.h"
 #include "analysis/ped_anova.h"
 
@@ -65,7 +67,14 @@ double coordinate(const Param& p, const Feature& f, const Value& v) {
 
 }  // namespace
 
-const char* to_string(Method m) { return m == Method::PedAnova ? "ped-anova" : "fanova"; }
+const char* to_string(Method m) {
+  switch (m) {
+    case Method::Auto: return "auto";
+    case Method::PedAnova: return "ped-anova";
+    case Method::Fanova: return "fanova";
+  }
+  return "?";
+}
 
 Observations encode(const Space& space, const std::vector<Config>& configs, const std::vector<double>& values,
                     Mode mode) {
@@ -88,23 +97,53 @@ Observations encode(const Space& space, const std::vector<Config>& configs, cons
   return obs;
 }
 
-std::vector<Score> evaluate(const Observations& obs, const Options& options) {
-  std::vector<double> shares;
+Method choose_method(std::size_t trials, double quantile, std::string* reason) {
+  const auto top = static_cast<std::size_t>(std::ceil(quantile * static_cast<double>(trials)));
+  const bool ped = top >= kPedAnovaMinTop;
+  if (reason) {
+    const auto pct = std::to_string(static_cast<int>(std::lround(100 * quantile)));
+    *reason = ped ? "PED-ANOVA: its top " + pct + "% holds " + std::to_string(top) + " trials, at least the " +
+                        std::to_string(kPedAnovaMinTop) + " it needs to rank as well as fANOVA, at a fraction of the cost"
+                  : "fANOVA: PED-ANOVA's top " + pct + "% would hold " + std::to_string(top) + " trials, under the " +
+                        std::to_string(kPedAnovaMinTop) + " it needs; fANOVA uses all " + std::to_string(trials);
+  }
+  return ped ? Method::PedAnova : Method::Fanova;
+}
+
+std::vector<double> shares(const Observations& obs, Method method, const Options& options) {
+  return method == Method::PedAnova ? ped_anova(obs, options.quantile) : fanova(obs, options.trees, options.seed);
+}
+
+Importance evaluate(const Observations& obs, const Options& options) {
+  Importance r;
+  r.trials = obs.loss.size();
+  r.level = options.level;
   std::size_t live = 0;
   for (const Feature& f : obs.features) live += !f.constant();
-  if (obs.loss.size() < 3) {
-    shares.assign(obs.features.size(), 0.0);
-    for (std::size_t f = 0; f < obs.features.size(); ++f)
-      if (!obs.features[f].constant()) shares[f] = 1.0 / static_cast<double>(live);
-  } else if (options.method == Method::PedAnova) {
-    shares = ped_anova(obs, options.quantile);
+  if (options.method == Method::Auto) {
+    r.method = choose_method(r.trials, options.quantile, &r.reason);
   } else {
-    shares = fanova(obs, options.trees, options.seed);
+    r.method = options.method;
+    r.reason = std::string(r.method == Method::PedAnova ? "PED-ANOVA" : "fANOVA") + ": asked for";
   }
-  std::vector<Score> scores;
-  for (std::size_t f = 0; f < obs.features.size(); ++f) scores.push_back({obs.features[f].name, shares[f]});
-  std::stable_sort(scores.begin(), scores.end(), [](const Score& a, const Score& b) { return a.value > b.value; });
-  return scores;
+  if (r.trials < kMinTrials) {
+    r.reason = std::to_string(r.trials) + " trial" + (r.trials == 1 ? "" : "s") + " with a value, under the " +
+               std::to_string(kMinTrials) + " any method needs to tell an effect from chance: no shares";
+    return r;
+  }
+  if (live == 0) {
+    r.reason = "no hyperparameter varies: no shares";
+    return r;
+  }
+  const std::vector<double> point = shares(obs, r.method, options);
+  const Uncertainty u = bootstrap(obs, point, r.method, options);
+  r.resamples = options.resamples;
+  r.noise_floor = u.noise_floor;
+  for (std::size_t f = 0; f < obs.features.size(); ++f)
+    r.scores.push_back({obs.features[f].name, point[f], u.low[f], u.high[f],
+                        obs.features[f].constant() || u.low[f] <= u.noise_floor});
+  std::stable_sort(r.scores.begin(), r.scores.end(), [](const Score& a, const Score& b) { return a.value > b.value; });
+  return r;
 }
 
 }  // namespace ranktune::analysis

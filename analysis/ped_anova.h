@@ -19,6 +19,8 @@
 /// Limits: each hyperparameter is judged alone, so an importance that only shows in an
 /// interaction is missed; with few top trials (under about 5) the figures are noisy.
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "analysis/importance.h"
@@ -28,6 +30,28 @@ namespace ranktune::analysis {
 /// The normalized importance of each of `obs.features` (in their order), 0 for constant
 /// features. `quantile` in (0, 1]; the top set holds at least 2 trials.
 std::vector<double> ped_anova(const Observations& obs, double quantile);
+
+/// The Pearson divergences D(d) of the features `features` (unnormalized; 0 for the others
+/// and for constants; all 0 with 2 trials or fewer): the shadows of a noise floor are
+/// scored on their own against the real features' total (analysis/bootstrap.h).
+std::vector<double> ped_anova_divergences(const Observations& obs, double quantile, const std::vector<std::size_t>& features);
+
+/// Each trial's grid cell on each feature, which the bootstrap counts with multiplicities
+/// instead of copying its resamples (analysis/bootstrap.h).
+struct PedAnovaGrid {
+  std::vector<std::size_t> cells;               ///< per feature: cells of its grid
+  std::vector<std::vector<std::uint32_t>> cell;  ///< [feature][trial]: its cell
+};
+PedAnovaGrid ped_anova_grid(const Observations& obs);
+
+/// The loss at or below which a trial is in the top set of `loss` (trials `order`, sorted
+/// by loss, trial i counted weight[i] times, once each when `weight` is empty): the
+/// quantile's loss, ties included, but no better than the 2nd. -inf with 2 trials or fewer.
+double ped_anova_cut(const std::vector<double>& loss, const std::vector<std::size_t>& order,
+                     const std::vector<std::uint32_t>& weight, double quantile);
+
+/// D(d) of one feature from the counts per cell of its top set and of all trials.
+double ped_anova_divergence(const Feature& feature, const std::vector<double>& top, const std::vector<double>& all);
 
 /// The grid density of feature `f` over the rows `members` (exposed for tests): one value
 /// per cell, summing to 1.

@@ -62,7 +62,8 @@ struct ReportOptions {
   std::string plots;                 ///< folder for the SVG charts ("" = none)
   std::string html;                  ///< write a self-contained HTML report here ("" = none)
   std::int64_t schedule_trial = 0;   ///< print (and plot) this trial's PBT schedule
-  std::string importance;            ///< "ped-anova" or "fanova": add the importance section
+  std::string importance;            ///< "auto" (or empty), "ped-anova" or "fanova": add the importance section
+  bool importance_given = false;     ///< --importance was given, with a value or without
   bool log_y = false;                ///< curves on a log y axis (default: when values span > 2 decades)
   bool linear_y = false;             ///< ... on a linear one
   std::int64_t trial = 0;            ///< print this trial whole

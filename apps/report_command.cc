@@ -71,9 +71,9 @@ extern "C" void on_watch_signal(int) { g_stop_watching = 1; }
 int run_report(const ReportOptions& o) {
   const report::Format format = format_of(o.format);
   std::optional<analysis::Method> method;
-  if (!o.importance.empty()) {
+  if (o.importance_given) {
     method = report::parse_importance_method(o.importance);
-    if (!method) throw std::invalid_argument("unknown --importance '" + o.importance + "'; valid: ped-anova, fanova");
+    if (!method) throw std::invalid_argument("unknown --importance '" + o.importance + "'; valid: auto, ped-anova, fanova");
     if (format == report::Format::Csv && o.trial == 0)
       throw std::invalid_argument("--importance does not fit the one table of --format csv: use table, markdown or json");
   }
@@ -210,16 +210,23 @@ void setup_report(CLI::App& app) {
                          "With --html: rewrite the page every S seconds from the live file (SWMR) while the run goes, "
                          "then once more at its end")
       ->check(CLI::PositiveNumber);
-  report_cmd->add_option("--importance", report->importance,
-                         "Add which hyperparameters mattered: ped-anova (what set the top 10% apart; fast) or fanova "
-                         "(variance shares of a random forest, as Optuna's default)");
+  auto* importance = report_cmd
+      ->add_option("--importance", report->importance,
+                   "Add which hyperparameters mattered, each share with its 90% interval and the noise floor: auto "
+                   "(the default, also with no value: fanova until the top 10% holds 20 trials, ped-anova from there), "
+                   "ped-anova (what set the top 10% apart; fast) or fanova (variance shares of a random forest, as "
+                   "Optuna's default)")
+      ->expected(0, 1);
   auto* log_y = report_cmd->add_flag("--log-y", report->log_y,
                                      "HTML charts of the metric on a log axis (default: when its values span over two decades)");
   report_cmd->add_flag("--linear-y", report->linear_y, "HTML charts of the metric on a linear axis")->excludes(log_y);
   report_cmd->add_option("--schedule", report->schedule_trial,
                          "Print trial T's hyperparameter schedule (PBT exploits), and plot it with --plots")
       ->check(CLI::PositiveNumber);
-  on_run(report_cmd, [report] { return run_report(*report); });
+  on_run(report_cmd, [report, importance] {
+    report->importance_given = importance->count() > 0;  // with a value or without
+    return run_report(*report);
+  });
 }
 
 int run_leaderboard(const LeaderboardCommandOptions& o) {

@@ -164,23 +164,37 @@ std::string scatter_chart(const ChartData& d) {
 }
 
 std::string importance_chart(const ImportanceReport& r) {
+  const analysis::Importance& x = r.result;
   const double row = 22, left = 160, width = 420;
-  SvgCanvas svg(left + width + 90, 30 + row * static_cast<double>(r.scores.size()) + 10);
-  svg.text(10, 18,
-           r.options.method == analysis::Method::PedAnova
-               ? "PED-ANOVA: what set the top " + std::to_string(static_cast<int>(std::lround(100 * r.options.quantile))) +
-                     "% of " + std::to_string(r.trials) + " trials apart"
-               : "fANOVA: share of the variance over a forest of " + std::to_string(r.options.trees) + " trees, " +
-                     std::to_string(r.trials) + " trials",
-           12, "start", 0, "bold");
-  for (std::size_t i = 0; i < r.scores.size(); ++i) {
+  SvgCanvas svg(left + width + 90, 30 + row * static_cast<double>(x.scores.size()) + 10 + (x.scores.empty() ? 0 : 16));
+  svg.text(10, 18, importance_title(r), 12, "start", 0, "bold");
+  auto at = [&](double share) { return left + width * std::clamp(share, 0.0, 1.0); };
+  for (std::size_t i = 0; i < x.scores.size(); ++i) {
     const double y = 30 + row * static_cast<double>(i);
-    const auto& s = r.scores[i];
-    char pct[16];
-    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * s.value);
+    const auto& s = x.scores[i];
+    char pct[96];
+    std::snprintf(pct, sizeof pct, "%.1f%% (%.0f%% interval %.1f%% to %.1f%%)%s", 100 * s.value, 100 * x.level, 100 * s.low,
+                  100 * s.high, s.below_noise ? ", could be noise" : "");
     svg.text(left - 8, y + 14, s.name, 11, "end");
-    svg.rect(left, y + 3, width * std::clamp(s.value, 0.0, 1.0), row - 6, {"", palette(0)}, s.name + ": " + pct);
-    svg.text(left + width * std::clamp(s.value, 0.0, 1.0) + 6, y + 14, pct, 11);
+    // A share whose interval reaches the noise floor is drawn faded.
+    svg.rect(left, y + 3, at(s.value) - left, row - 6, {"", palette(0), 1, s.below_noise ? 0.3 : 1}, s.name + ": " + pct);
+    // The error bar: the interval, with caps.
+    const double mid = y + row / 2;
+    svg.line(at(s.low), mid, at(s.high), mid, {"#222", "none", 1.2});
+    svg.line(at(s.low), mid - 4, at(s.low), mid + 4, {"#222", "none", 1.2});
+    svg.line(at(s.high), mid - 4, at(s.high), mid + 4, {"#222", "none", 1.2});
+    char label[16];
+    std::snprintf(label, sizeof label, "%.1f%%", 100 * s.value);
+    svg.text(std::max(at(s.value), at(s.high)) + 6, y + 14, label, 11);
+  }
+  if (!x.scores.empty()) {
+    // The noise floor: what a shuffled copy of a parameter gets.
+    const double bottom = 30 + row * static_cast<double>(x.scores.size());
+    char floor[80];
+    std::snprintf(floor, sizeof floor, "dashed: noise floor %.1f%%; bars: %.0f%% intervals", 100 * x.noise_floor,
+                  100 * x.level);
+    svg.line(at(x.noise_floor), 26, at(x.noise_floor), bottom, {"#c0392b", "none", 1.5, 1, "4 3"}, floor);
+    svg.text(left, bottom + 14, floor, 11);
   }
   return svg.str("hyperparameter importance");
 }

@@ -173,9 +173,11 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   out += section("Learning curves", with_data([](const ChartData& d) { return curves_chart(d); }));
   out += section("Best value so far", with_data([](const ChartData& d) { return best_so_far_chart(d); }));
   const ImportanceReport importance = importance_of(file, {.method = o.importance}, o.config);
+  auto note = [](const std::string& text) { return text.empty() ? std::string() : "<p class=\"note\">" + html_escape(text) + "</p>\n"; };
   out += section("Hyperparameter importance",
-                 inline_svg(importance_chart(importance)) +
-                     (importance.note.empty() ? "" : "<p class=\"note\">" + html_escape(importance.note) + "</p>\n"));
+                 note("Why: " + importance.result.reason + ". Values: " + importance.budget + ".") +
+                     (importance.result.scores.empty() ? "" : inline_svg(importance_chart(importance))) +
+                     note(noise_sentence(importance)) + note(importance.note));
   out += section("Parallel coordinates", with_data([](const ChartData& d) { return parallel_coordinates_chart(d); }));
   out += section("Each hyperparameter against the metric", with_data([](const ChartData& d) { return scatter_chart(d); }));
   out += section("Timeline of the workers", with_data([](const ChartData& d) { return timeline_chart(d, utilization(d)); }));

@@ -26,7 +26,7 @@ namespace ranktune::report {
 struct HtmlOptions {
   std::size_t top = 0;  ///< rows of the leaderboard (0: all)
   LogChoice log_y = LogChoice::Auto;
-  analysis::Method importance = analysis::Method::PedAnova;
+  analysis::Method importance = analysis::Method::Auto;
   /// > 0: the page of a run still going, which the browser reloads every `refresh_s`.
   double refresh_s = 0;
   /// The run's writer died without closing the file (io::writer_died): the page says the run

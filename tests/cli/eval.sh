@@ -101,10 +101,11 @@ assert e['latency'] == [] and abs(e['metrics']['test_accuracy'] - float(sys.argv
 grep -q "held-out evaluation 2 (test split" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "no evaluation in the report"; }
 grep -q "2 evaluations recorded" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "the count is missing"; }
 "$R" report "$WORK/m.h5" --html "$WORK/report.html" > /dev/null || fail "report --html failed"
-# Six charts: curves, best so far, importance, parallel coordinates, scatter, timeline (the
-# curves alone, 1, before the page grew the others).
+# Five charts: curves, best so far, parallel coordinates, scatter, timeline (the curves
+# alone, 1, before the page grew the others); importance says in a line that 3 trials are
+# too few (a chart of equal shares before issue 34, hence 6 once).
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/report.html" --section Leaderboard --section "Learning curves" \
-  --section "Held-out evaluations" --section Workers --section "Hardware and software stack" --svgs 6 \
+  --section "Held-out evaluations" --section Workers --section "Hardware and software stack" --svgs 5 \
   || fail "the HTML report is wrong"
 grep -q "<h3>Evaluation 2: test split" "$WORK/report.html" || fail "the HTML report lacks evaluation 2"
 # --no-record records nothing.

@@ -92,7 +92,9 @@ if "$R" report "$WORK/hb.h5" --html "$WORK/x.html" --linear-y --log-y > "$WORK/b
   || { cat "$WORK/run.txt"; fail "the PBT run failed"; }
 "$R" report "$WORK/pbt.h5" --html "$WORK/pbt.html" > /dev/null || fail "report of pbt failed"
 headless --dump-dom "file://$WORK/pbt.html" > "$WORK/pbt_dom.html" || fail "chromium could not load the PBT page"
-"$PY" "$SRC/tests/cli/check_html.py" "$WORK/pbt_dom.html" --section "PBT lineage" --section "PBT schedule of trial" --svgs 8 \
+# 7 charts: the 8 trials are too few for importance, which says so in a line (a chart of
+# equal shares before issue 34, hence 8 once).
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/pbt_dom.html" --section "PBT lineage" --section "PBT schedule of trial" --svgs 7 \
   || fail "the PBT page in chromium lacks a section or chart"
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/pbt.html" --section "PBT lineage" --section "PBT schedule of trial" \
   || fail "the PBT sections are wrong"

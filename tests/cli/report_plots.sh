@@ -8,10 +8,11 @@ source "$(dirname "$0")/../mpi/lib.sh"
   || { cat "$WORK/sim.txt"; fail "simulate exited $?"; }
 "$RANKTUNE" report "$WORK/pbt.h5" --top 5 --plots "$WORK/plots" > "$WORK/report.txt" || fail "report --plots failed"
 # The HTML page inlines the PBT schedule of the best trial that exploited among its charts:
-# curves, best so far, importance, parallel coordinates, scatter, timeline, lineage and the
-# schedule (2 before the report grew the others).
+# curves, best so far, parallel coordinates, scatter, timeline, lineage and the schedule (2
+# before the report grew the others); importance says in a line that 8 trials are too few
+# (a chart of equal shares before issue 34, hence 8 once).
 "$RANKTUNE" report "$WORK/pbt.h5" --top 5 --html "$WORK/pbt.html" > /dev/null || fail "report --html failed"
-"$PY" "$SRC/tests/cli/check_html.py" "$WORK/pbt.html" --section Leaderboard --section "PBT schedule of trial" --svgs 8 \
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/pbt.html" --section Leaderboard --section "PBT schedule of trial" --svgs 7 \
   || fail "the HTML report of a PBT run is wrong"
 grep -q "wrote $WORK/plots/curves.svg" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "no curves.svg"; }
 "$PY" - "$WORK/pbt.h5" "$WORK/plots" "$RANKTUNE" <<'PY'

@@ -1,13 +1,18 @@
-// Hyperparameter importance: the encoding of configs, PED-ANOVA and fANOVA
-// (analysis/importance.h, analysis/ped_anova.h, analysis/fanova.h).
+// Hyperparameter importance: the encoding of configs, PED-ANOVA, fANOVA, the bootstrap and
+// the shuffled copies of the noise floor (analysis/importance.h, analysis/ped_anova.h,
+// analysis/fanova.h, analysis/bootstrap.h, analysis/null_importance.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <random>
 
+#include "analysis/bootstrap.h"
 #include "analysis/fanova.h"
 #include "analysis/importance.h"
+#include "analysis/null_importance.h"
 #include "analysis/ped_anova.h"
 
 namespace ri = ranktune::analysis;
@@ -104,7 +109,7 @@ TEST(PedAnova, DensitiesAreDistributionsOnTheGrid) {
 
 TEST(PedAnova, RanksTheDominantParameterFirst) {
   const auto scores = ri::evaluate(
-      sample(400, [](double a, double b, double) { return 10 * (a - 0.3) * (a - 0.3) + 0.5 * b; }), {});
+      sample(400, [](double a, double b, double) { return 10 * (a - 0.3) * (a - 0.3) + 0.5 * b; }), {ri::Method::PedAnova}).scores;
   ASSERT_EQ(scores.size(), 3u);
   EXPECT_EQ(scores[0].name, "a");
   EXPECT_EQ(scores[1].name, "b");
@@ -132,7 +137,7 @@ TEST(PedAnova, ListedDomainsAndConstants) {
   const ri::Observations obs = ri::encode(s, configs, values, Mode::Min);
   // The top third are the adam trials, with x spread evenly: only opt sets them apart.
   for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
-    const auto scores = ri::evaluate(obs, {m, 0.33, 16, 1});
+    const auto scores = ri::evaluate(obs, {m, 0.33, 16, 1}).scores;
     EXPECT_EQ(scores[0].name, "opt") << ri::to_string(m);
     EXPECT_GT(scores[0].value, 0.8) << ri::to_string(m);
     EXPECT_EQ(score_of(scores, "fixed"), 0.0) << ri::to_string(m);
@@ -140,16 +145,25 @@ TEST(PedAnova, ListedDomainsAndConstants) {
   }
   // PED-ANOVA is local: the top 10% are the adam trials of the lowest x, so within that
   // region x matters as much as opt (Pearson divergences 2.3 and 2 in closed form).
-  const auto local = ri::evaluate(obs, {ri::Method::PedAnova, 0.1});
+  const auto local = ri::evaluate(obs, {ri::Method::PedAnova, 0.1}).scores;
   EXPECT_GT(score_of(local, "x"), 0.4);
   EXPECT_GT(score_of(local, "opt"), 0.4);
 }
 
-TEST(Importance, TooFewTrialsGiveEqualShares) {
-  for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
-    const auto scores = ri::evaluate(sample(2, [](double a, double, double) { return a; }), {m});
-    for (const auto& s : scores) EXPECT_NEAR(s.value, 1.0 / 3, 1e-12) << ri::to_string(m);
-    EXPECT_TRUE(ri::evaluate(sample(0, [](double, double, double) { return 0.0; }), {m}).size() == 3);
+TEST(Importance, TooFewTrialsSaySoInsteadOfShares) {
+  // PED-ANOVA alone still splits evenly what it cannot judge (no top set of 2 trials)...
+  for (const double s : ri::ped_anova(sample(2, [](double a, double, double) { return a; }), 0.1))
+    EXPECT_NEAR(s, 1.0 / 3, 1e-12);
+  // ...but evaluate, which people read, gives no shares under kMinTrials and says why.
+  for (const ri::Method m : {ri::Method::Auto, ri::Method::PedAnova, ri::Method::Fanova}) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{2}, ri::kMinTrials - 1}) {
+      const ri::Importance r = ri::evaluate(sample(n, [](double a, double, double) { return a; }), {m});
+      EXPECT_TRUE(r.scores.empty()) << ri::to_string(m) << " " << n;
+      EXPECT_EQ(r.trials, n);
+      EXPECT_NE(r.reason.find("no shares"), std::string::npos) << r.reason;
+      EXPECT_NE(r.reason.find(std::to_string(n) + " trial"), std::string::npos) << r.reason;
+    }
+    EXPECT_EQ(ri::evaluate(sample(ri::kMinTrials, [](double a, double, double) { return a; }), {m}).scores.size(), 3u);
   }
 }
 
@@ -188,11 +202,94 @@ TEST(Fanova, VarianceSharesOfAnAdditiveStepFunctionAreExact) {
 TEST(Fanova, RanksLikeTheFunctionAndIsReproducible) {
   const auto loss = [](double a, double b, double c) { return 4 * std::sin(3 * a) + (b - 0.5) * (b - 0.5) + 0.01 * c; };
   const ri::Options opt{ri::Method::Fanova, 0.1, 32, 11};
-  const auto scores = ri::evaluate(sample(300, loss), opt);
+  const ri::Importance r = ri::evaluate(sample(300, loss), opt);
+  const auto& scores = r.scores;
   EXPECT_EQ(scores[0].name, "a");
   EXPECT_EQ(scores[1].name, "b");
   EXPECT_GT(scores[0].value, 0.8);
   EXPECT_NEAR(total(scores), 1.0, 1e-9);
-  const auto again = ri::evaluate(sample(300, loss), opt);
-  for (std::size_t i = 0; i < scores.size(); ++i) EXPECT_EQ(scores[i].value, again[i].value);
+  // The same seed, the same figures: shares, intervals, floor.
+  const ri::Importance again = ri::evaluate(sample(300, loss), opt);
+  EXPECT_EQ(again.noise_floor, r.noise_floor);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    EXPECT_EQ(scores[i].value, again.scores[i].value);
+    EXPECT_EQ(scores[i].low, again.scores[i].low);
+    EXPECT_EQ(scores[i].high, again.scores[i].high);
+    EXPECT_EQ(scores[i].below_noise, again.scores[i].below_noise);
+  }
+}
+
+TEST(NullImportance, ShadowsArePermutedCopiesOfTheSampledColumns) {
+  const ri::Observations obs = sample(50, [](double a, double b, double) { return a + b; });
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < 50; ++i) rows.push_back((i * 7) % 50 / 2);  // repeats, as a bootstrap has
+  ranktune::search::Rng rng(4);
+  const ri::Observations s = ri::with_shadows(obs, rows, {0, 2}, rng);
+  ASSERT_EQ(s.features.size(), 5u);
+  EXPECT_EQ(s.features[3].name, "shadow:a");
+  EXPECT_EQ(s.features[4].name, "shadow:c");
+  ASSERT_EQ(s.rows.size(), rows.size());
+  std::vector<double> a, shadow_a, c, shadow_c;
+  std::size_t moved = 0;
+  for (std::size_t p = 0; p < rows.size(); ++p) {
+    EXPECT_EQ(s.loss[p], obs.loss[rows[p]]);
+    for (std::size_t f = 0; f < 3; ++f) EXPECT_EQ(s.rows[p][f], obs.rows[rows[p]][f]);
+    a.push_back(s.rows[p][0]);
+    shadow_a.push_back(s.rows[p][3]);
+    c.push_back(s.rows[p][2]);
+    shadow_c.push_back(s.rows[p][4]);
+    moved += s.rows[p][3] != s.rows[p][0];
+  }
+  EXPECT_GT(moved, 30u);  // shuffled, not copied in place
+  for (auto* v : {&a, &shadow_a, &c, &shadow_c}) std::sort(v->begin(), v->end());
+  EXPECT_EQ(a, shadow_a);  // the same values, so the same distribution
+  EXPECT_EQ(c, shadow_c);
+}
+
+TEST(Bootstrap, QuantilesAndTheWeightedTopSetCut) {
+  EXPECT_DOUBLE_EQ(ri::quantile({3, 1, 2, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(ri::quantile({3, 1, 2, 4}, 1.0), 4);
+  EXPECT_DOUBLE_EQ(ri::quantile({5}, 0.05), 5);
+  EXPECT_TRUE(std::isnan(ri::quantile({}, 0.5)));
+  // A resample counted by multiplicities cuts where the resample written out does.
+  const std::vector<double> loss = {0.5, 0.1, 0.9, 0.3, 0.7, 0.2};
+  const std::vector<std::size_t> order = {1, 5, 3, 0, 4, 2};
+  const std::vector<std::uint32_t> weight = {0, 3, 1, 0, 4, 2};  // 10 draws
+  std::vector<double> drawn;
+  for (std::size_t i = 0; i < loss.size(); ++i) drawn.insert(drawn.end(), weight[i], loss[i]);
+  std::vector<std::size_t> drawn_order(drawn.size());
+  std::iota(drawn_order.begin(), drawn_order.end(), std::size_t{0});
+  std::sort(drawn_order.begin(), drawn_order.end(), [&](std::size_t x, std::size_t y) { return drawn[x] < drawn[y]; });
+  for (const double q : {0.1, 0.3, 0.5, 1.0})
+    EXPECT_EQ(ri::ped_anova_cut(loss, order, weight, q), ri::ped_anova_cut(drawn, drawn_order, {}, q)) << q;
+  EXPECT_EQ(ri::ped_anova_cut(loss, order, {}, 0.1), 0.2);  // no better than the 2nd
+}
+
+TEST(Bootstrap, IntervalsNarrowWithTrialsAndTheSeedIsTheOnlyChance) {
+  const auto loss = [](double a, double b, double) { return 10 * (a - 0.7) * (a - 0.7) + 5 * std::abs(b - 0.2); };
+  for (const ri::Method m : {ri::Method::PedAnova, ri::Method::Fanova}) {
+    const ri::Importance small = ri::evaluate(sample(60, loss), {.method = m});
+    const ri::Importance large = ri::evaluate(sample(600, loss), {.method = m});
+    ASSERT_EQ(small.resamples, 100u);
+    const auto width = [](const ri::Importance& r, const std::string& name) {
+      for (const auto& s : r.scores)
+        if (s.name == name) return s.high - s.low;
+      return -1.0;
+    };
+    EXPECT_GT(width(small, "a"), 0) << ri::to_string(m);
+    EXPECT_LT(width(large, "a"), width(small, "a")) << ri::to_string(m);
+    // c does nothing: below the floor; a and b stand above it (but PED-ANOVA's 6 top trials
+    // of 60 cannot tell them from noise, which is why auto runs fANOVA there).
+    for (const ri::Importance* r : {&small, &large}) {
+      EXPECT_GT(r->noise_floor, 0) << ri::to_string(m);
+      if (m == ri::Method::PedAnova && r == &small) continue;
+      for (const auto& s : r->scores) EXPECT_EQ(s.below_noise, s.name == "c") << ri::to_string(m) << " " << r->trials << " " << s.name;
+    }
+    // The same seed gives the same figures, another seed other intervals.
+    const ri::Importance again = ri::evaluate(sample(60, loss), {.method = m});
+    const ri::Importance other = ri::evaluate(sample(60, loss), {.method = m, .seed = 9});
+    EXPECT_EQ(again.noise_floor, small.noise_floor);
+    EXPECT_EQ(again.scores[0].low, small.scores[0].low);
+    EXPECT_NE(other.scores[0].low, small.scores[0].low) << ri::to_string(m);
+  }
 }
