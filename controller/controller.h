@@ -230,7 +230,8 @@ class Controller {
   std::array<std::int64_t, 5> counts() const;
   /// Total trials the searcher will create, or -1 when unknown.
   std::int64_t expected_trials() const {
-    const std::int64_t total = searcher_->total();
+    std::int64_t total = searcher_->total();
+    if (const std::optional<std::int64_t> cap = live_.sample_cap(); cap && (total < 0 || *cap < total)) total = *cap;
     return total < 0 ? total : total + live_.added();
   }
   /// Trials that control requests added so far (with a config, or asked of the searcher):
