@@ -43,11 +43,17 @@ ControlRequest budget(std::optional<double> time, std::optional<std::int64_t> sa
   return r;
 }
 
-// Runs every command to completion (loss 1 per iteration); returns the trials made.
+// Runs every command to completion (loss 1 per iteration; a Pause's checkpoint is stored at
+// once); returns the trials made.
 std::size_t run_all(Controller& c, std::vector<Instruction> pending) {
   for (int guard = 0; !pending.empty() && guard < 10000; ++guard) {
     const Instruction cmd = pending.front();
     pending.erase(pending.begin());
+    if (cmd.kind == Instruction::Kind::Pause) {
+      auto more = c.on_checkpoint(cmd.trial, cmd.attempt, c.find(cmd.trial)->iterations, guard);
+      pending.insert(pending.end(), more.begin(), more.end());
+      continue;
+    }
     if (cmd.kind != Instruction::Kind::Start && cmd.kind != Instruction::Kind::Continue) continue;
     auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", 1.0}}, guard);
     pending.insert(pending.end(), more.begin(), more.end());
@@ -262,6 +268,21 @@ TEST(ControlBudget, RefusalsSayWhyAndChangeNothing) {
   ASSERT_TRUE(asha.on_control(budget(std::nullopt, std::nullopt, 20), 1, out).applied);
   run_all(asha, first);
   EXPECT_EQ(asha.find(1)->iterations, 20);
+  // The promotion variant names its own max_t as the decision after its last rung (here 2,
+  // its option): the lease past it still grants an iteration, so a promoted trial runs to the
+  // new max_t instead of being cut as if no step were left of a budget.
+  ControllerOptions po = checkpointing(9);
+  Controller promo(po, make_searcher("random", fixtures::one_param(), {1, 4}),
+                   make_scheduler("asha", {po.metric, po.mode, po.max_t},
+                                  {{"variant", std::string("promotion")}, {"max_t", std::int64_t{2}},
+                                   {"grace_period", std::int64_t{1}}, {"reduction_factor", 2.0}}));
+  first = promo.on_worker_free(1, 0);
+  ASSERT_TRUE(promo.on_control(budget(std::nullopt, std::nullopt, 20), 1, out).applied);
+  run_all(promo, first);
+  const auto deepest = std::max_element(promo.trials().begin(), promo.trials().end(),
+                                        [](const Trial& a, const Trial& b) { return a.iterations < b.iterations; });
+  EXPECT_EQ(deepest->iterations, 20);
+  EXPECT_EQ(deepest->end_reason, TrialEnd::MaxT);
 }
 
 TEST(ControlBudget, LoweredNumSamplesFinishesTheSearchAndARaisePastItThenIsRefused) {
