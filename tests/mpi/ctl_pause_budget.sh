@@ -4,7 +4,8 @@
 # checkpoints, stays PAUSED, its worker takes other work); `ctl budget` raising num_samples
 # and lowering max_t; the refusals; `ctl stop-experiment` (exit 4, as SIGTERM). Then the
 # resumed run keeps the pause and the new rules, waits for `ctl resume`, and the trial goes
-# on from its checkpoint. A HyperBand run refuses a new max_t, saying why.
+# on from its checkpoint. A HyperBand run refuses a new max_t, saying why, and a trainable
+# that cannot checkpoint refuses a pause.
 source "$(dirname "$0")/lib.sh"
 R="$RANKTUNE"
 CFG="$SRC/tests/data/quickstart_branin.toml"
@@ -44,6 +45,11 @@ ctl 0 "applied: the experiment stops, as on SIGTERM: .* running trial(s) pause w
 rc=0; wait "$launcher" || rc=$?
 [[ $rc -eq 4 ]] || { cat "$WORK/run1.txt"; fail "expected exit 4 after stop-experiment, got $rc"; }
 ctl 0 "not running (finished, stopped or killed)" status "$WORK/q.h5"
+ctl 0 "^- run: not running" status "$WORK/q.h5" --format markdown
+ctl 2 "ctl status: --format csv does not fit a status (several tables): use table, markdown or json" \
+  status "$WORK/q.h5" --format csv
+ctl 2 "unknown --format 'xml'; valid: table, markdown, json" status "$WORK/q.h5" --format xml
+ctl 5 "" status "$WORK/nothing.h5"
 ctl 2 "no run is writing it" resume "$WORK/q.h5" 1
 "$PY" - "$WORK/q.h5" <<'PY' || fail "the stopped file"
 import sys, h5py
@@ -63,12 +69,24 @@ PY
 mpirun -np 3 --bind-to none "$R" run "$CFG" --results "$WORK/q.h5" --resume --set experiment.num_samples=4 "${small[@]}" > "$WORK/run2.txt" 2>&1 &
 launcher=$!
 wait_for_rank0 "$WORK/q.h5" "$launcher" > /dev/null
+# Any reader that takes the HDF5 file lock (ranktune's, `ctl status` included) while the
+# resume opens the file makes it refuse to resume: wait, reading without the lock, until
+# the resumed run has committed its first rows.
+for _ in $(seq 100); do
+  "$PY" - "$WORK/q.h5" <<'PY' 2> /dev/null && break
+import sys, h5py
+with h5py.File(sys.argv[1], "r", locking=False, swmr=True) as f:
+    sys.exit(0 if any(e["kind"] == b"resume" for e in f["events"][:]) else 1)
+PY
+  sleep 0.2
+done
 for _ in $(seq 150); do
   [[ $(json 's["counts"]["TERMINATED"] == 4 and s["counts"]["PAUSED"] == 1' 2> /dev/null) == True ]] && break
   sleep 0.2
 done
 [[ $(json 's["counts"]["TERMINATED"] == 4 and s["counts"]["PAUSED"] == 1 and s["workers"]["busy"] == 0') == True ]] \
   || { "$R" ctl status "$WORK/q.h5"; cat "$WORK/run2.txt"; kill "$launcher"; fail "the resumed run did not keep trial 1 paused"; }
+ctl 2 "refused: trial 2 already ended (TERMINATED)" pause "$WORK/q.h5" 2
 ctl 0 "applied: trial 1 is back in the queue (it goes on from its checkpoint at iteration" resume "$WORK/q.h5" 1
 wait "$launcher" || { cat "$WORK/run2.txt"; fail "the resumed run exited $?"; }
 "$PY" - "$WORK/q.h5" <<'PY' || fail "the resumed file"
@@ -76,11 +94,16 @@ import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     t = f["trials"][:]
     r = f["results"][:]
+    ev = f["events"][:]
 assert len(t) == 5 and all(s == b"TERMINATED" for s in t["status"]), t[["trial_id", "status"]]
-assert all(i == 12 for i in t["iterations"]), t[["trial_id", "iterations"]]
+# max_t 12: a trial already past it when the budget came ended there, every other one at 12.
+came = [e["time"] for e in ev if e["kind"] == b"control" and b"max_t 20 -> 12" in e["message"]][0]
+for x in t:
+    before = r[(r["trial_id"] == x["trial_id"]) & (r["time"] <= came)]["iteration"]
+    assert x["iterations"] == max(12, max(before, default=0)), (x["trial_id"], x["iterations"], max(before, default=0))
 it1 = sorted(int(x) for x in r[r["trial_id"] == 1]["iteration"])
 assert it1 == list(range(1, 13)), it1   # each iteration once: it went on from its checkpoint
-print("ok: 5 trials of 12 iterations; trial 1 went on from its checkpoint after ctl resume")
+print("ok: 5 trials ended at max_t 12 (or where they were past it); trial 1 went on from its checkpoint after ctl resume")
 PY
 
 # HyperBand's brackets derive from max_t: refused, saying why; its other rules change.
@@ -94,4 +117,17 @@ ctl 0 "applied: time_budget_s none -> 3600" budget "$WORK/h.h5" --time-budget-s 
 ctl 0 "applied: the experiment stops" stop-experiment "$WORK/h.h5"
 rc=0; wait "$launcher" || rc=$?
 [[ $rc -eq 4 ]] || { cat "$WORK/run3.txt"; fail "expected exit 4, got $rc"; }
+
+# A trainable that cannot checkpoint (a command without checkpoint = true): a pause of a
+# running trial would lose its work, so it is refused, saying so; stop-experiment stops its
+# trials instead of pausing them, and says that too.
+mpirun -np 3 --bind-to none "$R" run "$SRC/tests/data/shape_check.toml" --results "$WORK/s.h5" \
+  --set trainable.checkpoint=false > "$WORK/run4.txt" 2>&1 &
+launcher=$!
+wait_for_rank0 "$WORK/s.h5" "$launcher" > /dev/null
+sleep 1
+ctl 2 "refused: trial 1 is running and its trainable cannot checkpoint, so a pause would lose its" pause "$WORK/s.h5" 1
+ctl 0 "running trial(s) stop (the trainable cannot checkpoint: they start over on resume)" stop-experiment "$WORK/s.h5"
+rc=0; wait "$launcher" || rc=$?
+[[ $rc -eq 4 ]] || { cat "$WORK/run4.txt"; fail "expected exit 4, got $rc"; }
 echo "ok: ranktune ctl pause, resume, budget, status, stop-experiment"
