@@ -130,15 +130,20 @@ struct EvalOptions {
 int run_eval(const EvalOptions& o);
 
 struct CtlOptions {
-  std::string op;                        ///< stop, set or add
+  std::string op;                        ///< stop, set, add, pause, resume, budget, stop-experiment, status
   std::string results;
   std::int64_t trial = 0;                ///< stop, set
   std::vector<std::string> assignments;  ///< set, add: name=value
   std::int64_t count = 0;                ///< add: this many more trials from the searcher
   bool force = false;                    ///< values outside their domains
   double wait_s = 30;                    ///< wait this long for the run's answer (0: do not)
+  std::optional<double> time_budget_s;   ///< budget: the new [stop] time_budget_s
+  std::optional<std::int64_t> num_samples;  ///< budget: the new num_samples
+  std::optional<std::int64_t> max_t;     ///< budget: the new [stop] max_t
+  std::string format = "table";          ///< status: table, markdown or json
 };
-/// `ranktune ctl`: live control of a running experiment (stop, set, add).
+/// `ranktune ctl`: live control of a running experiment (stop, set, add, pause, resume,
+/// budget, stop-experiment), and `ctl status`, its summary.
 int run_ctl(const CtlOptions& o);
 
 }  // namespace ranktune::apps

@@ -24,6 +24,7 @@
 #include "io/store.h"
 #include "mpi/launch.h"
 #include "controller/control.h"
+#include "report/live_status.h"
 
 namespace ranktune::apps {
 namespace {
@@ -74,15 +75,34 @@ std::string new_id() {
   return buf;
 }
 
+// `ctl status`: read only, so it works on a finished file too, and needs no control file.
+int run_status(const CtlOptions& o) {
+  const auto format = report::parse_format(o.format);
+  if (!format) throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, markdown, json");
+  const bool live = io::marked_open_for_writing(o.results) && !io::writer_died(o.results);
+  const io::ResultsFile file = io::ResultsFile::read(o.results);
+  const config::ExperimentConfig cfg = config::stored_config(file);
+  std::fputs(report::render_status(file, cfg, *format, live).c_str(), stdout);
+  return experiment::kExitOk;
+}
+
 }  // namespace
 
 int run_ctl(const CtlOptions& o) {
   mpi::require_one_process("ranktune ctl", "send the request again");
+  if (o.op == "status") return run_status(o);
   const io::ResultsFile file = io::ResultsFile::read(o.results);  // a results file, or a clear error
+  using Kind = controller::ControlRequest::Kind;
   controller::ControlRequest r;
-  r.kind = o.op == "stop" ? controller::ControlRequest::Kind::Stop
-           : o.op == "set" ? controller::ControlRequest::Kind::Set
-                           : controller::ControlRequest::Kind::Add;
+  bool known = false;
+  for (const Kind k : {Kind::Stop, Kind::Set, Kind::Add, Kind::Pause, Kind::Resume, Kind::Budget, Kind::StopExperiment})
+    if (o.op == controller::to_string(k)) r.kind = k, known = true;
+  if (!known) throw std::logic_error("ctl: no request kind for '" + o.op + "'");
+  if (r.kind == Kind::Budget && !o.time_budget_s && !o.num_samples && !o.max_t)
+    throw std::invalid_argument("ctl budget: give --time-budget-s S, --num-samples N or --max-t T (one or more)");
+  r.time_budget_s = o.time_budget_s;
+  r.num_samples = o.num_samples;
+  r.max_t = o.max_t;
   r.trial = o.trial;
   r.force = o.force;
   r.count = o.count;
@@ -100,7 +120,7 @@ int run_ctl(const CtlOptions& o) {
     r.config[name] = value;
   }
   // Checked here for a prompt answer; rank 0 checks again (the file is an open channel).
-  if (r.kind != controller::ControlRequest::Kind::Stop && r.count == 0) {
+  if ((r.kind == Kind::Set || r.kind == Kind::Add) && r.count == 0) {
     const config::ExperimentConfig cfg = config::stored_config(file);
     const std::string why =
         controller::check_control_config(cfg.space, r.config, r.kind == controller::ControlRequest::Kind::Add, r.force);
@@ -162,7 +182,8 @@ int run_ctl(const CtlOptions& o) {
 void setup_ctl(CLI::App& app) {
   const auto ctl = std::make_shared<CtlOptions>();
   auto* ctl_cmd = app.add_subcommand(
-      "ctl", "Live control of a running experiment: stop a trial, change its hyperparameters, add a trial");
+      "ctl", "Live control of a running experiment: stop, change, pause or resume a trial, add trials, change the "
+             "stopping rules, stop the experiment; and its status");
   ctl_cmd->require_subcommand(1);
   ctl_cmd->add_option("--wait", ctl->wait_s, "Seconds to wait for the run's answer (0: do not wait)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -183,7 +204,33 @@ void setup_ctl(CLI::App& app) {
   ctl_add->add_option("--count", ctl->count, "Instead of a config: this many more trials from the search algorithm")
       ->check(whole_number("count"))
       ->check(CLI::PositiveNumber);
-  for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
+  auto* ctl_pause = ctl_cmd->add_subcommand(
+      "pause", "Pause a trial: it checkpoints, stays PAUSED and its worker goes to other work, until ctl resume");
+  auto* ctl_resume = ctl_cmd->add_subcommand("resume", "Put a trial that ctl pause paused back in the queue");
+  for (auto* sub : {ctl_pause, ctl_resume}) {
+    sub->add_option("results", ctl->results, "Results file of the running experiment (.h5)")->required();
+    sub->add_option("trial", ctl->trial, "Trial id")->required()->check(whole_number("trial id"))->check(CLI::PositiveNumber);
+  }
+  auto* ctl_budget = ctl_cmd->add_subcommand(
+      "budget", "Change the running experiment's stopping rules (kept when it is resumed)");
+  ctl_budget->add_option("results", ctl->results, "Results file of the running experiment (.h5)")->required();
+  ctl_budget->add_option("--time-budget-s", ctl->time_budget_s,
+                         "New [stop] time_budget_s: seconds since the experiment was created (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  ctl_budget->add_option("--num-samples", ctl->num_samples, "New num_samples: trials the search algorithm proposes")
+      ->check(whole_number("number of trials"))
+      ->check(CLI::PositiveNumber);
+  ctl_budget->add_option("--max-t", ctl->max_t, "New [stop] max_t: iterations per trial (HyperBand refuses it)")
+      ->check(whole_number("number of iterations"))
+      ->check(CLI::PositiveNumber);
+  auto* ctl_stop_experiment = ctl_cmd->add_subcommand(
+      "stop-experiment", "Stop the experiment as SIGTERM to rank 0 does: trials pause with checkpoints, exit 4, resumable");
+  ctl_stop_experiment->add_option("results", ctl->results, "Results file of the running experiment (.h5)")->required();
+  auto* ctl_status = ctl_cmd->add_subcommand(
+      "status", "Summary of a running or finished experiment from its results file: trials, best, workers, budget");
+  ctl_status->add_option("results", ctl->results, "Results file (.h5)")->required();
+  ctl_status->add_option("--format", ctl->format, "table, markdown or json")->capture_default_str();
+  for (auto* sub : {ctl_stop, ctl_set, ctl_add, ctl_pause, ctl_resume, ctl_budget, ctl_stop_experiment, ctl_status}) {
     on_run(sub, [ctl, op = sub->get_name()] {
       ctl->op = op;
       return run_ctl(*ctl);

@@ -3,7 +3,9 @@
 #include "controller/control.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
+#include <sstream>
 #include <variant>
 
 namespace ranktune::controller {
@@ -49,6 +51,10 @@ const char* to_string(ControlRequest::Kind k) {
     case ControlRequest::Kind::Stop: return "stop";
     case ControlRequest::Kind::Set: return "set";
     case ControlRequest::Kind::Add: return "add";
+    case ControlRequest::Kind::Pause: return "pause";
+    case ControlRequest::Kind::Resume: return "resume";
+    case ControlRequest::Kind::Budget: return "budget";
+    case ControlRequest::Kind::StopExperiment: return "stop-experiment";
   }
   return "?";
 }
@@ -118,6 +124,45 @@ std::string check_added_trials(std::int64_t n, std::int64_t added, std::int64_t 
   if (expected >= 0 && expected > std::numeric_limits<std::int64_t>::max() - n)
     return "would overflow the experiment's count of trials (" + std::to_string(expected) + ")";
   return "";
+}
+
+bool names_trial(ControlRequest::Kind kind) {
+  return kind == ControlRequest::Kind::Stop || kind == ControlRequest::Kind::Set || kind == ControlRequest::Kind::Pause ||
+         kind == ControlRequest::Kind::Resume;
+}
+
+namespace {
+constexpr const char* kRulesTag = "stopping rules now: ";
+}  // namespace
+
+std::string budget_text(const BudgetRules& rules) {
+  char time[40];
+  std::snprintf(time, sizeof time, "%.17g", rules.time_budget_s);
+  return std::string(kRulesTag) + "time_budget_s=" + time + " num_samples=" + std::to_string(rules.num_samples) +
+         " max_t=" + std::to_string(rules.max_t);
+}
+
+std::optional<BudgetRules> parse_budget_text(const std::string& message) {
+  const std::size_t at = message.rfind(kRulesTag);
+  if (at == std::string::npos) return std::nullopt;
+  std::istringstream in(message.substr(at + std::char_traits<char>::length(kRulesTag)));
+  BudgetRules r;
+  std::string word;
+  int seen = 0;
+  while (in >> word) {
+    const std::size_t eq = word.find('=');
+    if (eq == std::string::npos) break;
+    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    try {
+      if (key == "time_budget_s") r.time_budget_s = std::stod(value), ++seen;
+      else if (key == "num_samples") r.num_samples = std::stoll(value), ++seen;
+      else if (key == "max_t") r.max_t = std::stoll(value), ++seen;
+    } catch (const std::logic_error&) {
+      return std::nullopt;
+    }
+  }
+  if (seen != 3) return std::nullopt;
+  return r;
 }
 
 }  // namespace ranktune::controller

@@ -114,7 +114,11 @@ std::optional<TrialId> Controller::next_choice() {
   auto choice = scheduler_->choose_trial_to_run(trials_);
   if (!choice && !searcher_finished_) {
     const TrialId id = static_cast<TrialId>(trials_.size()) + 1;
-    Suggestion s = searcher_->suggest(id);
+    // `ctl budget --num-samples` lowered the searcher's plan: past it, it is finished.
+    const std::optional<std::int64_t> cap = live_.sample_cap();
+    Suggestion s = cap && static_cast<std::int64_t>(trials_.size()) - live_.added() >= *cap
+                       ? Suggestion{Suggestion::Kind::Finished}
+                       : searcher_->suggest(id);
     if (s.kind == Suggestion::Kind::Finished) {
       searcher_finished_ = true;
       scheduler_->on_searcher_finished();
@@ -201,7 +205,8 @@ void Controller::end_abandoned(double now) {
   if (n(TrialStatus::Running) > 0 || n(TrialStatus::Pending) > 0 || saving_ > 0) return;
   if (scheduler_->choose_trial_to_run(trials_)) return;
   for (auto& t : trials_) {
-    if (t.status != TrialStatus::Paused) continue;
+    // A trial held by `ctl pause` waits for `ctl resume` (or `ctl stop`), and the run with it.
+    if (t.status != TrialStatus::Paused || t.held != Trial::Hold::None) continue;
     event(now, &t, EventKind::End, "paused, and not resumed by the scheduler");
     finish(t, TrialStatus::Terminated, t.iterations >= options_.max_t ? TrialEnd::MaxT : TrialEnd::Stopped, now);
     changed(t);
@@ -214,7 +219,9 @@ std::int64_t Controller::lease(const Trial& t) const {
   // A checkpoint is taken while the worker waits, so a lease ends where one is due.
   if (const std::int64_t every = options_.checkpoint_every; every > 0)
     until = std::min(until, (t.iterations / every + 1) * every);
-  return until;
+  // At least one iteration: a scheduler made for a smaller max_t than `ctl budget --max-t`
+  // set may name a decision point behind the trial (ASHA's last is its own max_t).
+  return std::max(until, t.iterations + 1);
 }
 
 void Controller::end_if_steps_spent(double now, std::vector<Instruction>& out) {
@@ -318,10 +325,11 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
     // rung it reached now would be skipped after the resume. The worker is pausing anyway;
     // what changes is what the trial is once its checkpoint lands.
     bool freed = false;  // the workers held for it (a `ctl set`) are free again
-    if (requeue_on_checkpoint_.count(t.id) > 0) {
+    if (requeue_on_checkpoint_.count(t.id) > 0 || t.held == Trial::Hold::Requeue) {
       const Decision d = t.iterations >= options_.max_t ? Decision::Stop : scheduler_->on_trial_result(t);
       if (d == Decision::Pause) {
         requeue_on_checkpoint_.erase(t.id);  // the scheduler's own pause: it stays PAUSED
+        if (t.held == Trial::Hold::Requeue) t.held = Trial::Hold::Scheduler;  // and `ctl resume` gives it back to it
         freed = unhold(t);
       } else if (d == Decision::Stop) {
         requeue_on_checkpoint_.erase(t.id);
@@ -550,7 +558,14 @@ std::vector<Instruction> Controller::on_trial_failed(TrialId id, int attempt,
     return out;
   }
   t->log_tail = log_tail;
+  const Trial::Hold held = t->held;
   failures_.fail(*this, *t, reason, now);
+  // A pause of `ctl pause` whose checkpoint failed: the retry waits for `ctl resume` too.
+  if (held != Trial::Hold::None && t->status == TrialStatus::Pending) {
+    set_status(*t, TrialStatus::Paused);
+    t->held = Trial::Hold::Requeue;
+    changed(*t);
+  }
   dispatch(now, out);
   return out;
 }
@@ -598,7 +613,9 @@ std::vector<Instruction> Controller::request_stop(double now) {
   return end_experiment(EndReason::Interrupted, TrialStatus::Pending, now);
 }
 
-std::string Controller::save_state() const { return resume_.save(trials_, live_.added(), live_.extended()); }
+std::string Controller::save_state() const {
+  return resume_.save(trials_, live_.added(), live_.extended(), live_.overrides());
+}
 
 void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::int64_t>& latest_checkpoint,
                         const std::string& state, const std::string& cause, double now) {
@@ -607,8 +624,20 @@ void Controller::resume(std::vector<Trial> trials, const std::map<TrialId, std::
   const Resume::Restored restored = resume_.restore(trials, state);
   trials_ = std::move(trials);
   counts_ = Resume::restart(trials_, latest_checkpoint);
+  // Trials `ctl pause` held stay held, PAUSED, until `ctl resume`.
+  for (const auto& [id, how] : restored.held) {
+    Trial& t = trials_[static_cast<std::size_t>(id - 1)];
+    if (t.finished()) continue;
+    t.held = how;
+    if (t.status != TrialStatus::Paused) {
+      --counts_[static_cast<std::size_t>(t.status)];
+      ++counts_[static_cast<std::size_t>(TrialStatus::Paused)];
+      t.status = TrialStatus::Paused;
+    }
+  }
   idle_workers_.clear();
   live_.resume(restored.added, restored.extended);
+  live_.restore_overrides(*this, restored.overrides);
   saving_ = 0;
   searcher_finished_ = false;
   end_reason_ = EndReason::None;

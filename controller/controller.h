@@ -188,7 +188,13 @@ class Controller {
   /// did not suggest (searchers ignore trials that are not theirs); or, with a count, asks
   /// the searcher for that many trials more (Searcher::extend; kept in save_state, so a
   /// resume keeps them), refused once the searcher has finished. Refused, with why: an
-  /// unknown or ended trial, and any change once the experiment is ending. The commands it
+  /// unknown or ended trial, and any change once the experiment is ending. Pause holds a
+  /// trial (Trial::held) until Resume: a running one checkpoints (needs checkpoint_on_stop)
+  /// and its workers go to other work; no scheduler picks a held trial, and a run whose only
+  /// trials left are held waits for them. Budget changes time_budget_s, max_t (unless the
+  /// scheduler refuses it, Scheduler::refuse_max_t) and the searcher's num_samples, checked
+  /// whole first; Pause's holds and Budget's changes are kept in save_state. StopExperiment
+  /// is request_stop. The commands it
   /// needs are appended to `out`; the caller records the outcome (the driver as a
   /// "control" event that answers the request).
   ControlOutcome on_control(const ControlRequest& request, double now, std::vector<Instruction>& out);
@@ -230,7 +236,8 @@ class Controller {
   std::array<std::int64_t, 5> counts() const;
   /// Total trials the searcher will create, or -1 when unknown.
   std::int64_t expected_trials() const {
-    const std::int64_t total = searcher_->total();
+    std::int64_t total = searcher_->total();
+    if (const std::optional<std::int64_t> cap = live_.sample_cap(); cap && (total < 0 || *cap < total)) total = *cap;
     return total < 0 ? total : total + live_.added();
   }
   /// Trials that control requests added so far (with a config, or asked of the searcher):

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "search/options.h"
+
 #include "controller/controller.h"
 
 namespace ranktune::controller {
@@ -78,6 +80,17 @@ ControlOutcome LiveControl::apply(Controller& c, const ControlRequest& r, double
   const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
   if (!c.accepting())
     return refuse(std::string("the experiment is ending (") + to_string(c.end_reason_) + "): nothing changes now");
+  if (r.kind == ControlRequest::Kind::StopExperiment) {
+    const std::int64_t running = c.counts_[static_cast<std::size_t>(TrialStatus::Running)];
+    // The very path of a SIGTERM to rank 0 (Controller::request_stop).
+    std::vector<Instruction> stops = c.request_stop(now);
+    out.insert(out.end(), std::make_move_iterator(stops.begin()), std::make_move_iterator(stops.end()));
+    return {true, "the experiment stops, as on SIGTERM: " + std::to_string(running) + " running trial(s) " +
+                      (c.options_.checkpoint_on_stop ? "pause with a checkpoint"
+                                                     : "stop (the trainable cannot checkpoint: they start over on resume)") +
+                      "; the run exits 4 once the file is flushed; continue it with `ranktune run CONFIG --resume`"};
+  }
+  if (r.kind == ControlRequest::Kind::Budget) return budget(c, r, now, out);
   if (r.kind == ControlRequest::Kind::Add && r.count > 0) {
     // The searcher's scheduler was told it finished (HyperBand closed its brackets): it
     // cannot be reopened.
@@ -86,6 +99,7 @@ ControlOutcome LiveControl::apply(Controller& c, const ControlRequest& r, double
                     "with explicit configs instead");
     if (std::string why = c.searcher_->extend(r.count); !why.empty()) return refuse(why);
     extended_ += r.count;
+    if (overrides_.sample_cap) *overrides_.sample_cap += r.count;  // beyond a lowered num_samples too
     c.dispatch(now, out);
     return {true, "the search algorithm proposes " + std::to_string(r.count) + " more trials (" +
                       std::to_string(c.expected_trials()) + " in all)"};
@@ -102,7 +116,10 @@ ControlOutcome LiveControl::apply(Controller& c, const ControlRequest& r, double
                   " so far)");
   const std::string name = "trial " + std::to_string(t->id);
   if (t->finished()) return refuse(name + " already ended (" + to_string(t->status) + ")");
+  if (r.kind == ControlRequest::Kind::Pause) return pause(c, *t, now, out);
+  if (r.kind == ControlRequest::Kind::Resume) return resume_trial(c, *t, now, out);
   if (r.kind == ControlRequest::Kind::Stop) {
+    t->held = Trial::Hold::None;
     const std::string what = name + " stopped at iteration " + std::to_string(t->iterations) + " (it was " +
                              to_string(t->status) + ")";
     if (t->status == TrialStatus::Running) {
@@ -159,6 +176,169 @@ ControlOutcome LiveControl::apply(Controller& c, const ControlRequest& r, double
   c.changed(*t);
   c.dispatch(now, out);
   return {true, name + " takes " + change + " " + when, true};
+}
+
+ControlOutcome LiveControl::pause(Controller& c, Trial& t, double now, std::vector<Instruction>& out) {
+  const std::string name = "trial " + std::to_string(t.id);
+  if (t.held != Trial::Hold::None)
+    return {false, name + " is already paused by ctl pause; `ranktune ctl resume` puts it back in the queue"};
+  std::string what;
+  if (t.status == TrialStatus::Running) {
+    if (!c.options_.checkpoint_on_stop)
+      return {false, name + " is running and its trainable cannot checkpoint, so a pause would lose its " +
+                         std::to_string(t.iterations) + " iterations: stop it (ctl stop) instead, or use a trainable "
+                         "that checkpoints (synthetic, mlp, a command with checkpoint = true)"};
+    // As the scheduler's own pauses: a Pause, it checkpoints, and its workers go to other
+    // work at once; it stays PAUSED (not requeued) once the checkpoint is stored.
+    c.pause_trial(t, now, out);
+    t.held = Trial::Hold::Requeue;
+    what = name + " pauses at iteration " + std::to_string(t.iterations) +
+           " (it checkpoints first, and may run on a few iterations of its lease); its worker goes to other work";
+  } else if (t.status == TrialStatus::Paused) {
+    // Paused by a `ctl set` (its checkpoint on its way, its workers held for it): the held
+    // workers go to other work, and the set's values wait for its resume.
+    if (c.requeue_on_checkpoint_.erase(t.id) > 0 || c.unhold(t)) {
+      c.unhold(t);
+      t.held = Trial::Hold::Requeue;
+    } else {
+      t.held = Trial::Hold::Scheduler;  // its scheduler paused it: it gets it back on resume
+    }
+    what = name + " (paused at iteration " + std::to_string(t.iterations) + ") stays paused until `ctl resume`";
+  } else {  // Pending: it does not start until resumed
+    c.set_status(t, TrialStatus::Paused);
+    t.held = Trial::Hold::Requeue;
+    what = name + " will not start until `ctl resume`" +
+           (t.restore_trial != 0 ? " (from its checkpoint at iteration " + std::to_string(t.restore_iterations) + ")"
+                                 : std::string());
+  }
+  c.changed(t);
+  c.dispatch(now, out);
+  return {true, what};
+}
+
+ControlOutcome LiveControl::resume_trial(Controller& c, Trial& t, double now, std::vector<Instruction>& out) {
+  const std::string name = "trial " + std::to_string(t.id);
+  if (t.held == Trial::Hold::None)
+    return {false, t.status == TrialStatus::Paused
+                       ? name + " was paused by its scheduler, not by ctl pause: the scheduler resumes it"
+                       : name + " is not paused (it is " + to_string(t.status) + ")"};
+  if (t.held == Trial::Hold::Requeue) {
+    if (t.saving) {
+      c.requeue_on_checkpoint_.insert(t.id);  // PENDING once its checkpoint is stored
+    } else {
+      c.set_status(t, TrialStatus::Pending);
+    }
+  }
+  t.held = Trial::Hold::None;
+  c.scheduler_->on_trial_requeued(t);
+  c.changed(t);
+  c.dispatch(now, out);
+  return {true, name + " is back in the queue" +
+                    (t.restore_trial != 0 ? " (it goes on from its checkpoint at iteration " +
+                                                std::to_string(t.restore_iterations) + ")"
+                                          : std::string(" (it starts from the beginning: it has no checkpoint)"))};
+}
+
+BudgetRules LiveControl::rules(const Controller& c) const {
+  BudgetRules r;
+  r.time_budget_s = c.options_.time_budget_s;
+  r.max_t = c.options_.max_t;
+  const std::int64_t total = c.searcher_->total();
+  r.num_samples = overrides_.sample_cap ? *overrides_.sample_cap : total;
+  return r;
+}
+
+ControlOutcome LiveControl::budget(Controller& c, const ControlRequest& r, double now, std::vector<Instruction>& out) {
+  const auto refuse = [](std::string why) { return ControlOutcome{false, std::move(why)}; };
+  if (!r.time_budget_s && !r.num_samples && !r.max_t)
+    return refuse("no stopping rule to change: give --time-budget-s, --num-samples or --max-t");
+  const BudgetRules before = rules(c);
+  // Every check first: a request is applied whole or not at all.
+  if (r.time_budget_s) {
+    const double s = *r.time_budget_s;
+    if (!std::isfinite(s) || s < 0) return refuse("time_budget_s must be a number of seconds >= 0 (0: no budget)");
+    if (s > 0 && s <= now)
+      return refuse("the experiment has run " + std::to_string(static_cast<long long>(now)) +
+                    " s (since it was created, over all its runs): a time budget of " +
+                    std::to_string(static_cast<long long>(s)) +
+                    " s would end it at once; give more, or `ranktune ctl stop-experiment` to stop it now");
+  }
+  if (r.max_t) {
+    if (*r.max_t < 1 || *r.max_t > kMaxIterations)
+      return refuse("max_t must be from 1 to " + std::to_string(kMaxIterations) + " (iterations per trial)");
+    if (std::string why = c.scheduler_->refuse_max_t(*r.max_t); !why.empty()) return refuse("max_t: " + why);
+  }
+  const std::int64_t proposed = static_cast<std::int64_t>(c.trials_.size()) - added_;  // the searcher's so far
+  const std::int64_t total = c.searcher_->total();  // its plan, `add --count` included
+  std::int64_t extend_by = 0;
+  if (r.num_samples) {
+    const std::int64_t n = *r.num_samples;
+    if (n < proposed)
+      return refuse("num_samples " + std::to_string(n) + " is below the " + std::to_string(proposed) +
+                    " trials the search algorithm has proposed already: " + std::to_string(proposed) +
+                    " is the least it can be now (`ranktune ctl stop` ends trials)");
+    // Finished (its own plan, or a lowered num_samples, reached): HyperBand has closed its
+    // brackets, so it cannot be reopened.
+    if (n > proposed && c.searcher_finished_)
+      return refuse("num_samples: the search algorithm has proposed all its trials and the scheduler knows it, so "
+                    "it cannot propose more: add trials with explicit configs instead (`ranktune ctl add`)");
+    if (total >= 0 && n > total) {
+      extend_by = n - total;
+      if (std::string why = check_added_trials(extend_by, added_ + extended_, c.expected_trials()); !why.empty())
+        return refuse("num_samples: " + why);
+      if (std::string why = c.searcher_->extend(extend_by); !why.empty()) return refuse("num_samples: " + why);
+    }
+  }
+  // Applied.
+  if (r.num_samples) {
+    if (extend_by > 0) {
+      extended_ += extend_by;
+      overrides_.sample_cap.reset();
+    } else if (total < 0 || *r.num_samples < total) {
+      overrides_.sample_cap = *r.num_samples;  // next_choice asks the searcher for no more
+    } else {
+      overrides_.sample_cap.reset();
+    }
+  }
+  if (r.time_budget_s) {
+    c.options_.time_budget_s = *r.time_budget_s;
+    overrides_.time_budget_s = *r.time_budget_s;
+  }
+  if (r.max_t) {
+    c.options_.max_t = *r.max_t;
+    overrides_.max_t = *r.max_t;
+    // Trials at or past the new max_t end now, as they would have there; running ones that
+    // are not there yet stop at it (Controller::on_result), the others run on to it.
+    for (Trial& t : c.trials_) {
+      if (t.finished() || t.iterations < *r.max_t || t.saving) continue;
+      if (t.status == TrialStatus::Running) {
+        c.stop_trial(t, TrialStatus::Terminated, TrialEnd::MaxT, now, out);
+        continue;
+      }
+      c.requeue_on_checkpoint_.erase(t.id);
+      c.unhold(t);
+      t.held = Trial::Hold::None;
+      c.finish(t, TrialStatus::Terminated, TrialEnd::MaxT, now);
+      c.changed(t);
+    }
+  }
+  const BudgetRules after = rules(c);
+  std::string change;
+  const auto note = [&](const char* key, const std::string& from, const std::string& to) {
+    if (from != to) change += (change.empty() ? "" : ", ") + std::string(key) + " " + from + " -> " + to;
+  };
+  const auto secs = [](double s) { return s > 0 ? std::to_string(static_cast<long long>(std::ceil(s))) : std::string("none"); };
+  note("time_budget_s", secs(before.time_budget_s), secs(after.time_budget_s));
+  note("num_samples", std::to_string(before.num_samples), std::to_string(after.num_samples));
+  note("max_t", std::to_string(before.max_t), std::to_string(after.max_t));
+  c.dispatch(now, out);
+  return {true, (change.empty() ? std::string("nothing changed") : change) + "; " + budget_text(after)};
+}
+
+void LiveControl::restore_overrides(Controller& c, const BudgetOverrides& o) {
+  overrides_ = o;
+  if (o.time_budget_s) c.options_.time_budget_s = *o.time_budget_s;
+  if (o.max_t) c.options_.max_t = *o.max_t;
 }
 
 }  // namespace ranktune::controller

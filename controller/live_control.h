@@ -59,6 +59,14 @@ class LiveControl {
   /// stays as it is, no state was stored).
   void resume(std::int64_t added, std::optional<std::int64_t> extended);
 
+  /// What `ctl budget` changed of the configured stopping rules (saved with the state).
+  const BudgetOverrides& overrides() const { return overrides_; }
+  /// A resume: the stored changes, applied to `c`'s options again.
+  void restore_overrides(Controller& c, const BudgetOverrides& o);
+  /// `ctl budget --num-samples` below the search algorithm's plan: the most trials it may
+  /// propose (nullopt: its own total).
+  std::optional<std::int64_t> sample_cap() const { return overrides_.sample_cap; }
+
  private:
   // The workers of a trial that `ctl set` paused, kept for it until its checkpoint is stored:
   // it goes on on them at once then. Given back to the idle queue, another trial took them
@@ -66,6 +74,14 @@ class LiveControl {
   std::map<TrialId, std::vector<int>> held_;
   std::int64_t added_ = 0;     // trials added by `add` with a config, beyond the searcher's
   std::int64_t extended_ = 0;  // trials `add --count` asked of the searcher beyond its plan
+  BudgetOverrides overrides_;  // `ctl budget`'s changes, kept across resumes
+
+  // The requests beyond stop, set and add, each a lifecycle step of the Controller.
+  ControlOutcome pause(Controller& c, Trial& t, double now, std::vector<Instruction>& out);
+  ControlOutcome resume_trial(Controller& c, Trial& t, double now, std::vector<Instruction>& out);
+  ControlOutcome budget(Controller& c, const ControlRequest& r, double now, std::vector<Instruction>& out);
+  /// The rules in effect, for the answer (budget_text).
+  BudgetRules rules(const Controller& c) const;
 };
 
 }  // namespace ranktune::controller

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -13,7 +14,8 @@
 
 namespace ranktune::controller {
 
-std::string Resume::save(const std::vector<Trial>& trials, std::int64_t added, std::int64_t extended) const {
+std::string Resume::save(const std::vector<Trial>& trials, std::int64_t added, std::int64_t extended,
+                         const BudgetOverrides& overrides) const {
   std::ostringstream out;
   // Version 2 adds the trials `ranktune ctl add --count` asked of the searcher, which its
   // own state does not hold: resume re-applies them.
@@ -23,7 +25,19 @@ std::string Resume::save(const std::vector<Trial>& trials, std::int64_t added, s
   // Version 4 adds the trials `ranktune ctl add` appended with a config: the searcher's
   // total leaves them out, and while fewer trials exist than it plans they cannot be told
   // from its own, so the status line counted "9 of 8" after a resume (issue 27 item 12).
-  out << "controller 4\nextended " << extended << "\nadded " << added << "\ntrials " << trials.size() << " open";
+  // Version 5 adds the trials `ranktune ctl pause` holds (id and 1: back to the queue on
+  // `ctl resume`, 2: back to its scheduler) and the stopping rules `ctl budget` changed (-1:
+  // as configured), which a resumed run keeps.
+  out << "controller 5\nextended " << extended << "\nadded " << added << "\nheld";
+  std::size_t held = 0;
+  for (const Trial& t : trials) held += t.held != Trial::Hold::None && !t.finished() ? 1 : 0;
+  out << ' ' << held;
+  for (const Trial& t : trials)
+    if (t.held != Trial::Hold::None && !t.finished()) out << ' ' << t.id << ' ' << (t.held == Trial::Hold::Requeue ? 1 : 2);
+  char time[40];
+  std::snprintf(time, sizeof time, "%.17g", overrides.time_budget_s.value_or(-1));
+  out << "\nbudget " << time << ' ' << overrides.max_t.value_or(-1) << ' ' << overrides.sample_cap.value_or(-1);
+  out << "\ntrials " << trials.size() << " open";
   std::size_t open = 0;
   for (const Trial& t : trials) open += t.finished() ? 0 : 1;
   out << ' ' << open;
@@ -59,8 +73,8 @@ Resume::Restored Resume::restore(const std::vector<Trial>& trials, const std::st
     std::istringstream in(state);
     std::string tag;
     int version = 0;
-    if (!(in >> tag >> version) || tag != "controller" || version < 1 || version > 4)
-      throw std::invalid_argument("resume: the stored state has no 'controller 1' to '4' header");
+    if (!(in >> tag >> version) || tag != "controller" || version < 1 || version > 5)
+      throw std::invalid_argument("resume: the stored state has no 'controller 1' to '5' header");
     std::int64_t extended = 0;
     if (version >= 2) {
       std::string word;
@@ -73,6 +87,27 @@ Resume::Restored Resume::restore(const std::vector<Trial>& trials, const std::st
       if (!(in >> word >> added) || word != "added" || added < 0 || added > kMaxAddedTrials)
         throw std::invalid_argument("resume: the stored state has a bad 'added' line");
       stored_added = added;
+    }
+    if (version >= 5) {
+      std::string word;
+      std::size_t n = 0;
+      if (!(in >> word >> n) || word != "held" || n > trials.size())
+        throw std::invalid_argument("resume: the stored state has a bad 'held' line");
+      for (std::size_t i = 0; i < n; ++i) {
+        TrialId id = 0;
+        int how = 0;
+        if (!(in >> id >> how) || id < 1 || id > static_cast<TrialId>(trials.size()) || (how != 1 && how != 2))
+          throw std::invalid_argument("resume: the stored state has a bad list of held trials");
+        restored.held[id] = how == 1 ? Trial::Hold::Requeue : Trial::Hold::Scheduler;
+      }
+      double time = -1;
+      std::int64_t max_t = -1, cap = -1;
+      if (!(in >> word >> time >> max_t >> cap) || word != "budget" || !(time >= 0 || time == -1) ||
+          (max_t < 1 && max_t != -1) || cap < -1)
+        throw std::invalid_argument("resume: the stored state has a bad 'budget' line");
+      if (time >= 0) restored.overrides.time_budget_s = time;
+      if (max_t >= 1) restored.overrides.max_t = max_t;
+      if (cap >= 0) restored.overrides.sample_cap = cap;
     }
     // Version 1 and 2 states did not say how many trials they knew: taken to know them all.
     std::size_t known = trials.size();

@@ -34,12 +34,16 @@ class Resume {
   /// The text Controller::save_state gives: `trials` (which are still open) and the counts
   /// of live control (LiveControl::added, LiveControl::extended), then the searcher's and
   /// the scheduler's save().
-  std::string save(const std::vector<Trial>& trials, std::int64_t added, std::int64_t extended) const;
+  /// Version 5 adds the trials `ctl pause` holds (Trial::held) and `overrides`.
+  std::string save(const std::vector<Trial>& trials, std::int64_t added, std::int64_t extended,
+                   const BudgetOverrides& overrides = {}) const;
 
   /// What restore found that the Controller keeps (LiveControl::resume).
   struct Restored {
     std::int64_t added = 0;                ///< trials live control added with a config
     std::optional<std::int64_t> extended;  ///< trials it asked of the searcher; nullopt: no state
+    std::map<TrialId, Trial::Hold> held;   ///< trials `ctl pause` held, and how (version 5)
+    BudgetOverrides overrides;             ///< `ctl budget`'s changes (version 5)
   };
   /// Brings the searcher and the scheduler to where `trials` (as recorded, ids 1..n) left
   /// them: from `state` ("" when none was stored: they are walked over the trials), then

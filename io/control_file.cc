@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -83,13 +84,17 @@ sys::UniqueFd open_inbox(const std::string& path, struct stat& st, bool create =
 std::string control_path(const std::string& results) { return results + ".control"; }
 
 std::string control_line(const controller::ControlRequest& r) {
+  using Kind = controller::ControlRequest::Kind;
   nlohmann::json j = {{"id", r.id}, {"op", controller::to_string(r.kind)}};
-  if (r.kind != controller::ControlRequest::Kind::Add) j["trial"] = r.trial;
-  if (r.kind == controller::ControlRequest::Kind::Add && r.count > 0) {
+  if (controller::names_trial(r.kind)) j["trial"] = r.trial;
+  if (r.kind == Kind::Add && r.count > 0) {
     j["count"] = r.count;
-  } else if (r.kind != controller::ControlRequest::Kind::Stop) {
+  } else if (r.kind == Kind::Set || r.kind == Kind::Add) {
     j["config"] = to_json(r.config);
   }
+  if (r.time_budget_s) j["time_budget_s"] = *r.time_budget_s;
+  if (r.num_samples) j["num_samples"] = *r.num_samples;
+  if (r.max_t) j["max_t"] = *r.max_t;
   if (r.force) j["force"] = true;
   if (r.uid >= 0) j["uid"] = r.uid;
   return j.dump();
@@ -105,18 +110,34 @@ controller::ControlRequest parse_control_line(const std::string& line) {
   if (!j.is_object()) throw std::invalid_argument("not a JSON object");
   controller::ControlRequest r;
   if (j.contains("id") && j["id"].is_string()) r.id = j["id"];
-  if (!j.contains("op") || !j["op"].is_string()) throw std::invalid_argument("no \"op\" (stop, set or add)");
+  using Kind = controller::ControlRequest::Kind;
+  constexpr const char* kOps = "stop, set, add, pause, resume, budget, stop-experiment";
+  if (!j.contains("op") || !j["op"].is_string()) throw std::invalid_argument(std::string("no \"op\" (") + kOps + ")");
   const std::string op = j["op"];
-  if (op == "stop") {
-    r.kind = controller::ControlRequest::Kind::Stop;
-  } else if (op == "set") {
-    r.kind = controller::ControlRequest::Kind::Set;
-  } else if (op == "add") {
-    r.kind = controller::ControlRequest::Kind::Add;
-  } else {
-    throw std::invalid_argument("unknown op '" + op + "'; valid: stop, set, add");
+  bool known = false;
+  for (const Kind k : {Kind::Stop, Kind::Set, Kind::Add, Kind::Pause, Kind::Resume, Kind::Budget, Kind::StopExperiment})
+    if (op == controller::to_string(k)) r.kind = k, known = true;
+  if (!known) throw std::invalid_argument("unknown op '" + op + "'; valid: " + kOps);
+  if (r.kind == Kind::Budget) {
+    // Whole numbers for the counts (as `count`); the time in seconds, any finite number.
+    if (j.contains("time_budget_s")) {
+      if (!j["time_budget_s"].is_number() || !std::isfinite(j["time_budget_s"].get<double>()) ||
+          j["time_budget_s"].get<double>() < 0)
+        throw std::invalid_argument("\"time_budget_s\" must be a number of seconds >= 0");
+      r.time_budget_s = j["time_budget_s"].get<double>();
+    }
+    for (const char* key : {"num_samples", "max_t"}) {
+      if (!j.contains(key)) continue;
+      const nlohmann::json& v = j[key];
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 1000000000000ull) ||
+          v.get<std::int64_t>() < 1)
+        throw std::invalid_argument(std::string("\"") + key + "\" must be a whole number from 1 to 10^12");
+      (std::string(key) == "max_t" ? r.max_t : r.num_samples) = v.get<std::int64_t>();
+    }
+    if (!r.time_budget_s && !r.num_samples && !r.max_t)
+      throw std::invalid_argument("\"budget\" needs \"time_budget_s\", \"num_samples\" or \"max_t\"");
   }
-  if (r.kind != controller::ControlRequest::Kind::Add) {
+  if (controller::names_trial(r.kind)) {
     if (!j.contains("trial") || !j["trial"].is_number_integer() || j["trial"].get<std::int64_t>() < 1)
       throw std::invalid_argument("\"" + op + "\" needs \"trial\", a trial id >= 1");
     r.trial = j["trial"];
@@ -133,7 +154,7 @@ controller::ControlRequest parse_control_line(const std::string& line) {
     if (count.get<std::int64_t>() < 1)
       throw std::invalid_argument("\"count\" must be an integer >= 1, without a \"config\"");
     r.count = count;
-  } else if (r.kind != controller::ControlRequest::Kind::Stop) {
+  } else if (r.kind == Kind::Set || r.kind == Kind::Add) {
     if (!j.contains("config") || !j["config"].is_object())
       throw std::invalid_argument("\"" + op + "\" needs \"config\", an object of parameter values");
     try {

@@ -6,9 +6,11 @@
 /// listen on. The answer comes back as a "control" event in the results file, naming the
 /// request's id.
 ///
-/// One request per line: {"id": "...", "op": "stop"|"set"|"add", "trial": N,
-/// "config": {...}, "count": N, "force": false, "uid": N}; "add" has a "config" or a
-/// "count" (at most controller::kMaxAddCount).
+/// One request per line: {"id": "...", "op": "stop"|"set"|"add"|"pause"|"resume"|"budget"|
+/// "stop-experiment", "trial": N, "config": {...}, "count": N, "force": false,
+/// "time_budget_s": S, "num_samples": N, "max_t": T, "uid": N}; "stop", "set", "pause" and
+/// "resume" name a "trial"; "add" has a "config" or a "count" (at most
+/// controller::kMaxAddCount); "budget" has one or more of its three rules.
 ///
 /// Who may control a run (docs/guide/failures.md, "Threat model"): rank 0 makes the file itself when the
 /// run starts, mode 0600, so only the job's user (and root) can write to it; it reads only

@@ -243,7 +243,8 @@ class Driver {
       // The file is an input like any other: its values are checked here, whatever the
       // sender checked.
       std::string why;
-      if (r.kind != controller::ControlRequest::Kind::Stop && r.count == 0)
+      if ((r.kind == controller::ControlRequest::Kind::Set || r.kind == controller::ControlRequest::Kind::Add) &&
+          r.count == 0)
         why = controller::check_control_config(cfg_.space, r.config, r.kind == controller::ControlRequest::Kind::Add, r.force);
       if (why.empty() && r.kind == controller::ControlRequest::Kind::Set) {
         if (const search::Trial* trial = controller_.find(r.trial)) {
@@ -261,8 +262,8 @@ class Driver {
       // The event is about the trial it names, when there is one.
       const auto known = static_cast<search::TrialId>(controller_.trials().size());
       const search::TrialId trial = r.kind == controller::ControlRequest::Kind::Add ? (o.applied && r.count == 0 ? known : -1)
-                                    : r.trial <= known                          ? r.trial
-                                                                                : -1;
+                                    : controller::names_trial(r.kind) && r.trial <= known ? r.trial
+                                                                                          : -1;
       // "pending": accepted, in effect later (a second "control" event says when).
       const char* word = !o.applied ? "refused" : o.pending ? "pending" : "applied";
       recorder_.on_event(t, trial, -1, search::EventKind::Control, tag + " " + word + ": " + o.message);

@@ -10,7 +10,7 @@ std::optional<TrialId> FifoOrder::next(const std::vector<Trial>& trials) {
   // Skipping trials that cannot run does not change the answer, so this stays idempotent.
   while (first_ < trials.size()) {
     const Trial& t = trials[first_];
-    if (paused_too_ ? t.runnable() : t.status == TrialStatus::Pending) return t.id;
+    if (paused_too_ ? t.runnable() : t.status == TrialStatus::Pending && t.runnable()) return t.id;
     ++first_;
   }
   return std::nullopt;

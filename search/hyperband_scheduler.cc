@@ -153,6 +153,15 @@ void HyperBandScheduler::on_searcher_finished() {
 
 std::vector<TrialId> HyperBandScheduler::take_abandoned() { return std::exchange(abandoned_, {}); }
 
+std::string HyperBandScheduler::refuse_max_t(std::int64_t max_t) const {
+  if (max_t == ctx_.max_t) return "";
+  return "HyperBand's brackets were laid out for max_t = " + std::to_string(ctx_.max_t) + " (" +
+         std::to_string(s_max_ + 1) + " bracket shapes, each with its trial count and its rungs up to " +
+         std::to_string(ctx_.max_t) + "), and trials were already promoted or abandoned at those rungs: a " +
+         "max_t of " + std::to_string(max_t) + " fits none of them. Change time_budget_s or num_samples " +
+         "instead, or start a new experiment with the new max_t";
+}
+
 std::optional<TrialId> HyperBandScheduler::choose_trial_to_run(const std::vector<Trial>& trials) {
   // Promoted trials that ended meanwhile (an error) or already run are dropped from the
   // front; the rest keep their order, so the answer is the same until the next event.

@@ -57,6 +57,10 @@ class HyperBandScheduler final : public Scheduler, public BracketLayout {
   /// The trial's bracket's current rung: no decision is needed before it.
   std::int64_t next_decision(const Trial& trial) const override;
   std::vector<TrialId> take_abandoned() override;
+  /// Always refused: every bracket's size and rungs derive from R = max_t (above), and its
+  /// last rung is R itself, so trials already promoted or abandoned by them would not fit
+  /// another R.
+  std::string refuse_max_t(std::int64_t max_t) const override;
   std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override;
   std::string save() const override;
   void restore(const std::string& state) override;

@@ -69,6 +69,11 @@ class Scheduler {
   /// Paused trials this scheduler will never resume (HyperBand's losers at a full rung);
   /// the controller terminates them. Asked after each event; the list is handed over once.
   virtual std::vector<TrialId> take_abandoned() { return {}; }
+  /// Why this scheduler cannot go on with `max_t` as the controller's new `[stop] max_t`
+  /// (`ranktune ctl budget --max-t`), or "" when it can. Asked before the change; the
+  /// scheduler itself keeps the context it was made with. The default takes any: its
+  /// decisions do not depend on where trials end.
+  virtual std::string refuse_max_t(std::int64_t max_t) const { return ""; }
   /// Picks the next runnable trial (Trial::runnable) to run, or nullopt. Must be idempotent: asking
   /// twice without an intervening event gives the same answer.
   virtual std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) = 0;

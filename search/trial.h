@@ -99,9 +99,19 @@ struct Trial {
   /// a `ctl set`, a resumed run): Command::cause. Cleared by the Start. Not recorded.
   std::string start_cause;
 
+  /// Paused by `ranktune ctl pause` (status Paused): no scheduler may pick it until `ctl
+  /// resume`, which gives it back as it was: Requeue (it was running or pending: it becomes
+  /// Pending, from its checkpoint) or Scheduler (its scheduler had paused it at a rung: it
+  /// stays Paused, the scheduler's to resume).
+  enum class Hold { None, Requeue, Scheduler };
+  Hold held = Hold::None;
+
   bool finished() const { return status == TrialStatus::Terminated || status == TrialStatus::Error; }
-  /// Whether a scheduler may pick it to run: Pending, or Paused with its checkpoint stored.
-  bool runnable() const { return status == TrialStatus::Pending || (status == TrialStatus::Paused && !saving); }
+  /// Whether a scheduler may pick it to run: Pending, or Paused with its checkpoint stored,
+  /// and not held by `ctl pause`.
+  bool runnable() const {
+    return held == Hold::None && (status == TrialStatus::Pending || (status == TrialStatus::Paused && !saving));
+  }
 };
 
 }  // namespace ranktune::search

@@ -419,7 +419,7 @@ TEST(Control, AddCountExtendsTheSearcherAndSurvivesResume) {
   EXPECT_EQ(c.expected_trials(), 5);
   // The extension is in the saved state: a controller resumed from it plans 5 too.
   const std::string state = c.save_state();
-  EXPECT_EQ(state.rfind("controller 4\nextended 3\nadded 0\n", 0), 0u) << state;
+  EXPECT_EQ(state.rfind("controller 5\nextended 3\nadded 0\nheld 0\n", 0), 0u) << state;
   Controller resumed = make(opts(1), 2, nullptr);
   resumed.resume({}, {}, state, "test", 0);
   EXPECT_EQ(resumed.expected_trials(), 5);
@@ -446,7 +446,7 @@ TEST(Control, AddedTrialsCountInTheTotalBeforeAndAfterAResume) {
   ASSERT_TRUE(c.on_control(request(ControlRequest::Kind::Add, 0, {{"x", 0.5}}), 1, out).applied);  // trial 2
   EXPECT_EQ(c.expected_trials(), 4);
   const std::string state = c.save_state();
-  EXPECT_EQ(state.rfind("controller 4\nextended 0\nadded 1\n", 0), 0u) << state;
+  EXPECT_EQ(state.rfind("controller 5\nextended 0\nadded 1\nheld 0\n", 0), 0u) << state;
   Controller resumed = make(opts(1), 3, nullptr);
   resumed.resume(c.trials(), {}, state, "test", 2);
   EXPECT_EQ(resumed.expected_trials(), 4);

@@ -60,6 +60,35 @@ TEST(ControlFile, LinesRoundTripAndBadLinesSayWhy) {
   EXPECT_EQ(io::parse_control_line(io::control_line(more)).count, 5);
 }
 
+// Issue 31's requests: pause and resume name a trial; budget carries its rules (whole
+// numbers for the counts, seconds >= 0 for the time), at least one; stop-experiment nothing.
+TEST(ControlFile, PauseResumeBudgetAndStopExperimentLines) {
+  for (const auto kind : {ControlRequest::Kind::Pause, ControlRequest::Kind::Resume}) {
+    const ControlRequest back = io::parse_control_line(io::control_line(request(kind, 3)));
+    EXPECT_EQ(back.kind, kind);
+    EXPECT_EQ(back.trial, 3);
+  }
+  ControlRequest b = request(ControlRequest::Kind::Budget, 0);
+  b.time_budget_s = 90.5;
+  b.max_t = 12;
+  const std::string line = io::control_line(b);
+  EXPECT_EQ(line.find("\"trial\""), std::string::npos) << line;
+  const ControlRequest back = io::parse_control_line(line);
+  EXPECT_EQ(back.kind, ControlRequest::Kind::Budget);
+  EXPECT_EQ(back.time_budget_s, 90.5);
+  EXPECT_EQ(back.max_t, 12);
+  EXPECT_FALSE(back.num_samples.has_value());
+  EXPECT_EQ(io::parse_control_line(io::control_line(request(ControlRequest::Kind::StopExperiment, 0))).kind,
+            ControlRequest::Kind::StopExperiment);
+  EXPECT_CONTAINS(why(R"({"op": "pause"})"), "\"pause\" needs \"trial\"");
+  EXPECT_CONTAINS(why(R"({"op": "budget"})"), "\"budget\" needs \"time_budget_s\", \"num_samples\" or \"max_t\"");
+  EXPECT_CONTAINS(why(R"({"op": "budget", "max_t": 0})"), "\"max_t\" must be a whole number from 1 to 10^12");
+  EXPECT_CONTAINS(why(R"({"op": "budget", "num_samples": 2.5})"), "\"num_samples\" must be a whole number");
+  EXPECT_CONTAINS(why(R"({"op": "budget", "num_samples": 99999999999999999999})"), "\"num_samples\" must be a whole number");
+  EXPECT_CONTAINS(why(R"({"op": "budget", "time_budget_s": -1})"), "\"time_budget_s\" must be a number of seconds >= 0");
+  EXPECT_EQ(why(R"({"op": "stop-experiment"})"), "accepted");
+}
+
 // A folder of its own per test, removed at the end.
 struct TempDir {
   std::filesystem::path path;
