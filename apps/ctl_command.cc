@@ -190,7 +190,7 @@ void setup_ctl(CLI::App& app) {
   auto* ctl_stop = ctl_cmd->add_subcommand("stop", "End a trial now (TERMINATED; checkpointed first with at_end)");
   auto* ctl_set = ctl_cmd->add_subcommand(
       "set", "Change a trial's hyperparameters; a running one checkpoints and goes on from there with them");
-  auto* ctl_add = ctl_cmd->add_subcommand("add", "Add a trial with the given config (every parameter of the space)");
+  auto* ctl_add = ctl_cmd->add_subcommand("add", "Add a trial with the given config (every active parameter of the space)");
   for (auto* sub : {ctl_stop, ctl_set, ctl_add}) {
     sub->add_option("results", ctl->results, "Results file of the running experiment (.h5)")->required();
     if (sub != ctl_add)

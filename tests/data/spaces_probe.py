@@ -13,6 +13,7 @@ import sys
 import time
 
 import ranktune
+import shape_state
 
 cfg = ranktune.config()
 with open(os.environ["SPACES_LOG"], "a") as f:
@@ -25,24 +26,8 @@ if "channels" not in cfg:
         ranktune.report(loss=loss)
     sys.exit(0)
 
-folder = ranktune.checkpoint_dir()
-n = 0
-if ranktune.restored():
-    with open(os.path.join(folder, "state.json")) as f:
-        state = json.load(f)
-    if state["channels"] != cfg["channels"]:
-        sys.exit(f"RuntimeError: size mismatch for c1.weight: copying a param with shape "
-                 f"[{state['channels']}, 1, 3, 3] from checkpoint, the shape in current model is "
-                 f"[{cfg['channels']}, 1, 3, 3]")
-    n = state["n"]
-
-
-def save(into):
-    with open(os.path.join(into, "state.json"), "w") as f:
-        json.dump({"n": n, "channels": cfg["channels"]}, f)
-
-
-ranktune.on_save(save)
+n = shape_state.restore(cfg)
+shape_state.keep(cfg, lambda: n)
 while n < int(cfg["steps"]):
     n += 1
     time.sleep(float(cfg["sleep"]))

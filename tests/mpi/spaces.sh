@@ -4,7 +4,7 @@
 # (checked in the results file and in the config each program received), warm start, a PBT mutation scope that keeps a
 # shape-changing parameter from being mutated, and the refusals with file:line:key.
 source "$(dirname "$0")/lib.sh"
-cp "$SRC/tests/data/spaces_probe.py" "$WORK/"
+cp "$SRC/tests/data/spaces_probe.py" "$SRC/tests/data/shape_state.py" "$WORK/"
 export PYTHONPATH="$SRC/python${PYTHONPATH:+:$PYTHONPATH}"
 
 space() {  # the [search.space] of the probe, with $1 as its algorithm
