@@ -287,7 +287,7 @@ def main():
                f"`configs/fashion_mlp_asha.toml`; Optuna {optuna.__version__} `TPESampler` + `HyperbandPruner` "
                f"(min_resource 1, max_resource {plan['max_t']}, reduction_factor 3). Median over seeds (per seed in "
                f"brackets). *test*: the recommended configuration retrained alone to max_t and measured on the 10k test "
-               f"images. Load average {load0:.2f} before, {load1:.2f} after; {wall:.0f} s in all.\n")
+               f"images. Load average {load0:.2f} before, {load1:.2f} after (the run's own {WORKERS} workers included); {wall:.0f} s in all.\n")
     say.append("| tool | test accuracy | val_accuracy of the recommended trial | best val_accuracy seen | trials | "
                "trials to max_t | epochs trained | wall s |")
     say.append("|---|---|---|---|---|---|---|---|")
@@ -324,8 +324,10 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(runs, f, indent=1)
-    if load0 > 1.5 or load1 > 1.5:
-        say.append(f"The machine was busy (load average above 1.5): wall-time figures are distorted.\n")
+    # The load after a run holds the run's own workers (about WORKERS): only more is others'.
+    if load0 > 1.5 or load1 > WORKERS + 1.5:
+        say.append(f"The machine was busy (load average above 1.5 before, or above {WORKERS + 1.5} after, "
+                   f"the run's own {WORKERS} workers included): wall-time figures are distorted.\n")
     text = "\n".join(say) + "\n"
     if a.out == "-":
         sys.stdout.write(text)
