@@ -4,10 +4,10 @@
 # per comparison with its command, its table, the versions and the machine.
 #
 # Usage: benchmarks/run_all.sh [--quick] [--out FILE] [BUILD_DIR]
-#   --quick   about 15 minutes on 2 cores: the quality suite's quick plan (Branin and
-#             Hartmann-6, 810 steps, 1 and 8 workers, 5 seeds), TPE ask cost up to 1,000
-#             observations, the dispatch overhead once, the Fashion-MNIST mlp search against
-#             Optuna for 2 minutes per tool and one seed; the rest is skipped and says so.
+#   --quick   about 6 minutes on 2 cores (340 s at 34228a5, Optuna's runs cached): the
+#             quality suite's quick plan (Branin and Hartmann-6, 810 steps, 1 and 8 workers,
+#             5 seeds), TPE ask cost up to 1,000 observations, the dispatch overhead once,
+#             the Fashion-MNIST mlp search against Optuna for 2 minutes per tool and one seed; the rest is skipped and says so.
 #   Without --quick: the full quality suite (3 functions x 2 budgets x 1 and 8 workers x 10
 #   seeds: hours on 2 cores the first time; Optuna's runs are cached in BUILD_DIR/quality-cache
 #   and reused), the mlp search (3 tools x 3 seeds x 5 minutes), and every other comparison
