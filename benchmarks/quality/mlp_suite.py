@@ -29,6 +29,8 @@ import tomllib
 
 import numpy as np
 
+from suite import write_report  # benchmarks/quality/suite.py, beside this file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.normpath(os.path.join(HERE, "..", "..", "configs", "fashion_mlp_asha.toml"))
 WORKERS = 2
@@ -328,13 +330,7 @@ def main():
     if load0 > 1.5 or load1 > WORKERS + 1.5:
         say.append(f"The machine was busy (load average above 1.5 before, or above {WORKERS + 1.5} after, "
                    f"the run's own {WORKERS} workers included): wall-time figures are distorted.\n")
-    text = "\n".join(say) + "\n"
-    if a.out == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.out, "w") as f:
-            f.write(text)
-
+    write_report("\n".join(say) + "\n", a.out)
 
 if __name__ == "__main__":
     main()

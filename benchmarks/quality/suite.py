@@ -52,6 +52,15 @@ SMOKE = dict(functions=["branin"], budgets=[81], workers=[1, 2], seeds=2)
 
 
 
+def write_report(text, out):
+    """Writes a report to the file `out`, or to standard output when it is "-"."""
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(out, "w") as f:
+            f.write(text)
+
+
 def run_lines(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
@@ -257,12 +266,7 @@ def main():
                        f"{len(summary)} cells, not half. In the others the best medians are ranktune's or close, but "
                        f"{seeds} seeds cannot tell them apart at p < 0.05" +
                        (f" (nearest: {', '.join(close)})" if close else "") + ".\n")
-    text = "\n".join(verdict + head + [""] + lines) + "\n"
-    if a.out == "-":
-        sys.stdout.write(text)
-    else:
-        with open(a.out, "w") as f:
-            f.write(text)
+    write_report("\n".join(verdict + head + [""] + lines) + "\n", a.out)
 
 
 if __name__ == "__main__":
