@@ -34,6 +34,7 @@ void setup_simulate(CLI::App& app, int argc, char** argv);
 void setup_compact(CLI::App& app);
 void setup_export_checkpoint(CLI::App& app);
 void setup_eval(CLI::App& app, int argc, char** argv);
+void setup_compare(CLI::App& app);
 void setup_ctl(CLI::App& app);
 void setup_slurm(CLI::App& app);
 
@@ -128,6 +129,13 @@ struct EvalOptions {
 };
 /// `ranktune eval`: held-out evaluation and latency of the leaders, recorded in the file.
 int run_eval(const EvalOptions& o);
+
+struct CompareOptions {
+  std::vector<std::string> inputs;  ///< FILE or FILE@ID each; the first is the baseline
+  std::string format = "table";     ///< table, csv, json, markdown or html
+};
+/// `ranktune compare`: evaluations of the same models under different stacks side by side.
+int run_compare(const CompareOptions& o);
 
 struct CtlOptions {
   std::string op;                        ///< stop, set, add, pause, resume, budget, stop-experiment, status

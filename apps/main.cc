@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   apps::setup_compact(app);
   apps::setup_export_checkpoint(app);
   apps::setup_eval(app, argc, argv);
+  apps::setup_compare(app);
   apps::setup_ctl(app);
   apps::setup_slurm(app);
 

@@ -226,4 +226,10 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   return out;
 }
 
+std::string html_page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html_escape(title) +
+         "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" + html_escape(title) + "</h1>\n" + body +
+         "</body>\n</html>\n";
+}
+
 }  // namespace ranktune::report

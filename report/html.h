@@ -43,4 +43,8 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
 /// (no config).
 std::string render_html(const io::ResultsFile& file, const std::vector<io::Evaluation>& evaluations, std::size_t top);
 
+/// A self-contained page in the report's style: `title` (escaped here) over `body` (HTML,
+/// escaped by its maker). `ranktune compare --format html` writes its section in one.
+std::string html_page(const std::string& title, const std::string& body);
+
 }  // namespace ranktune::report
