@@ -44,6 +44,7 @@ for part in ("pre", "inference", "post"):
 # The trace: every timed batch (fewer than 1000 at batch size 128 in 0.2 s of the CPU), at
 # most 1000 per (trial, batch size) kept with the slowest; the parts within each batch's time.
 tr = pd.DataFrame(f_trace)
+assert len(tr) and sorted(set(zip(tr["trial_id"], tr["batch_size"]))) == sorted(zip(lat["trial_id"], lat["batch_size"])), tr
 for (t, b), g in tr.groupby(["trial_id", "batch_size"]):
     l = lat[(lat["trial_id"] == t) & (lat["batch_size"] == b)].iloc[0]
     assert len(g) <= 1000 and (len(g) == l["batches"] or l["batches"] > 1000), (t, b, len(g), l["batches"])

@@ -199,6 +199,7 @@ split, tr, lat = split[split["eval_id"] == 2], tr[tr["eval_id"] == 2], lat[lat["
 assert sorted(split["batch_size"]) == [1, 128], split
 for part in ("pre", "inference", "post"):
     assert (split[part + "_p50_ms"] > 0).all() and (split[part + "_p50_ms"] <= split[part + "_p99_ms"]).all(), split
+assert sorted(set(zip(tr["trial_id"], tr["batch_size"]))) == sorted(zip(lat["trial_id"], lat["batch_size"])), tr
 parts = tr["pre_ms"] + tr["inference_ms"] + tr["post_ms"]
 assert (tr[["pre_ms", "inference_ms", "post_ms"]] > 0).all().all() and (parts <= tr["total_ms"] + 1e-9).all(), tr
 assert parts.sum() >= 0.8 * tr["total_ms"].sum(), (parts.sum(), tr["total_ms"].sum())
