@@ -189,12 +189,16 @@ EVAL_BEHAVIOUR=split "$R" eval "$WORK/s.h5" --top 1 --latency-s 0.05 --warmup 2 
   || { cat "$WORK/split.txt" "$WORK/split.err"; fail "eval with the split failed"; }
 grep -q "recorded as evaluation 2 in" "$WORK/split.err" || { cat "$WORK/split.err"; fail "the split was not recorded"; }
 grep -q "latency split (preprocessing, inference, postprocessing" "$WORK/split.txt" || { cat "$WORK/split.txt"; fail "eval prints no split"; }
-"$PY" - "$WORK/s.h5" <<'PY' || fail "the recorded split is wrong"
+PYTHONPATH="$SRC/python" "$PY" - "$WORK/s.h5" <<'PY' || fail "the recorded split is wrong"
 import sys, h5py, pandas as pd
+import ranktune.results
 with h5py.File(sys.argv[1], "r") as f:
     split = pd.DataFrame(f["evaluations/latency_split"][:])
     tr = pd.DataFrame(f["evaluations/trace"][:])
     lat = pd.DataFrame(f["evaluations/latency"][:])
+with ranktune.results.load(sys.argv[1]) as r:  # the Python reader has them too
+    assert len(r.trace) == len(tr) and len(r.latency_split) == len(split), (len(r.trace), len(tr))
+    assert r.latency_split["post_p99_ms"].tolist()[-2:] == split["post_p99_ms"].tolist()[-2:], r.latency_split
 split, tr, lat = split[split["eval_id"] == 2], tr[tr["eval_id"] == 2], lat[lat["eval_id"] == 2]
 assert sorted(split["batch_size"]) == [1, 128], split
 for part in ("pre", "inference", "post"):
