@@ -24,12 +24,27 @@
 namespace ranktune::apps {
 namespace {
 
+// A part's percentiles in ms, as /evaluations/latency_split holds them (NaN: not measured).
+void put_parts(double* ms, const eval::LatencyStats& l) {
+  const eval::LatencyPart* parts[] = {&l.pre, &l.inference, &l.post};
+  for (int i = 0; i < 3; ++i) {
+    ms[3 * i] = parts[i]->p50_s * 1e3;
+    ms[3 * i + 1] = parts[i]->p90_s * 1e3;
+    ms[3 * i + 2] = parts[i]->p99_s * 1e3;
+  }
+}
+
 nlohmann::json as_json(const eval::LeaderEvaluation& e) {
   nlohmann::json latency = nlohmann::json::array();
-  for (const auto& l : e.latency)
-    latency.push_back({{"batch_size", l.batch_size}, {"batches", l.batches}, {"mean_ms", l.mean_s * 1e3},
-                       {"p50_ms", l.p50_s * 1e3}, {"p90_ms", l.p90_s * 1e3}, {"p99_ms", l.p99_s * 1e3},
-                       {"max_ms", l.max_s * 1e3}, {"samples_per_s", l.samples_per_s}});
+  for (const auto& l : e.latency) {
+    nlohmann::json row = {{"batch_size", l.batch_size}, {"batches", l.batches}, {"mean_ms", l.mean_s * 1e3},
+                          {"p50_ms", l.p50_s * 1e3}, {"p90_ms", l.p90_s * 1e3}, {"p99_ms", l.p99_s * 1e3},
+                          {"max_ms", l.max_s * 1e3}, {"samples_per_s", l.samples_per_s}};
+    double ms[9];
+    put_parts(ms, l);
+    for (int i = 0; i < 9; ++i) row[io::kLatencyPartNames[i]] = std::isfinite(ms[i]) ? nlohmann::json(ms[i]) : nlohmann::json(nullptr);
+    latency.push_back(std::move(row));
+  }
   nlohmann::json metrics = nlohmann::json::object();
   for (const auto& [name, value] : e.metrics) metrics[name] = std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
   return {{"trial", e.leader.trial->id},
@@ -55,9 +70,15 @@ io::Evaluation to_record(const std::vector<eval::LeaderEvaluation>& evals, const
     const search::TrialId id = e.leader.trial->id;
     const std::int64_t it = e.leader.checkpoint->iteration;
     for (const auto& [name, value] : e.metrics) r.metrics.push_back({id, it, name, value});
-    for (const auto& l : e.latency)
-      r.latency.push_back({id, it, l.batch_size, l.batches, l.mean_s * 1e3, l.p50_s * 1e3, l.p90_s * 1e3,
-                           l.p99_s * 1e3, l.max_s * 1e3, l.samples_per_s});
+    for (const auto& l : e.latency) {
+      io::EvalLatencyRow& row = r.latency.emplace_back(io::EvalLatencyRow{id, it, l.batch_size, l.batches, l.mean_s * 1e3,
+                                                                          l.p50_s * 1e3, l.p90_s * 1e3, l.p99_s * 1e3,
+                                                                          l.max_s * 1e3, l.samples_per_s});
+      put_parts(row.parts_ms, l);
+      for (const eval::BatchTime& b : l.trace)
+        r.trace.push_back({id, it, l.batch_size, b.batch, b.start_s * 1e3, b.total_s * 1e3, b.pre_s * 1e3,
+                           b.inference_s * 1e3, b.post_s * 1e3});
+    }
   }
   return r;
 }
@@ -135,7 +156,12 @@ int run_eval(const EvalOptions& o) {
     std::printf("%s\n", sys::printable_json(out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
   }
   io::Evaluation record = to_record(evals, manifest);
-  if (o.format != "json") std::printf("%s", report::render_table(report::evaluation_grid(file, record)).c_str());
+  if (o.format != "json") {
+    std::printf("%s", report::render_table(report::evaluation_grid(file, record)).c_str());
+    if (const report::Grid split = report::latency_split_grid(record); !split.body.empty())
+      std::printf("latency split (preprocessing, inference, postprocessing; blank: not measured)\n%s",
+                  report::render_table(split).c_str());
+  }
   if (o.no_record) return 0;
   try {
     const std::int64_t id = io::append_evaluation(o.results, std::move(record));

@@ -35,7 +35,8 @@ std::string trial_name(const Leader& l) {
 // The trial's batches of held-out samples, timed one by one: warm-up batches first (caches,
 // BLAS thread pools, GPU clocks), then at least min_batches and as many more as fit the
 // budget. Batches walk through the held-out set so that no batch is served from a cache
-// a previous one warmed with the same samples.
+// a previous one warmed with the same samples. Each batch's time is measured here, around
+// predict(); its parts are what predict() measured inside.
 LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64_t batch, const EvalOptions& o) {
   std::int64_t first = 0;
   const auto next = [&] {
@@ -45,16 +46,18 @@ LatencyStats time_batches(train::Trainable& t, std::int64_t held_out, std::int64
     return at;
   };
   for (int i = 0; i < o.warmup; ++i) t.predict(next(), batch);
-  std::vector<double> times;
+  std::vector<BatchTime> times;
   const auto start = Clock::now();
   while (static_cast<std::int64_t>(times.size()) < o.max_batches &&
          (static_cast<std::int64_t>(times.size()) < o.min_batches || since(start) < o.latency_s)) {
     const std::int64_t at = next();
     const auto t0 = Clock::now();
-    t.predict(at, batch);
-    times.push_back(since(t0));
+    const train::PredictTiming parts = t.predict(at, batch);
+    const double total = since(t0);
+    times.push_back({static_cast<std::int64_t>(times.size()), std::chrono::duration<double>(t0 - start).count(), total,
+                     parts.pre_s, parts.inference_s, parts.post_s});
   }
-  return summarize_latency(batch, std::move(times));
+  return summarize_batches(batch, times);
 }
 
 // The trainable of a config that config::parse_config read: its kind's keys read too.
@@ -80,11 +83,23 @@ void require_evaluable(const io::ResultsFile& file, const config::TrainableSpec&
 
 // What one timed batch is, for the manifest, when the evaluator times predict().
 constexpr const char* kPredictTimed =
-    "predict(): forward pass, softmax and argmax of one batch, from samples resident in memory to predictions in "
-    "host memory";
+    "predict(): one batch from samples resident in memory to predictions in host memory, in three parts: "
+    "preprocessing (the batch's pixels gathered and scaled to floats in the input buffer), inference (the forward "
+    "pass) and postprocessing (softmax and argmax, the classes in host memory); on a GPU each part ends with a "
+    "synchronization";
 
 LatencyStats stats_of(const train::MeasuredLatency& m) {
-  return {m.batch_size, m.batches, m.mean_s, m.p50_s, m.p90_s, m.p99_s, m.max_s, m.samples_per_s};
+  LatencyStats st{m.batch_size, m.batches, m.mean_s, m.p50_s, m.p90_s, m.p99_s, m.max_s, m.samples_per_s};
+  LatencyPart* parts[] = {&st.pre, &st.inference, &st.post};
+  for (int i = 0; i < 3; ++i) *parts[i] = {m.parts_s[3 * i], m.parts_s[3 * i + 1], m.parts_s[3 * i + 2]};
+  std::vector<double> totals;
+  for (const auto& b : m.trace) totals.push_back(b[2]);
+  // Thinned again by the same rule, so that a script's trace is bounded whatever it sent.
+  for (const std::size_t i : trace_keep(totals)) {
+    const auto& b = m.trace[i];
+    st.trace.push_back({static_cast<std::int64_t>(b[0]), b[1], b[2], b[3], b[4], b[5]});
+  }
+  return st;
 }
 
 }  // namespace

@@ -147,16 +147,30 @@ def held_out_evaluation(model, s, device):
         model.eval()
         start = [0]
 
-        def batches(size):  # walks through the test images, wrapping around
+        def sync():  # a part's time is the device's work, not the launch of its kernels
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+
+        def batches(size):  # the indices of the next test images, wrapping around (not timed)
             idx = torch.arange(start[0], start[0] + size) % len(x)
             start[0] = (start[0] + size) % len(x)
-            return x[idx]
+            return idx
 
-        def predict(batch):  # one forward pass; .cpu() waits until the labels are on the host
+        def preprocess(idx):  # the batch's images gathered on the device
+            batch = x[idx.to(device)]
+            sync()
+            return batch
+
+        def predict(batch):  # one forward pass
             with torch.no_grad():
-                return model(batch).argmax(1).cpu()
+                logits = model(batch)
+            sync()
+            return logits
 
-        ranktune.time_inference(predict, batches)  # ranktune
+        def postprocess(logits):  # softmax and argmax; .cpu() waits until the labels are on the host
+            return logits.softmax(1).argmax(1).cpu()
+
+        ranktune.time_inference(predict, batches, preprocess=preprocess, postprocess=postprocess)  # ranktune
         # "files" go into the evaluation's manifest (with their sizes and CRC-32C).
         return {"test_loss": loss, "test_accuracy": accuracy, "samples": len(x),
                 "files": list(split_files(s["data_dir"], "test")), "device": str(device),

@@ -26,6 +26,9 @@ constexpr const char* kGroup = "evaluations";
 constexpr const char* kRuns = "runs";
 constexpr const char* kMetrics = "metrics";
 constexpr const char* kLatency = "latency";
+// Added after the first tables: a file from before them lacks them (read as not measured).
+constexpr const char* kLatencySplit = "latency_split";
+constexpr const char* kTrace = "trace";
 // The manifests' JSON texts back to back; each run row says where its own is. A table of
 // bytes, not an attribute per evaluation: appending rows is all an SWMR writer may do.
 constexpr const char* kManifests = "manifests";
@@ -52,9 +55,30 @@ constexpr detail::FixedColumn kLatencyColumns[] = {
 enum LatencyCol { kLatId, kLatTrial, kLatIteration, kLatBatchSize, kLatBatches, kLatMean, kLatP50, kLatP90,
                   kLatP99, kLatMax, kLatRate };
 
+constexpr detail::FixedColumn kSplitColumns[] = {
+    {"eval_id", Kind::I64},          {"trial_id", Kind::I64},         {"iteration", Kind::I64},
+    {"batch_size", Kind::I64},       {kLatencyPartNames[0], Kind::F64}, {kLatencyPartNames[1], Kind::F64},
+    {kLatencyPartNames[2], Kind::F64}, {kLatencyPartNames[3], Kind::F64}, {kLatencyPartNames[4], Kind::F64},
+    {kLatencyPartNames[5], Kind::F64}, {kLatencyPartNames[6], Kind::F64}, {kLatencyPartNames[7], Kind::F64},
+    {kLatencyPartNames[8], Kind::F64}};
+enum SplitCol { kSplitId, kSplitTrial, kSplitIteration, kSplitBatchSize, kSplitFirstPart };
+
+constexpr detail::FixedColumn kTraceColumns[] = {
+    {"eval_id", Kind::I64},  {"trial_id", Kind::I64}, {"iteration", Kind::I64},    {"batch_size", Kind::I64},
+    {"batch", Kind::I64},    {"start_ms", Kind::F64}, {"total_ms", Kind::F64},     {"pre_ms", Kind::F64},
+    {"inference_ms", Kind::F64}, {"post_ms", Kind::F64}};
+enum TraceCol { kTrId, kTrTrial, kTrIteration, kTrBatchSize, kTrBatch, kTrStart, kTrTotal, kTrPre, kTrInference,
+                kTrPost };
+
 constexpr detail::TableSpec kRunTable{kRuns, kRunColumns, 64};
 constexpr detail::TableSpec kMetricTable{kMetrics, kMetricColumns, kChunkRows};
 constexpr detail::TableSpec kLatencyTable{kLatency, kLatencyColumns, kChunkRows};
+constexpr detail::TableSpec kSplitTable{kLatencySplit, kSplitColumns, kChunkRows};
+constexpr detail::TableSpec kTraceTable{kTrace, kTraceColumns, 1024};
+// Tables that a file from before them may lack.
+constexpr const detail::TableSpec* kLaterTables[] = {&kSplitTable, &kTraceTable};
+
+bool has(hid_t loc, const char* name) { return H5_CHECK(H5Lexists(loc, name, H5P_DEFAULT)) > 0; }
 
 // Reads the table `spec` of /evaluations whole. `max_rows` bounds what a damaged extent
 // could make us allocate (no row takes less than one byte of the file).
@@ -104,6 +128,15 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
         detail::create_byte_dataset(g.get(), kManifests, kManifestChunk);
         H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
       }
+      // The tables added later, in a file whose /evaluations an older ranktune made too.
+      h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
+      bool created = false;
+      for (const detail::TableSpec* spec : kLaterTables)
+        if (!has(g.get(), spec->name)) {
+          detail::Table().create(g.get(), *spec, detail::fixed_layout(*spec));
+          created = true;
+        }
+      if (created) H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
     }
     // The rows go in as an SWMR writer's appends, which keep the file readable (and
     // recoverable by a resume's mend) if we are killed half way. The run row comes last:
@@ -114,22 +147,25 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     H5_CHECK(H5Fstart_swmr_write(file.get()));
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
-    for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
+    for (const char* table : {kRuns, kMetrics, kLatency, kManifests, kLatencySplit, kTrace})
+      detail::require_checksummed(g.get(), table);
 
     // A new id above every id in any table, so that rows an interrupted evaluation left
     // behind never join this one.
     std::error_code ec;
     const std::uintmax_t max_rows = fs::file_size(path, ec);
     std::int64_t last = 0;
-    for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable})
+    for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable, &kSplitTable, &kTraceTable})
       last = std::max(last, highest_id(read_rows(g.get(), *spec, max_rows)));
     ev.id = last + 1;
     if (ev.created.empty()) ev.created = detail::iso8601_utc_now();
 
-    detail::Table runs, metrics, latency;
+    detail::Table runs, metrics, latency, split, trace;
     runs.open(g.get(), kRunTable);
     metrics.open(g.get(), kMetricTable);
     latency.open(g.get(), kLatencyTable);
+    split.open(g.get(), kSplitTable);
+    trace.open(g.get(), kTraceTable);
     h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
     // Fields in column order (kMetricColumns, kLatencyColumns, kRunColumns).
     for (const EvalMetricRow& r : ev.metrics)
@@ -138,6 +174,17 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
       detail::put_row(latency.add_row(), latency.layout,
                       {ev.id, r.trial, r.iteration, r.batch_size, r.batches, r.mean_ms, r.p50_ms, r.p90_ms, r.p99_ms,
                        r.max_ms, r.samples_per_s});
+    for (const EvalLatencyRow& r : ev.latency) {
+      if (!r.has_split()) continue;  // no row: not measured
+      std::byte* row = split.add_row();
+      detail::put_row(row, split.layout, {ev.id, r.trial, r.iteration, r.batch_size});
+      for (std::size_t i = 0; i < std::size(r.parts_ms); ++i)
+        detail::put_f64(row, split.layout[kSplitFirstPart + i], r.parts_ms[i]);
+    }
+    for (const EvalTraceRow& r : ev.trace)
+      detail::put_row(trace.add_row(), trace.layout,
+                      {ev.id, r.trial, r.iteration, r.batch_size, r.batch, r.start_ms, r.total_ms, r.pre_ms,
+                       r.inference_ms, r.post_ms});
     const hsize_t manifest_at = detail::extent_of(manifests.get());
     detail::put_row(runs.add_row(), runs.layout,
                     {ev.id, ev.created, ev.split, ev.device, std::int64_t{ev.threads}, ev.trials,
@@ -146,6 +193,8 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     detail::write_bytes(manifests.get(), manifest_at, ev.manifest, manifest_at + ev.manifest.size());
     metrics.append();
     latency.append();
+    split.append();
+    trace.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
     runs.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
@@ -171,6 +220,14 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
     for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
+    // The later tables, where the file has them; none: nothing of theirs was measured.
+    const auto read_later = [&](const detail::TableSpec& spec) {
+      if (!has(g.get(), spec.name)) return detail::RawTable{};
+      detail::require_checksummed(g.get(), spec.name);
+      return read_rows(g.get(), spec, size);
+    };
+    const detail::RawTable split = read_later(kSplitTable);
+    const detail::RawTable trace = read_later(kTraceTable);
     const detail::RawTable runs = read_rows(g.get(), kRunTable, size);
     const detail::RawTable metrics = read_rows(g.get(), kMetricTable, size);
     const detail::RawTable latency = read_rows(g.get(), kLatencyTable, size);
@@ -213,6 +270,27 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
                                            get_int(row, L[kLatBatchSize]), get_int(row, L[kLatBatches]),
                                            get_f64(row, L[kLatMean]), get_f64(row, L[kLatP50]), get_f64(row, L[kLatP90]),
                                            get_f64(row, L[kLatP99]), get_f64(row, L[kLatMax]), get_f64(row, L[kLatRate])});
+    }
+    for (std::size_t i = 0; i < split.rows; ++i) {
+      const std::byte* row = split.row(i);
+      const detail::Layout& L = split.layout;
+      const auto it = index.find(get_int(row, L[kSplitId]));
+      if (it == index.end()) continue;
+      const search::TrialId trial = get_int(row, L[kSplitTrial]);
+      const std::int64_t iteration = get_int(row, L[kSplitIteration]), batch_size = get_int(row, L[kSplitBatchSize]);
+      // The latency row it splits; one without is left out, as a row without its run is.
+      for (EvalLatencyRow& l : out[it->second].latency)
+        if (l.trial == trial && l.iteration == iteration && l.batch_size == batch_size)
+          for (std::size_t p = 0; p < std::size(l.parts_ms); ++p) l.parts_ms[p] = get_f64(row, L[kSplitFirstPart + p]);
+    }
+    for (std::size_t i = 0; i < trace.rows; ++i) {
+      const std::byte* row = trace.row(i);
+      const detail::Layout& L = trace.layout;
+      if (auto it = index.find(get_int(row, L[kTrId])); it != index.end())
+        out[it->second].trace.push_back({get_int(row, L[kTrTrial]), get_int(row, L[kTrIteration]),
+                                         get_int(row, L[kTrBatchSize]), get_int(row, L[kTrBatch]),
+                                         get_f64(row, L[kTrStart]), get_f64(row, L[kTrTotal]), get_f64(row, L[kTrPre]),
+                                         get_f64(row, L[kTrInference]), get_f64(row, L[kTrPost])});
     }
     return out;
   });

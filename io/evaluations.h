@@ -13,9 +13,22 @@
 ///   /evaluations/latency   one row per (evaluation, trial, batch size): eval_id, trial_id,
 ///                          iteration, batch_size, batches (timed), mean_ms, p50_ms, p90_ms,
 ///                          p99_ms, max_ms, samples_per_s
+///   /evaluations/latency_split  the split of that latency, one row per latency row whose
+///                          split was measured: eval_id, trial_id, iteration, batch_size,
+///                          pre_p50_ms, pre_p90_ms, pre_p99_ms, inference_p50_ms, ...,
+///                          post_p99_ms (NaN: that part was not measured)
+///   /evaluations/trace     the timed batches, one row each, at most eval::kTraceRows (1000)
+///                          per (evaluation, trial, batch size) (eval::trace_keep: every k-th
+///                          batch and the slowest): eval_id, trial_id, iteration, batch_size,
+///                          batch (index among the timed batches, from 0), start_ms (since the
+///                          timing of the batch size began), total_ms, pre_ms, inference_ms,
+///                          post_ms (NaN: not measured)
+/// latency_split and trace are created by the first evaluation recorded with them: a file
+/// without them (older ranktune) reads as "not measured", never as an error.
 /// pandas: pd.DataFrame(h5py.File(p)["evaluations/metrics"][:]).
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,7 +54,35 @@ struct EvalLatencyRow {
   std::int64_t batches = 0;  ///< timed batches (after warm-up)
   double mean_ms = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
   double samples_per_s = 0;  ///< batch_size / mean latency
+  /// p50, p90, p99 of preprocessing, inference and postprocessing (pre_p50_ms, pre_p90_ms,
+  /// pre_p99_ms, inference_p50_ms, ..., post_p99_ms); NaN: not measured.
+  double parts_ms[9] = {kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured,
+                        kNotMeasured, kNotMeasured, kNotMeasured, kNotMeasured};
+  static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+  /// Whether any part was measured.
+  bool has_split() const {
+    for (const double v : parts_ms)
+      if (v == v) return true;
+    return false;
+  }
 };
+
+/// One timed batch of the trace.
+struct EvalTraceRow {
+  search::TrialId trial = 0;
+  std::int64_t iteration = 0;
+  std::int64_t batch_size = 0;
+  std::int64_t batch = 0;  ///< index among the timed batches of its batch size, from 0
+  double start_ms = 0;     ///< since the timing of its batch size began
+  double total_ms = 0;
+  double pre_ms = EvalLatencyRow::kNotMeasured, inference_ms = EvalLatencyRow::kNotMeasured,
+         post_ms = EvalLatencyRow::kNotMeasured;
+};
+
+/// The names of EvalLatencyRow::parts_ms, in order: "pre_p50_ms", ..., "post_p99_ms".
+inline constexpr const char* kLatencyPartNames[9] = {
+    "pre_p50_ms",       "pre_p90_ms",  "pre_p99_ms",  "inference_p50_ms", "inference_p90_ms",
+    "inference_p99_ms", "post_p50_ms", "post_p90_ms", "post_p99_ms"};
 
 /// One `ranktune eval` invocation: every trial it evaluated.
 struct Evaluation {
@@ -54,6 +95,7 @@ struct Evaluation {
   std::string manifest;      ///< JSON text: what was evaluated, on what, with what
   std::vector<EvalMetricRow> metrics;
   std::vector<EvalLatencyRow> latency;
+  std::vector<EvalTraceRow> trace;
 };
 
 /// Appends `evaluation` to the results file at `path` and returns its id. Takes the

@@ -76,32 +76,59 @@ Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& ev) {
   return g;
 }
 
+Grid latency_split_grid(const io::Evaluation& ev) {
+  Grid g;
+  g.head = {"trial_id", "iteration", "batch_size"};
+  for (const char* part : {"pre", "inf", "post"})
+    for (const char* p : {"p50_ms", "p90_ms", "p99_ms"}) g.head.push_back(std::string(part) + " " + p);
+  g.numeric.assign(g.head.size(), true);
+  for (const io::EvalLatencyRow& l : ev.latency) {
+    if (!l.has_split()) continue;
+    std::vector<std::string>& row = g.body.emplace_back();
+    row = {std::to_string(l.trial), std::to_string(l.iteration), std::to_string(l.batch_size)};
+    for (const double ms : l.parts_ms) row.push_back(fixed(ms, 3));  // blank: not measured
+  }
+  return g;
+}
+
 std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation& ev, Format format) {
   const Grid g = evaluation_grid(file, ev);
+  const Grid split = latency_split_grid(ev);
+  const std::string split_title = "latency split (preprocessing, inference, postprocessing; blank: not measured)";
   const std::string title = "held-out evaluation " + std::to_string(ev.id) + " (" + ev.split + " split, " +
                             one_line(ev.created) + ", " + one_line(ev.device) + ", " + std::to_string(ev.threads) +
                             (ev.threads == 1 ? " thread" : " threads") + ")";
   switch (format) {
     case Format::Csv: return render_csv(g);
-    case Format::Markdown: return "### " + markdown_escape(title) + "\n\n" + render_markdown_table(g);
+    case Format::Markdown:
+      return "### " + markdown_escape(title) + "\n\n" + render_markdown_table(g) +
+             (split.body.empty() ? "" : "\n" + markdown_escape(split_title) + "\n\n" + render_markdown_table(split));
     case Format::Json: {
       const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
       nlohmann::json metrics = nlohmann::json::array(), latency = nlohmann::json::array();
       for (const io::EvalMetricRow& m : ev.metrics)
         metrics.push_back({{"trial_id", m.trial}, {"iteration", m.iteration}, {"metric", m.metric}, {"value", num(m.value)}});
-      for (const io::EvalLatencyRow& l : ev.latency)
-        latency.push_back({{"trial_id", l.trial}, {"iteration", l.iteration}, {"batch_size", l.batch_size},
-                           {"batches", l.batches}, {"mean_ms", num(l.mean_ms)}, {"p50_ms", num(l.p50_ms)},
-                           {"p90_ms", num(l.p90_ms)}, {"p99_ms", num(l.p99_ms)}, {"max_ms", num(l.max_ms)},
-                           {"samples_per_s", num(l.samples_per_s)}});
+      for (const io::EvalLatencyRow& l : ev.latency) {
+        nlohmann::json row = {{"trial_id", l.trial}, {"iteration", l.iteration}, {"batch_size", l.batch_size},
+                              {"batches", l.batches}, {"mean_ms", num(l.mean_ms)}, {"p50_ms", num(l.p50_ms)},
+                              {"p90_ms", num(l.p90_ms)}, {"p99_ms", num(l.p99_ms)}, {"max_ms", num(l.max_ms)},
+                              {"samples_per_s", num(l.samples_per_s)}};
+        for (std::size_t i = 0; i < std::size(l.parts_ms); ++i) row[io::kLatencyPartNames[i]] = num(l.parts_ms[i]);
+        latency.push_back(std::move(row));
+      }
+      nlohmann::json trace = nlohmann::json::array();
+      for (const io::EvalTraceRow& t : ev.trace)
+        trace.push_back({{"trial_id", t.trial}, {"iteration", t.iteration}, {"batch_size", t.batch_size},
+                         {"batch", t.batch}, {"start_ms", num(t.start_ms)}, {"total_ms", num(t.total_ms)},
+                         {"pre_ms", num(t.pre_ms)}, {"inference_ms", num(t.inference_ms)}, {"post_ms", num(t.post_ms)}});
       nlohmann::json doc = {{"evaluation", ev.id}, {"created", ev.created}, {"split", ev.split},
                             {"device", ev.device}, {"threads", ev.threads}, {"metrics", std::move(metrics)},
-                            {"latency", std::move(latency)}};
+                            {"latency", std::move(latency)}, {"trace", std::move(trace)}};
       return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
     }
     case Format::Table: break;
   }
-  return title + "\n" + render_table(g);
+  return title + "\n" + render_table(g) + (split.body.empty() ? "" : split_title + "\n" + render_table(split));
 }
 
 }  // namespace ranktune::report

@@ -205,6 +205,12 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
       body += "<h3>Evaluation " + std::to_string(it->id) + ": " + html_escape(it->split) + " split, " +
               html_escape(it->created) + ", " + html_escape(it->device) + ", " + std::to_string(it->threads) +
               (it->threads == 1 ? " thread" : " threads") + "</h3>\n" + render_html_table(evaluation_grid(file, *it));
+      // The latency split and the trace of the timed batches, where they were measured.
+      if (const Grid split = latency_split_grid(*it); !split.body.empty())
+        body += "<p class=\"note\">Latency split: p50, p90 and p99 of each part in ms (pre: preprocessing, inf: "
+                "inference, post: postprocessing; blank: not measured).</p>\n" +
+                render_html_table(split) + chart([&] { return latency_split_chart(*it); });
+      if (!it->trace.empty()) body += chart([&] { return latency_trace_chart(*it); });
     }
     out += section("Held-out evaluations (ranktune eval), newest first", body);
   }

@@ -74,6 +74,44 @@ MeasuredLatency latency_from(const nlohmann::json& j) {
   // (Not mean <= max: a mean of equal times may round above them.)
   if (!(l.p50_s <= l.p90_s && l.p90_s <= l.p99_s && l.p99_s <= l.max_s))
     throw std::invalid_argument("its percentiles are out of order (p50 <= p90 <= p99 <= max)");
+  // The split, sent by helpers since the latency traces: each part's percentiles, null (or
+  // absent, from an older helper) where the part was not measured.
+  const char* parts[] = {"pre", "inference", "post"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = parts[i];
+    const std::string keys[] = {name + "_p50_s", name + "_p90_s", name + "_p99_s"};
+    for (int k = 0; k < 3; ++k)
+      if (const auto it = j.find(keys[k]); it != j.end() && !it->is_null())
+        l.parts_s[3 * i + k] = seconds_of(j, keys[k].c_str());
+    const double* p = l.parts_s + 3 * i;
+    const int given = std::isfinite(p[0]) + std::isfinite(p[1]) + std::isfinite(p[2]);
+    if (given != 0 && given != 3)
+      throw std::invalid_argument("\"" + keys[0] + "\", \"" + keys[1] + "\" and \"" + keys[2] +
+                                  "\" must be all numbers or all null (not measured)");
+    if (given == 3 && !(p[0] <= p[1] && p[1] <= p[2]))
+      throw std::invalid_argument("the percentiles of " + name + " are out of order (p50 <= p90 <= p99)");
+  }
+  // The trace: [batch, start_s, total_s, pre_s, inference_s, post_s] per kept batch.
+  if (const auto it = j.find("trace"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) throw std::invalid_argument("\"trace\" is not an array");
+    for (const auto& b : *it) {
+      const bool ok = b.is_array() && b.size() == 6 && b[0].is_number_integer() && b[0].get<std::int64_t>() >= 0 &&
+                      b[0].get<std::int64_t>() < l.batches;
+      if (!ok)
+        throw std::invalid_argument("a \"trace\" entry is not [batch, start_s, total_s, pre_s, inference_s, post_s] "
+                                    "with batch in 0.." + std::to_string(l.batches - 1) + ": " + b.dump());
+      std::array<double, 6> row{static_cast<double>(b[0].get<std::int64_t>()), NAN, NAN, NAN, NAN, NAN};
+      for (std::size_t k = 1; k < 6; ++k) {
+        const bool optional = k >= 3;  // a part may be null: not measured
+        if (optional && b[k].is_null()) continue;
+        if (!b[k].is_number() || !std::isfinite(b[k].get<double>()) || b[k].get<double>() < 0)
+          throw std::invalid_argument("a \"trace\" entry has a time that is not a finite number >= 0" +
+                                      std::string(optional ? " or null" : "") + ": " + b.dump());
+        row[k] = b[k].get<double>();
+      }
+      l.trace.push_back(row);
+    }
+  }
   return l;
 }
 
@@ -194,8 +232,9 @@ HeldOutResult CommandTrainable::evaluate_held_out() {
     for (const MeasuredLatency& l : out.latency)
       if (l.batch_size == b) ordered.push_back(l);
   out.latency = std::move(ordered);
-  out.timed = "the script's predict(batch) through ranktune.time_inference(): one forward pass of an input batch "
-              "from memory to its output on the host (the batch's preparation is not timed)";
+  out.timed = "the script's batches through ranktune.time_inference(): its preprocess(batch) if given "
+              "(preprocessing), predict(x) (inference) and its postprocess(y) if given (postprocessing), from an input "
+              "batch in memory to its output on the host (making the batch, batches(n), is not timed)";
   return out;
 }
 

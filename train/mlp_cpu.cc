@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -101,6 +102,31 @@ class CpuEngine : public MlpEngine {
     }
     return sums;
   }
+
+  PredictTiming predict(std::span<const std::int32_t> rows) override {
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    openblas_set_num_threads(threads_);
+    const int n = static_cast<int>(rows.size());
+    const int classes = shape_.sizes.back();
+    const auto t0 = Clock::now();
+    gather(rows);
+    const auto t1 = Clock::now();
+    const float* logits = forward(n, 0.0f, 0, 0);
+    const auto t2 = Clock::now();
+    probs_.resize(std::size_t(n) * classes);
+    predicted_.resize(rows.size());
+    for (int i = 0; i < n; ++i) {
+      float* p = probs_.data() + std::size_t(i) * classes;
+      softmax_row(logits + std::size_t(i) * classes, p, classes, 0);
+      // Ties go to the lowest class, as on the GPU.
+      predicted_[i] = static_cast<std::int32_t>(std::max_element(p, p + classes) - p);
+    }
+    const auto t3 = Clock::now();
+    return {seconds(t0, t1), seconds(t1, t2), seconds(t2, t3)};
+  }
+
+  std::span<const std::int32_t> predictions() const override { return predicted_; }
 
  private:
   // Writes softmax(z) into p and returns -log p[y], computed stably from the log-sum-exp.
@@ -219,6 +245,8 @@ class CpuEngine : public MlpEngine {
   std::vector<std::vector<float>> act_;      // per layer: post-activation (pre-dropout) outputs; logits last
   std::vector<std::vector<float>> dropped_;  // per hidden layer: outputs after dropout
   std::vector<float> delta_, prev_delta_;
+  std::vector<float> probs_;             // predict(): the batch's class probabilities
+  std::vector<std::int32_t> predicted_;  // predict(): its classes
   double loss_sum_ = 0;
   // The batch being trained, for the dropout masks in backward().
   float dropout_ = 0, keep_scale_ = 1;

@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -157,6 +158,27 @@ __global__ void softmax_xent_kernel(const float* logits, const std::uint8_t* lab
     float* d = delta + std::size_t(i) * classes;
     for (int c = 0; c < classes; ++c) d[c] = (expf(z[c] - zmax) * inv - (c == y ? 1.0f : 0.0f)) * inv_b;
   }
+}
+
+// One thread per row: the softmax of its logits in place, and its argmax (ties to the lowest
+// class, as on the CPU) into classes[i]: predict()'s postprocessing.
+__global__ void softmax_argmax_kernel(float* logits, int n, int classes, std::int32_t* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float* z = logits + std::size_t(i) * classes;
+  float zmax = z[0];
+  int best = 0;
+  for (int c = 1; c < classes; ++c) {
+    if (z[c] > zmax) {
+      zmax = z[c];
+      best = c;
+    }
+  }
+  float sum = 0.0f;
+  for (int c = 0; c < classes; ++c) sum += (z[c] = expf(z[c] - zmax));
+  const float inv = 1.0f / sum;
+  for (int c = 0; c < classes; ++c) z[c] *= inv;
+  out[i] = best;
 }
 
 // Column sums of delta (n x out): one thread per output unit.
@@ -339,6 +361,40 @@ class CudaEngine : public MlpEngine {
     return out;
   }
 
+  PredictTiming predict(std::span<const std::int32_t> rows) override {
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+    PredictTiming t;
+    const int n = static_cast<int>(rows.size());
+    predicted_.resize(rows.size());
+    if (n == 0) return t;
+    cudaStream_t s = stream_.get();
+    // Each part ends with a synchronization: its time is the device's work, not the launch.
+    const auto t0 = Clock::now();
+    eval_rows_.resize(rows.size());
+    RT_CUDA_CHECK(cudaMemcpyAsync(eval_rows_.get(), rows.data(), rows.size_bytes(), cudaMemcpyHostToDevice, s));
+    gather(eval_rows_.get(), n);
+    RT_CUDA_CHECK(cudaGetLastError());
+    RT_CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto t1 = Clock::now();
+    layers(n, 0.0f, 0, 0);
+    RT_CUDA_CHECK(cudaGetLastError());
+    RT_CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto t2 = Clock::now();
+    predicted_dev_.resize(rows.size());
+    softmax_argmax_kernel<<<blocks(n), kThreads, 0, s>>>(act_.back().get(), n, shape_.sizes.back(), predicted_dev_.get());
+    RT_CUDA_CHECK(cudaGetLastError());
+    RT_CUDA_CHECK(cudaMemcpyAsync(predicted_.data(), predicted_dev_.get(), rows.size_bytes(), cudaMemcpyDeviceToHost, s));
+    RT_CUDA_CHECK(cudaStreamSynchronize(s));
+    const auto t3 = Clock::now();
+    t.pre_s = seconds(t0, t1);
+    t.inference_s = seconds(t1, t2);
+    t.post_s = seconds(t2, t3);
+    return t;
+  }
+
+  std::span<const std::int32_t> predictions() const override { return predicted_; }
+
  private:
   void upload(float* dst, std::span<const float> src) {
     RT_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size_bytes(), cudaMemcpyHostToDevice, stream_.get()));
@@ -365,9 +421,20 @@ class CudaEngine : public MlpEngine {
   }
 
   void forward(const std::int32_t* rows, int n, float dropout, std::uint64_t key, std::int64_t first_row) {
+    gather(rows, n);
+    layers(n, dropout, key, first_row);
+  }
+
+  // The rows' pixels as floats in the input buffer (device rows).
+  void gather(const std::int32_t* rows, int n) {
     ensure(n);
+    gather_kernel<<<blocks(std::size_t(n) * features_), kThreads, 0, stream_.get()>>>(images_.get(), rows, n, features_,
+                                                                                       input_.get());
+  }
+
+  // The forward pass from the input buffer that gather() filled.
+  void layers(int n, float dropout, std::uint64_t key, std::int64_t first_row) {
     cudaStream_t s = stream_.get();
-    gather_kernel<<<blocks(std::size_t(n) * features_), kThreads, 0, s>>>(images_.get(), rows, n, features_, input_.get());
     const bool drop = dropout > 0.0f;
     const float keep_scale = drop ? 1.0f / (1.0f - dropout) : 1.0f;
     const float one = 1.0f;
@@ -420,7 +487,7 @@ class CudaEngine : public MlpEngine {
   Stream stream_;
   Cublas cublas_;
   DeviceBuffer<std::uint8_t> images_, labels_;
-  DeviceBuffer<std::int32_t> order_, eval_rows_;
+  DeviceBuffer<std::int32_t> order_, eval_rows_, predicted_dev_;
   DeviceBuffer<float> params_, grad_, m_, v_;
   DeviceBuffer<float> input_, delta_, prev_;
   std::vector<DeviceBuffer<float>> act_, dropped_;
@@ -428,6 +495,7 @@ class CudaEngine : public MlpEngine {
   // a batch-1 latency measurement times no cudaMalloc.
   DeviceBuffer<double> sums_;
   std::vector<float> host_grad_;
+  std::vector<std::int32_t> predicted_;  // predict()'s classes on the host
   std::int64_t t_ = 0;
 };
 

@@ -14,6 +14,7 @@
 #include "train/mlp_model.h"
 #include "train/mnist.h"
 #include "train/optimizer.h"
+#include "train/predict_timing.h"
 
 namespace ranktune::train {
 
@@ -53,6 +54,13 @@ class MlpEngine {
   virtual double take_loss_sum() = 0;
   /// Loss and accuracy sums over `rows` (no dropout).
   virtual EvalSums evaluate(std::span<const std::int32_t> rows) = 0;
+  /// Predicts the class of each of `rows` as one batch (no dropout), into host memory
+  /// (predictions()), and times its three parts: preprocessing (gathering the rows' pixels
+  /// as floats in the input buffer), inference (the forward pass), postprocessing (softmax
+  /// and argmax, the classes copied to the host). A GPU engine synchronizes after each.
+  virtual PredictTiming predict(std::span<const std::int32_t> rows) = 0;
+  /// The classes of the last predict()'s rows.
+  virtual std::span<const std::int32_t> predictions() const = 0;
 };
 
 /// A CPU engine on OpenBLAS with `threads` BLAS threads.

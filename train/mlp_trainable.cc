@@ -389,14 +389,14 @@ HeldOutResult MlpTrainable::evaluate_held_out() {
   return r;
 }
 
-void MlpTrainable::predict(std::int64_t first, std::int64_t count) {
+PredictTiming MlpTrainable::predict(std::int64_t first, std::int64_t count) {
   if (!test_engine_) throw TrialFailure("predict() before evaluate_held_out()");
   const auto n = static_cast<std::int64_t>(test_rows_.size());
   if (first < 0 || count < 1 || first + count > n)
     throw TrialFailure("predict(" + std::to_string(first) + ", " + std::to_string(count) + "): the test set has " +
                        std::to_string(n) + " images");
-  test_engine_->evaluate(std::span<const std::int32_t>(test_rows_).subspan(static_cast<std::size_t>(first),
-                                                                           static_cast<std::size_t>(count)));
+  return test_engine_->predict(
+      std::span<const std::int32_t>(test_rows_).subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)));
 }
 
 // ---------------------------------------------------------------- the kind

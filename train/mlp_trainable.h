@@ -118,7 +118,7 @@ class MlpTrainable : public Trainable {
   bool can_evaluate() const override { return true; }
   HeldOutResult evaluate_held_out() override;
   /// Inference of test images [first, first + count): forward pass, softmax and argmax.
-  void predict(std::int64_t first, std::int64_t count) override;
+  PredictTiming predict(std::int64_t first, std::int64_t count) override;
 
  private:
   void start_epoch();

@@ -1,6 +1,8 @@
 #pragma once
 /// The Trainable interface (Tune's narrow waist): what a worker runs for one trial.
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "config/config.h"
 #include "train/checkpoint.h"
+#include "train/predict_timing.h"
 #include "search/types.h"
 
 namespace ranktune::train {
@@ -117,6 +120,14 @@ struct MeasuredLatency {
   std::int64_t batches = 0;  ///< timed batches
   double mean_s = 0, p50_s = 0, p90_s = 0, p99_s = 0, max_s = 0;
   double samples_per_s = 0;
+  /// p50, p90, p99 of preprocessing, inference and postprocessing, in that order (pre_p50,
+  /// pre_p90, ..., post_p99); NaN where a part was not measured (a script without a
+  /// preprocess or postprocess function, or an older helper that sends no split).
+  double parts_s[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+  /// Timed batches as the script sent them (already thinned as eval::trace_keep does):
+  /// batch index, start (seconds since its batch size's timing began), total, pre,
+  /// inference, post; NaN where not measured. Empty when it sent none.
+  std::vector<std::array<double, 6>> trace;
 };
 
 /// What a held-out evaluation measured (`ranktune eval`).
@@ -174,9 +185,10 @@ class Trainable {
   /// TrialFailure.
   virtual HeldOutResult evaluate_held_out() { throw TrialFailure("this trainable has no held-out evaluation"); }
   /// Predicts `count` held-out samples from sample `first` as one batch, and returns once
-  /// the predictions are in host memory: the unit of a latency measurement. Call after
+  /// the predictions are in host memory: the unit of a latency measurement. Returns how long
+  /// its preprocessing, inference and postprocessing took (PredictTiming). Call after
   /// evaluate_held_out(); `first + count` must not exceed its `samples`. Throws TrialFailure.
-  virtual void predict(std::int64_t first, std::int64_t count) {
+  virtual PredictTiming predict(std::int64_t first, std::int64_t count) {
     throw TrialFailure("this trainable has no held-out evaluation");
   }
   /// True when evaluate_held_out() times inference itself, at the batch sizes of

@@ -12,14 +12,16 @@ builds its model and loads the checkpoint as it does on a resume, then calls
 
     def evaluate(split, batch_size):
         loss, accuracy, n = run_test_set(model, batch_size)
-        ranktune.time_inference(lambda x: model(x).argmax(1).tolist(), test_batch)
+        ranktune.time_inference(model, test_batch, preprocess=lambda b: b.to(device),
+                                postprocess=lambda y: y.softmax(1).argmax(1).tolist())
         return {"test_loss": loss, "test_accuracy": accuracy, "samples": n}
 
     ranktune.on_evaluate(evaluate)  # in evaluation mode: evaluates, reports, exits 0
     for epoch in ...:               # training as usual
 
 What travels to ranktune (JSON lines on ``RANKTUNE_REPORT_FD``, docs/command_protocol.md,
-"Evaluation mode"): one ``{"ranktune": "latency", ...}`` line per timed batch size, then one
+"Evaluation mode"): one ``{"ranktune": "latency", ...}`` line per timed batch size (with
+the split of its batches and their trace), then one
 ``{"ranktune": "evaluation", ...}`` line. ``ranktune eval`` says how to time in
 ``RANKTUNE_EVAL_*`` variables; outside evaluation mode the same defaults as ``ranktune
 eval``'s apply, and they can be set by hand to try the evaluation standalone.
@@ -103,38 +105,102 @@ def _summarize(batch_size, seconds):
     }
 
 
-def time_inference(predict, batches):
-    """Times ``predict(batch)``, one forward pass of one input batch that returns once its
-    output is on the host (e.g. ``lambda x: model(x).argmax(1).tolist()``), on batches from
+# Timed batches of one batch size kept in the trace sent to ranktune (eval::kTraceRows).
+TRACE_ROWS = 1000
+
+
+def _trace_keep(totals, max_rows=TRACE_ROWS):
+    # As eval/latency.cc trace_keep: all when they fit; else every k-th from the first,
+    # k = ceil(n / (max_rows - 1)), and the slowest (the first of equal slowest).
+    n = len(totals)
+    max_rows = max(max_rows, 2)
+    if n <= max_rows:
+        return list(range(n))
+    stride = (n + max_rows - 2) // (max_rows - 1)
+    keep = list(range(0, n, stride))
+    slowest = max(range(n), key=lambda i: (totals[i], -i))
+    if slowest % stride:
+        keep.append(slowest)
+        keep.sort()
+    return keep
+
+
+def _part_summary(name, seconds):
+    # p50/p90/p99 of one part; None (JSON null: not measured) when it was not timed.
+    if seconds is None:
+        return {name + "_p50_s": None, name + "_p90_s": None, name + "_p99_s": None}
+    ordered = sorted(seconds)
+    return {name + "_p%d_s" % p: _nearest_rank(ordered, p) for p in (50, 90, 99)}
+
+
+def time_inference(predict, batches, preprocess=None, postprocess=None):
+    """Times ``predict(batch)``, one forward pass of one input batch, on batches from
     ``batches(batch_size)``, a callable that returns one input batch of that size (walk
     through the held-out data, so that no batch is served from a cache the last one warmed).
+
+    The optional ``preprocess(batch)`` and ``postprocess(output)`` split each timed batch
+    into three parts, as ``ranktune eval`` splits its built-in models' batches: ``x =
+    preprocess(batch)`` (e.g. decode, normalize, move to the device and synchronize) is the
+    preprocessing, ``y = predict(x)`` the inference (synchronize before returning), and
+    ``postprocess(y)`` (e.g. ``y.softmax(1).argmax(1).tolist()``: to predictions on the host)
+    the postprocessing. Without ``preprocess``, ``predict`` gets the batch as ``batches``
+    returned it and preprocessing is not measured; without ``postprocess``, ``predict``
+    should return its output on the host (e.g. ``lambda x: model(x).argmax(1).tolist()``) and
+    postprocessing is not measured. A part that is not measured is sent as null and
+    recorded as NaN ("not measured", not 0); the whole batch time then counts as inference.
 
     For each batch size that ``ranktune eval --batch-sizes`` asked for (1 and 128 by
     default), as ``ranktune eval`` times its built-in models: ``--warmup`` untimed batches,
     then timed ones, at least 20 and as many more as fit ``--latency-s`` seconds (at most
-    100000). Only the ``predict`` call is timed (``time.perf_counter``), never ``batches``.
-    Nearest-rank p50/p90/p99, max and mean in seconds, and samples/s (batch size / mean).
+    100000). ``batches`` is never timed; a batch's time runs from the start of its
+    preprocessing to the end of its postprocessing (``time.perf_counter``). Nearest-rank
+    p50/p90/p99, max and mean in seconds, and samples/s (batch size / mean), and the p50,
+    p90 and p99 of each part.
 
     Returns ``{batch_size: {"batches", "mean_s", "p50_s", "p90_s", "p99_s", "max_s",
-    "samples_per_s", "batch_size"}}``. In evaluation mode it also sends them to ranktune,
-    which records them in the results file's /evaluations (in ms); call it inside the
-    function given to :func:`on_evaluate`. Outside it, it sends nothing."""
+    "samples_per_s", "batch_size", "pre_p50_s", ..., "post_p99_s", "trace"}}``, the trace a
+    list of ``[batch, start_s, total_s, pre_s, inference_s, post_s]`` (None: not measured)
+    of at most 1000 timed batches (every k-th and the slowest when there are more). In
+    evaluation mode it also sends them to ranktune, which records them in the results
+    file's /evaluations (in ms); call it inside the function given to :func:`on_evaluate`.
+    Outside it, it sends nothing."""
     s = _settings()
     if s["min_batches"] < 1 or s["max_batches"] < s["min_batches"]:
         raise ValueError("RANKTUNE_EVAL_MIN_BATCHES and _MAX_BATCHES must satisfy 1 <= min <= max (got %d, %d)"
                          % (s["min_batches"], s["max_batches"]))
+
+    def one(batch):
+        # One batch, its parts timed; returns (total, pre, inference, post), None: not measured.
+        # Without a part its clock read is left out, so that the whole time is inference.
+        t0 = t1 = _clock()
+        x = batch
+        if preprocess is not None:
+            x = preprocess(batch)
+            t1 = _clock()
+        y = predict(x)
+        t2 = t3 = _clock()
+        if postprocess is not None:
+            postprocess(y)
+            t3 = _clock()
+        return (t3 - t0, t1 - t0 if preprocess is not None else None, t2 - t1,
+                t3 - t2 if postprocess is not None else None)
+
     out = {}
     for b in s["batch_sizes"]:
         for _ in range(s["warmup"]):  # caches, thread pools, GPU clocks
-            predict(batches(b))
-        times = []
+            one(batches(b))
+        rows = []  # [batch, start, total, pre, inference, post]
         start = _clock()
-        while len(times) < s["max_batches"] and (len(times) < s["min_batches"] or _clock() - start < s["latency_s"]):
+        while len(rows) < s["max_batches"] and (len(rows) < s["min_batches"] or _clock() - start < s["latency_s"]):
             x = batches(b)
-            t0 = _clock()
-            predict(x)
-            times.append(_clock() - t0)
-        out[b] = _summarize(b, times)
+            at = _clock() - start
+            total, pre, inference, post = one(x)
+            rows.append([len(rows), at, total, pre, inference, post])
+        out[b] = _summarize(b, [r[2] for r in rows])
+        out[b].update(_part_summary("pre", None if preprocess is None else [r[3] for r in rows]))
+        out[b].update(_part_summary("inference", [r[4] for r in rows]))
+        out[b].update(_part_summary("post", None if postprocess is None else [r[5] for r in rows]))
+        out[b]["trace"] = [rows[i] for i in _trace_keep([r[2] for r in rows])]
         if evaluating():
             line = {"ranktune": "latency"}
             line.update(out[b])

@@ -33,8 +33,11 @@ Example::
   before ``/state``) are left out, as ranktune's own readers do.
 - ``evaluations``: one row per metric of each ``ranktune eval`` (``eval_id``, ``trial_id``,
   ``iteration``, ``metric``, ``value``, and the run's ``created``, ``split``, ``device``);
-  ``latency``: ``/evaluations/latency``. Both are empty DataFrames (with those columns) when
-  the file has no evaluation.
+  ``latency``: ``/evaluations/latency``; ``latency_split``: ``/evaluations/latency_split``
+  (p50/p90/p99 of preprocessing, inference and postprocessing; NaN: not measured);
+  ``trace``: ``/evaluations/trace`` (the timed batches, at most 1000 per trial and batch
+  size). Each is an empty DataFrame (with those columns) when the file has none (a file
+  from before the split and trace has no such rows: not measured).
 - ``stack``: the ``/stack`` attributes (the software and hardware of the run), a dict of str.
 - ``attrs``: the file's attributes (``experiment``, ``metric``, ``mode``, ``schema_version``,
   ``created``, ``created_unix``, ``config``, ...), a dict of str and int.
@@ -61,6 +64,10 @@ _RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
 _EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
 _LATENCY_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batches", "mean_ms", "p50_ms", "p90_ms",
                     "p99_ms", "max_ms", "samples_per_s")
+_SPLIT_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size") + tuple(
+    "%s_p%d_ms" % (part, p) for part in ("pre", "inference", "post") for p in (50, 90, 99))
+_TRACE_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batch", "start_ms", "total_ms", "pre_ms",
+                  "inference_ms", "post_ms")
 
 
 def _import_dependencies():
@@ -356,6 +363,8 @@ class Results:
                 metrics[c] = pd.Series(dtype=object)
         self.evaluations = metrics
         self.latency = self._frame(self._rows("evaluations/latency"), _LATENCY_COLUMNS)
+        self.latency_split = self._frame(self._rows("evaluations/latency_split"), _SPLIT_COLUMNS)
+        self.trace = self._frame(self._rows("evaluations/trace"), _TRACE_COLUMNS)
         return self
 
     def _long(self, wide):

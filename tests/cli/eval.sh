@@ -2,8 +2,9 @@
 # `ranktune eval` end to end: a real (small) ASHA search of the mlp on Fashion-MNIST, then
 # the held-out evaluation of its leaders from their stored checkpoints, checked against
 # an independent numpy forward pass over the 10k test images; /evaluations read with
-# h5py and pandas; the report shows it; resume and compact keep it; bad requests get
-# clear errors.
+# h5py and pandas, with the split of each batch's latency and its trace; the report shows
+# them; resume and compact keep it; a file from before the split reads and takes new
+# evaluations; bad requests get clear errors.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 "$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=3 \
@@ -24,6 +25,8 @@ with h5py.File(sys.argv[1], "r") as f:
     m = pd.DataFrame(f["evaluations/metrics"][:])
     lat = pd.DataFrame(f["evaluations/latency"][:])
     ck = f["checkpoints"][:]
+    f_split = f["evaluations/latency_split"][:]
+    f_trace = f["evaluations/trace"][:]
     trials = f["trials"][:]
     r = runs[0]
     manifest = json.loads(bytes(f["evaluations/manifests"][r["manifest_offset"]:r["manifest_offset"] + r["manifest_size"]]))
@@ -32,6 +35,25 @@ assert set(m["metric"]) == {b"test_accuracy", b"test_loss"} and len(m) == 4, m
 assert sorted(lat["batch_size"]) == [1, 1, 128, 128] and (lat["samples_per_s"] > 0).all(), lat
 assert (lat["p50_ms"] <= lat["p99_ms"]).all() and (lat["p99_ms"] <= lat["max_ms"]).all(), lat
 assert (lat["batches"] >= 20).all(), lat
+# The split of each batch size's latency: p50 <= p90 <= p99 of each part, all measured.
+split = pd.DataFrame(f_split)
+assert len(split) == 4 and list(split["eval_id"]) == [1] * 4, split
+for part in ("pre", "inference", "post"):
+    assert (split[part + "_p50_ms"] > 0).all() and (split[part + "_p50_ms"] <= split[part + "_p90_ms"]).all(), split
+    assert (split[part + "_p90_ms"] <= split[part + "_p99_ms"]).all(), split
+# The trace: every timed batch (fewer than 1000 at batch size 128 in 0.2 s of the CPU), at
+# most 1000 per (trial, batch size) kept with the slowest; the parts within each batch's time.
+tr = pd.DataFrame(f_trace)
+assert len(tr) and sorted(set(zip(tr["trial_id"], tr["batch_size"]))) == sorted(zip(lat["trial_id"], lat["batch_size"])), tr
+for (t, b), g in tr.groupby(["trial_id", "batch_size"]):
+    l = lat[(lat["trial_id"] == t) & (lat["batch_size"] == b)].iloc[0]
+    assert len(g) <= 1000 and (len(g) == l["batches"] or l["batches"] > 1000), (t, b, len(g), l["batches"])
+    assert g["batch"].is_monotonic_increasing and g["batch"].iloc[0] == 0 and g["batch"].max() < l["batches"], g
+    assert abs(g["total_ms"].max() - l["max_ms"]) < 1e-9, (g["total_ms"].max(), l["max_ms"])
+    assert (g["start_ms"].diff().dropna() > 0).all(), g
+    parts = g["pre_ms"] + g["inference_ms"] + g["post_ms"]
+    assert (g[["pre_ms", "inference_ms", "post_ms"]] > 0).all().all() and (parts <= g["total_ms"] + 1e-9).all(), g
+    assert parts.sum() >= 0.8 * g["total_ms"].sum(), (parts.sum(), g["total_ms"].sum())
 evs = manifest["evaluations"]
 assert len(evs) == 2 and manifest["stack"]["cpu_model"], manifest.keys()
 for e in evs:
@@ -99,17 +121,39 @@ assert e['latency'] == [] and abs(e['metrics']['test_accuracy'] - float(sys.argv
 " "$WORK/e2.json" "$accuracy" || fail "the JSON output is wrong"
 "$R" report "$WORK/m.h5" > "$WORK/report.txt" || fail "report failed"
 grep -q "held-out evaluation 2 (test split" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "no evaluation in the report"; }
+# The split's percentiles in the eval's table and in the report's JSON of evaluation 1.
+grep -q "latency split (preprocessing, inference, postprocessing" "$WORK/eval.txt" || { cat "$WORK/eval.txt"; fail "eval prints no split"; }
+grep -q "pre p50_ms .*inf p99_ms .*post p99_ms" "$WORK/eval.txt" || { cat "$WORK/eval.txt"; fail "the split's columns are missing"; }
 grep -q "2 evaluations recorded" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "the count is missing"; }
 "$R" report "$WORK/m.h5" --html "$WORK/report.html" > /dev/null || fail "report --html failed"
-# Five charts: curves, best so far, parallel coordinates, scatter, timeline (the curves
-# alone, 1, before the page grew the others); importance says in a line that 3 trials are
+# Seven charts: curves, best so far, parallel coordinates, scatter, timeline (the curves
+# alone, 1, before the page grew the others), and evaluation 1's latency split and trace
+# (evaluation 2 timed nothing: none of its own); importance says in a line that 3 trials are
 # too few (a chart of equal shares before issue 34, hence 6 once).
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/report.html" --section Leaderboard --section "Learning curves" \
-  --section "Held-out evaluations" --section Workers --section "Hardware and software stack" --svgs 5 \
+  --section "Held-out evaluations" --section Workers --section "Hardware and software stack" --svgs 7 \
   || fail "the HTML report is wrong"
+"$PY" - "$WORK/report.html" <<'PY' || fail "the HTML report lacks the latency charts"
+import re, sys
+page = open(sys.argv[1]).read()
+trace = re.search(r'<svg[^>]*aria-label="latency trace of the timed batches".*?</svg>', page, re.S)
+split = re.search(r'<svg[^>]*aria-label="latency split into preprocessing, inference and postprocessing".*?</svg>', page, re.S)
+assert trace and split, "no trace or split chart"
+# The trace: a line per batch size of each of the two trials; the split: three parts a bar.
+assert trace.group(0).count("<polyline") >= 4 and "batch size 128" in trace.group(0), trace.group(0)[:2000]
+assert len(re.findall(r"<title>preprocessing p50: ", split.group(0))) == 4, split.group(0)[:2000]
+assert len(re.findall(r"<title>postprocessing p50: ", split.group(0))) == 4, split.group(0)[:2000]
+PY
 grep -q "<h3>Evaluation 2: test split" "$WORK/report.html" || fail "the HTML report lacks evaluation 2"
-# --no-record records nothing.
-"$R" eval "$WORK/m.h5" --top 1 --device cpu --batch-sizes 1 --latency-s 0 --no-record > /dev/null 2>&1 || fail "--no-record failed"
+# --no-record records nothing; --format json has the split's percentiles.
+"$R" eval "$WORK/m.h5" --top 1 --device cpu --batch-sizes 1 --latency-s 0 --no-record --format json > "$WORK/e3.json" \
+  2> /dev/null || fail "--no-record failed"
+"$PY" -c "
+import json, sys
+[l] = json.load(open(sys.argv[1]))['evaluations'][0]['latency']
+for part in ('pre', 'inference', 'post'):
+    assert 0 < l[part + '_p50_ms'] <= l[part + '_p90_ms'] <= l[part + '_p99_ms'], l
+" "$WORK/e3.json" || fail "eval --format json lacks the split"
 # Resuming the finished run and compacting the file keep the evaluations.
 "$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --resume --set experiment.num_samples=3 \
   --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
@@ -121,6 +165,26 @@ import h5py, sys
 f = h5py.File(sys.argv[1], 'r')
 assert list(f['evaluations/runs']['eval_id']) == [1, 2], f['evaluations/runs'][:]
 " "$WORK/m.h5" || fail "the evaluations did not survive resume and compact"
+# A file from before the split and the trace (their tables removed, as an older ranktune
+# wrote it): the report and its HTML read it as not measured, and a new evaluation adds them.
+cp "$WORK/m.h5" "$WORK/old.h5"
+"$PY" -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    del f['evaluations/latency_split'], f['evaluations/trace']
+" "$WORK/old.h5" || fail "could not make the old file"
+"$R" report "$WORK/old.h5" > "$WORK/old.txt" || fail "report of the old file failed"
+grep -q "held-out evaluation 2 (test split" "$WORK/old.txt" || { cat "$WORK/old.txt"; fail "no evaluation in the old file's report"; }
+"$R" report "$WORK/old.h5" --html "$WORK/old.html" > /dev/null || fail "report --html of the old file failed"
+grep -q "<h3>Evaluation 1: test split" "$WORK/old.html" || fail "the old file's HTML lacks evaluation 1"
+! grep -q "latency trace of the timed batches\|Latency split" "$WORK/old.html" || fail "a split or trace drawn from a file without one"
+"$R" eval "$WORK/old.h5" --top 1 --device cpu --batch-sizes 4 --latency-s 0 > /dev/null 2> "$WORK/old.err" \
+  || { cat "$WORK/old.err"; fail "eval of the old file failed"; }
+"$PY" -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'r') as f:
+    assert set(f['evaluations/trace']['eval_id']) == {3} and set(f['evaluations/latency_split']['batch_size']) == {4}
+" "$WORK/old.h5" || fail "the new evaluation of the old file lacks its split or trace"
 
 # Errors: exit 2 (usage) or 5 (bad file), with what to do.
 expect_error() {  # CODE TEXT COMMAND...

@@ -85,6 +85,12 @@ for file, report in (("q.h5", "report.json"), ("old.h5", "old_report.json")):
         assert list(r.evaluations.columns)[:5] == ["eval_id", "trial_id", "iteration", "metric", "value"]
         lat = f.get("evaluations/latency")
         assert len(r.latency) == (0 if lat is None else len(lat))
+        # The split and the trace: absent in these files (from before them), empty with their columns.
+        for frame, name in ((r.latency_split, "latency_split"), (r.trace, "trace")):
+            d = f.get("evaluations/" + name)
+            assert len(frame) == (0 if d is None else len(d)), name
+        assert list(r.latency_split.columns)[4:6] == ["pre_p50_ms", "pre_p90_ms"], r.latency_split.columns
+        assert list(r.trace.columns)[-3:] == ["pre_ms", "inference_ms", "post_ms"], r.trace.columns
     best = r.best_trial()
     board = json.load(open(f"{work}/{report}"))
     leader = board["trials"][0]

@@ -45,6 +45,53 @@ calls.clear()
 assert ranktune.time_inference(predict, batches)[2]["batches"] == 5  # 1+2+3+4 = 10 < 10.5 ms, +5 = 15
 print("ok: time_inference")
 PY
+# The split: preprocess, predict and postprocess timed apart on the fake clock, predict
+# given what preprocess made; without them, pre and post are not measured (None); and a
+# trace of more than 1000 batches thinned as eval/latency.cc thins it, keeping the slowest.
+PYTHONPATH="$SRC/python" RANKTUNE_EVAL_BATCH_SIZES=3 RANKTUNE_EVAL_WARMUP=2 RANKTUNE_EVAL_MIN_BATCHES=10 \
+  RANKTUNE_EVAL_MAX_BATCHES=10 RANKTUNE_EVAL_LATENCY_S=1000 "$PY" - <<'PY' || fail "time_inference's split is wrong"
+import os
+import ranktune, ranktune.evaluation as ev
+now, calls, seen = [0.0], [0], []
+ev._clock = lambda: now[0]
+def pre(batch):
+    now[0] += 2e-3
+    return [x * 2 for x in batch]
+def predict(x):  # timed call k takes k ms (the two warm-up calls 1 s)
+    seen.append(x)
+    calls[0] += 1
+    now[0] += 1.0 if calls[0] <= 2 else (calls[0] - 2) * 1e-3
+    return x
+def post(y):
+    now[0] += 5e-4
+batches = lambda n: list(range(n))
+s = ranktune.time_inference(predict, batches, preprocess=pre, postprocess=post)[3]
+assert seen[0] == [0, 2, 4], seen[0]  # predict got preprocess's output
+close = lambda a, b: abs(a - b) < 1e-9
+assert close(s["pre_p50_s"], 2e-3) and close(s["pre_p99_s"], 2e-3), s
+assert close(s["inference_p50_s"], 5e-3) and close(s["inference_p90_s"], 9e-3) and close(s["inference_p99_s"], 10e-3), s
+assert close(s["post_p50_s"], 5e-4) and close(s["post_p99_s"], 5e-4), s
+assert close(s["p50_s"], 7.5e-3) and close(s["max_s"], 12.5e-3), s  # the whole batch: all three parts
+assert len(s["trace"]) == 10 and [r[0] for r in s["trace"]] == list(range(10)), s["trace"]
+b, start, total, p, i, q = s["trace"][3]
+assert close(total, 6.5e-3) and close(p, 2e-3) and close(i, 4e-3) and close(q, 5e-4), s["trace"][3]
+assert all(s["trace"][k][1] < s["trace"][k + 1][1] for k in range(9)), s["trace"]
+# Without preprocess and postprocess: the old call; the whole time is inference.
+calls[0] = 0
+o = ranktune.time_inference(predict, batches)[3]
+assert o["pre_p50_s"] is None and o["post_p99_s"] is None and close(o["inference_p50_s"], o["p50_s"]), o
+assert all(r[3] is None and r[5] is None and close(r[4], r[2]) for r in o["trace"]), o["trace"][:3]
+# 2500 timed batches, batch 1001 the slowest: every 3rd (834) and it, as trace_keep keeps them.
+os.environ.update(RANKTUNE_EVAL_WARMUP="0", RANKTUNE_EVAL_MIN_BATCHES="2500", RANKTUNE_EVAL_MAX_BATCHES="2500")
+calls[0] = 0
+def spiky(x):
+    calls[0] += 1
+    now[0] += 0.05 if calls[0] == 1002 else 1e-3
+t = ranktune.time_inference(spiky, batches)[3]["trace"]
+kept = [r[0] for r in t]
+assert len(kept) == 835 and 1001 in kept and kept[:3] == [0, 3, 6] and kept[-1] == 2499, (len(kept), kept[:5])
+print("ok: time_inference's split")
+PY
 
 # Data: points of two Gaussian clouds, fixed by a seed; train, validation and test files.
 mkdir -p "$WORK/data"
@@ -90,6 +137,8 @@ with h5py.File(results, "r") as f:
     runs = f["evaluations/runs"][:]
     m = pd.DataFrame(f["evaluations/metrics"][:])
     lat = pd.DataFrame(f["evaluations/latency"][:])
+    split = pd.DataFrame(f["evaluations/latency_split"][:])
+    tr = pd.DataFrame(f["evaluations/trace"][:])
     r = runs[0]
     manifest = json.loads(bytes(f["evaluations/manifests"][r["manifest_offset"]:r["manifest_offset"] + r["manifest_size"]]))
 assert len(runs) == 1 and r["trials"] == 2 and r["device"] == b"cpu" and r["threads"] == 1, runs
@@ -97,6 +146,11 @@ assert sorted(set(m["metric"])) == [b"test_accuracy", b"test_loss"] and len(m) =
 assert sorted(lat["batch_size"]) == [1, 1, 128, 128] and (lat["batches"] >= 20).all(), lat
 assert (lat["p50_ms"] <= lat["p90_ms"]).all() and (lat["p99_ms"] <= lat["max_ms"]).all(), lat
 assert (lat["samples_per_s"] > 0).all() and (abs(lat["samples_per_s"] * lat["mean_ms"] / 1e3 - lat["batch_size"]) < 1e-6).all(), lat
+# time_inference(predict, batches), the call without the split: inference is the whole
+# batch, preprocessing and postprocessing are NaN (not measured), in the split and the trace.
+assert len(split) == 4 and split["pre_p50_ms"].isna().all() and split["post_p99_ms"].isna().all(), split
+assert (split["inference_p50_ms"] > 0).all(), split
+assert len(tr) > 0 and tr["pre_ms"].isna().all() and (tr["inference_ms"] == tr["total_ms"]).all(), tr
 for e in manifest["evaluations"]:
     t = e["trainable"]
     assert t["kind"] == "command" and t["command"] == ["python3", script], t
@@ -128,6 +182,38 @@ PY
   [[ -f "$WORK/s.h5.logs/eval/trial_${id}_attempt_0.log" ]] || { ls -R "$WORK/s.h5.logs"; fail "no evaluation log for trial $id"; }
 done < "$WORK/leaders.txt"
 [[ $(wc -l < "$WORK/leaders.txt") -eq 2 ]] || fail "expected two leaders"
+
+# A script that gives time_inference a preprocess and a postprocess: all three parts
+# measured and recorded, each within its batch's time, and shown by eval and the report.
+EVAL_BEHAVIOUR=split "$R" eval "$WORK/s.h5" --top 1 --latency-s 0.05 --warmup 2 > "$WORK/split.txt" 2> "$WORK/split.err" \
+  || { cat "$WORK/split.txt" "$WORK/split.err"; fail "eval with the split failed"; }
+grep -q "recorded as evaluation 2 in" "$WORK/split.err" || { cat "$WORK/split.err"; fail "the split was not recorded"; }
+grep -q "latency split (preprocessing, inference, postprocessing" "$WORK/split.txt" || { cat "$WORK/split.txt"; fail "eval prints no split"; }
+PYTHONPATH="$SRC/python" "$PY" - "$WORK/s.h5" <<'PY' || fail "the recorded split is wrong"
+import sys, h5py, pandas as pd
+import ranktune.results
+with h5py.File(sys.argv[1], "r") as f:
+    split = pd.DataFrame(f["evaluations/latency_split"][:])
+    tr = pd.DataFrame(f["evaluations/trace"][:])
+    lat = pd.DataFrame(f["evaluations/latency"][:])
+with ranktune.results.load(sys.argv[1]) as r:  # the Python reader has them too
+    assert len(r.trace) == len(tr) and len(r.latency_split) == len(split), (len(r.trace), len(tr))
+    assert r.latency_split["post_p99_ms"].tolist()[-2:] == split["post_p99_ms"].tolist()[-2:], r.latency_split
+split, tr, lat = split[split["eval_id"] == 2], tr[tr["eval_id"] == 2], lat[lat["eval_id"] == 2]
+assert sorted(split["batch_size"]) == [1, 128], split
+for part in ("pre", "inference", "post"):
+    assert (split[part + "_p50_ms"] > 0).all() and (split[part + "_p50_ms"] <= split[part + "_p99_ms"]).all(), split
+assert sorted(set(zip(tr["trial_id"], tr["batch_size"]))) == sorted(zip(lat["trial_id"], lat["batch_size"])), tr
+parts = tr["pre_ms"] + tr["inference_ms"] + tr["post_ms"]
+assert (tr[["pre_ms", "inference_ms", "post_ms"]] > 0).all().all() and (parts <= tr["total_ms"] + 1e-9).all(), tr
+assert parts.sum() >= 0.8 * tr["total_ms"].sum(), (parts.sum(), tr["total_ms"].sum())
+for (t, b), g in tr.groupby(["trial_id", "batch_size"]):
+    l = lat[lat["batch_size"] == b].iloc[0]
+    assert len(g) == min(l["batches"], len(g)) and len(g) <= 1000 and abs(g["total_ms"].max() - l["max_ms"]) < 1e-9, (g, l)
+PY
+"$R" report "$WORK/s.h5" --html "$WORK/s.html" > /dev/null || fail "report --html failed"
+grep -q 'aria-label="latency split into preprocessing, inference and postprocessing"' "$WORK/s.html" \
+  && grep -q 'aria-label="latency trace of the timed batches"' "$WORK/s.html" || fail "the HTML report lacks the latency charts"
 
 expect_error() {  # CODE TEXT COMMAND...
   local code=$1 text=$2; shift 2

@@ -8,7 +8,8 @@ latency of predicting batches of test points with ranktune.time_inference().
 
 Behaviour switches for the test, from $EVAL_BEHAVIOUR: "no_on_evaluate" (trains even in
 evaluation mode, as a script written before on_evaluate), "crash" (its evaluation raises),
-"no_latency" (it never calls time_inference).
+"no_latency" (it never calls time_inference), "split" (it gives time_inference a preprocess
+and a postprocess function).
 """
 import json
 import math
@@ -59,7 +60,11 @@ def evaluate(split, batch_size):
         at[0] += n
         return out
 
-    if behaviour != "no_latency":
+    if behaviour == "split":  # the batch's preparation and its decision timed apart
+        ranktune.time_inference(lambda xs: [prob(state, a, b) for a, b in xs], batches,
+                                preprocess=lambda batch: [(float(a), float(b)) for a, b, _ in batch],
+                                postprocess=lambda ps: [p >= 0.5 for p in ps])
+    elif behaviour != "no_latency":
         ranktune.time_inference(lambda batch: [prob(state, a, b) >= 0.5 for a, b, _ in batch], batches)
     return {"test_loss": log_loss(state, points), "test_accuracy": correct / len(points), "samples": len(points),
             "files": [name], "threads": 1}

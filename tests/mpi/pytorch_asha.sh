@@ -3,7 +3,7 @@
 # trials early, and the stopped scripts end by themselves (they saw ranktune.should_stop()
 # and exited 0: no "SIGTERM"/"SIGKILL" warning event); every iteration is recorded once.
 # Then `ranktune eval` restores the leaders' checkpoints in the script (on_evaluate), records
-# /evaluations with latency, and its test figures agree with a forward pass of the exported
+# /evaluations with latency and its split, and its test figures agree with a forward pass of the exported
 # state_dict written here with torch.nn.functional on t10k images read here.
 source "$(dirname "$0")/torch_lib.sh"
 timeout 200 mpirun -np 3 --bind-to none "$RANKTUNE" run "$SRC/configs/pytorch_asha.toml" --results "$WORK/a.h5" \
@@ -48,6 +48,11 @@ with h5py.File(f"{work}/a.h5", "r") as f:  # recorded as for the mlp
     recorded = {(int(r["trial_id"]), int(r["iteration"]), r["metric"].decode()): float(r["value"])
                 for r in f["evaluations/metrics"][:]}
     latency = {(int(r["trial_id"]), int(r["batch_size"])) for r in f["evaluations/latency"][:]}
+    # The example splits each batch (preprocess, predict, postprocess): all three measured.
+    split = f["evaluations/latency_split"][:]
+    assert {(int(r["trial_id"]), int(r["batch_size"])) for r in split} == latency, split
+    for part in ("pre", "inference", "post"):
+        assert (split[part + "_p50_ms"] > 0).all() and (split[part + "_p50_ms"] <= split[part + "_p99_ms"]).all(), split
 
 def idx(name, count):  # the first `count` items of an IDX file, read without the examples' code
     with gzip.open(f"/usr/share/datasets/fashion-mnist/{name}.gz", "rb") as f:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include "config/stored.h"
 #include "eval/evaluator.h"
@@ -58,6 +59,71 @@ TEST(Latency, SummarizeSortsAndDerivesThroughput) {
   EXPECT_THROW(summarize_latency(1, {}), std::invalid_argument);
   EXPECT_THROW(summarize_latency(1, {0.1, -0.1}), std::invalid_argument);
   EXPECT_THROW(summarize_latency(1, {NAN}), std::invalid_argument);
+}
+
+TEST(Latency, SummarizeBatchesSplitsEachPart) {
+  // Ten batches: pre 1..10 ms, inference 10x that, post not measured (NaN) in one batch.
+  std::vector<BatchTime> b;
+  for (int i = 0; i < 10; ++i) {
+    const double pre = (i + 1) * 1e-3, inf = (i + 1) * 1e-2, post = i == 4 ? NAN : 5e-4;
+    b.push_back({i, i * 0.1, pre + inf + (std::isnan(post) ? 0 : post), pre, inf, post});
+  }
+  const LatencyStats s = summarize_batches(8, b);
+  EXPECT_EQ(s.batches, 10);
+  EXPECT_DOUBLE_EQ(s.pre.p50_s, 5e-3);  // nearest rank: the 5th of 10
+  EXPECT_DOUBLE_EQ(s.pre.p90_s, 9e-3);
+  EXPECT_DOUBLE_EQ(s.pre.p99_s, 10e-3);
+  EXPECT_DOUBLE_EQ(s.inference.p90_s, 9e-2);
+  EXPECT_TRUE(s.pre.measured() && s.inference.measured());
+  EXPECT_FALSE(s.post.measured());  // not in every batch: not measured, not 0
+  EXPECT_TRUE(std::isnan(s.post.p99_s));
+  // The whole batch's percentiles come from the totals, as summarize_latency's.
+  EXPECT_DOUBLE_EQ(s.p50_s, summarize_latency(8, {0.0115, 0.0225, 0.0335, 0.0445, 0.055, 0.0665, 0.0775, 0.0885,
+                                                  0.0995, 0.1105})
+                                .p50_s);
+  ASSERT_EQ(s.trace.size(), 10u);  // few enough: all kept, in order
+  EXPECT_EQ(s.trace[3].batch, 3);
+  EXPECT_DOUBLE_EQ(s.trace[3].pre_s, 4e-3);
+  EXPECT_DOUBLE_EQ(s.trace[3].start_s, 0.30000000000000004);
+  EXPECT_THROW(summarize_part({0.1, -1}), std::invalid_argument);
+  EXPECT_FALSE(summarize_part({}).measured());
+}
+
+TEST(Latency, TraceKeepsEveryKthBatchAndTheSlowest) {
+  // Few enough: every batch.
+  EXPECT_EQ(trace_keep({3, 1, 2}, 5), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(trace_keep(std::vector<double>(1000, 1.0)).size(), 1000u);
+  // 2500 batches into 1000 rows: k = ceil(2500 / 999) = 3, so 0, 3, ..., 2499 (834 rows),
+  // and the slowest (batch 1001, not a multiple of 3) in its place.
+  std::vector<double> t(2500, 1.0);
+  t[1001] = 50;
+  t[1700] = 50;  // as slow: the first of them is the one kept
+  const std::vector<std::size_t> keep = trace_keep(t);
+  EXPECT_LE(keep.size(), kTraceRows);
+  EXPECT_EQ(keep.size(), 835u);
+  EXPECT_TRUE(std::is_sorted(keep.begin(), keep.end()));
+  EXPECT_EQ(keep.front(), 0u);
+  EXPECT_EQ(keep.back(), 2499u);
+  EXPECT_TRUE(std::binary_search(keep.begin(), keep.end(), std::size_t{1001}));
+  EXPECT_FALSE(std::binary_search(keep.begin(), keep.end(), std::size_t{1700}));
+  EXPECT_EQ(trace_keep(t), keep);  // deterministic
+  // The slowest on the stride: not kept twice.
+  t[1001] = 1;
+  t[1700] = 1;
+  t[1701] = 50;  // 1701 = 3 x 567
+  EXPECT_EQ(trace_keep(t).size(), 834u);
+  // 1001 batches into 1000 rows: k = 2, 501 rows; the slowest (batch 7) makes 502.
+  std::vector<double> u(1001, 1.0);
+  u[7] = 9;
+  EXPECT_EQ(trace_keep(u).size(), 502u);
+  // The summary thins its trace by the same rule and keeps the maximum.
+  std::vector<BatchTime> b;
+  for (int i = 0; i < 2500; ++i) b.push_back({i, i * 1e-3, i == 1001 ? 0.05 : 1e-3, 0, 1e-3, 0});
+  const LatencyStats s = summarize_batches(1, b);
+  EXPECT_EQ(s.trace.size(), 835u);
+  EXPECT_DOUBLE_EQ(std::max_element(s.trace.begin(), s.trace.end(), [](const BatchTime& x, const BatchTime& y) {
+                     return x.total_s < y.total_s;
+                   })->total_s, s.max_s);
 }
 
 // ------------------------------------------------------------------ leaders
@@ -276,6 +342,66 @@ TEST_F(EvalFileTest, AppendedEvaluationsReadBackAndSurviveResumeAndCompact) {
   EXPECT_EQ(io::append_evaluation(path("c.h5"), sample_evaluation(0.83)), 3);
 }
 
+// The split and the trace go into /evaluations/latency_split and /evaluations/trace and read
+// back; a file whose /evaluations predates them (made here by removing them, which leaves
+// exactly what the earlier ranktune wrote) reads as "not measured", and takes a new
+// evaluation with them.
+TEST_F(EvalFileTest, SplitAndTraceReadBackAndOlderFilesReadAsNotMeasured) {
+  const std::string p = path("r.h5");
+  {
+    io::ResultsWriter w(p, mlp_meta(), mlp_schema(), {});
+    search::Trial t = trial(1, 0.8);
+    w.write_trial(t);
+    w.flush();
+  }
+  io::Evaluation e = sample_evaluation(0.81);
+  for (int i = 0; i < 9; ++i) e.latency[1].parts_ms[i] = 0.1 * (i + 1);
+  e.latency[0].parts_ms[3] = 0.05;  // only inference of batch size 1: pre and post not measured
+  e.latency[0].parts_ms[4] = 0.06;
+  e.latency[0].parts_ms[5] = 0.07;
+  e.trace = {{1, 3, 1, 0, 0.0, 0.12, NAN, 0.12, NAN}, {1, 3, 128, 7, 14.5, 2.1, 0.3, 1.6, 0.2}};
+  ASSERT_EQ(io::append_evaluation(p, e), 1);
+  io::Evaluation plain = sample_evaluation(0.5);  // measured no split (a script's old helper)
+  ASSERT_EQ(io::append_evaluation(p, plain), 2);
+
+  std::vector<io::Evaluation> evs = io::read_evaluations(p);
+  ASSERT_EQ(evs.size(), 2u);
+  ASSERT_EQ(evs[0].latency.size(), 2u);
+  for (int i = 0; i < 9; ++i) EXPECT_DOUBLE_EQ(evs[0].latency[1].parts_ms[i], 0.1 * (i + 1)) << i;
+  EXPECT_TRUE(std::isnan(evs[0].latency[0].parts_ms[0]));
+  EXPECT_DOUBLE_EQ(evs[0].latency[0].parts_ms[4], 0.06);
+  EXPECT_TRUE(std::isnan(evs[0].latency[0].parts_ms[8]));
+  ASSERT_EQ(evs[0].trace.size(), 2u);
+  EXPECT_EQ(evs[0].trace[1].batch, 7);
+  EXPECT_EQ(evs[0].trace[1].batch_size, 128);
+  EXPECT_DOUBLE_EQ(evs[0].trace[1].start_ms, 14.5);
+  EXPECT_DOUBLE_EQ(evs[0].trace[1].inference_ms, 1.6);
+  EXPECT_TRUE(std::isnan(evs[0].trace[0].pre_ms));
+  EXPECT_FALSE(evs[1].latency[0].has_split());
+  EXPECT_TRUE(evs[1].trace.empty());
+
+  // The file of an earlier ranktune: /evaluations without the two tables.
+  {
+    const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    EXPECT_GE(H5Ldelete(f, "evaluations/trace", H5P_DEFAULT), 0);
+    EXPECT_GE(H5Ldelete(f, "evaluations/latency_split", H5P_DEFAULT), 0);
+    H5Fclose(f);
+  }
+  evs = io::read_evaluations(p);
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_DOUBLE_EQ(evs[0].latency[1].p99_ms, 2.5);
+  EXPECT_FALSE(evs[0].latency[1].has_split());
+  EXPECT_TRUE(evs[0].trace.empty());
+  // A new evaluation of it brings the tables, with its own rows only.
+  ASSERT_EQ(io::append_evaluation(p, e), 3);
+  evs = io::read_evaluations(p);
+  ASSERT_EQ(evs.size(), 3u);
+  EXPECT_FALSE(evs[0].latency[1].has_split());
+  EXPECT_DOUBLE_EQ(evs[2].latency[1].parts_ms[8], 0.9);
+  EXPECT_EQ(evs[2].trace.size(), 2u);
+}
+
 TEST_F(EvalFileTest, RefusedWhileARunWritesTheFile) {
   const std::string p = path("r.h5");
   io::ResultsWriter w(p, mlp_meta(), mlp_schema(), {});
@@ -347,6 +473,34 @@ TEST_F(EvalFileTest, RestoredMlpEvaluatesExactlyAsTheTrainableThatSavedIt) {
   EXPECT_GE(e.latency[1].batches, 5);
   EXPECT_GT(e.latency[1].samples_per_s, 0);
   EXPECT_LE(e.latency[1].p50_s, e.latency[1].p99_s);
+  // Each timed batch in three measured parts that make up its time (the rest: the clock
+  // reads and the call); the trace holds every batch, or at most 1000 of them.
+  for (const LatencyStats& l : e.latency) {
+    SCOPED_TRACE(l.batch_size);
+    EXPECT_TRUE(l.pre.measured() && l.inference.measured() && l.post.measured());
+    if (l.batches <= static_cast<std::int64_t>(kTraceRows))
+      EXPECT_EQ(static_cast<std::int64_t>(l.trace.size()), l.batches);
+    else  // every k-th, and the slowest unless it is one of them
+      EXPECT_LE(l.trace.size() - trace_keep(std::vector<double>(static_cast<std::size_t>(l.batches))).size(), 1u);
+    double slowest = 0;
+    for (const BatchTime& b : l.trace) slowest = std::max(slowest, b.total_s);
+    EXPECT_EQ(slowest, l.max_s);
+    // Per batch the parts lie within its time; together they make up nearly all of it (summed
+    // over the batches, so that one preempted between the clock reads cannot fail it).
+    double parts = 0, totals = 0;
+    for (const BatchTime& b : l.trace) {
+      EXPECT_GT(b.pre_s, 0);
+      EXPECT_GT(b.inference_s, 0);
+      EXPECT_GT(b.post_s, 0);
+      EXPECT_LE(b.pre_s + b.inference_s + b.post_s, b.total_s);
+      parts += b.pre_s + b.inference_s + b.post_s;
+      totals += b.total_s;
+    }
+    EXPECT_GE(parts, 0.8 * totals);
+    EXPECT_LE(l.inference.p50_s, l.inference.p99_s);
+  }
+  // At 64 images the forward pass outweighs the gather and the argmax.
+  EXPECT_GT(e.latency[1].inference.p50_s, e.latency[1].post.p50_s);
   // The manifest pins what was evaluated.
   EXPECT_EQ(e.manifest.at("trial"), 1);
   EXPECT_EQ(e.manifest.at("checkpoint").at("iteration"), 2);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/store.h"
+#include "report/evaluations.h"
 #include "report/leaderboard.h"
 
 namespace ranktune::report {
@@ -305,6 +306,71 @@ TEST(Leaderboard, EmptyFileRendersEveryFormat) {
   EXPECT_EQ(parse_csv(render(f, Format::Csv)).size(), 1u);
   EXPECT_TRUE(nlohmann::json::parse(render(f, Format::Json)).at("trials").empty());
   EXPECT_NE(render(f, Format::Markdown).find("| rank |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranktune::report
+
+// ------------------------------------------------------------------ the latency split
+
+namespace ranktune::report {
+namespace {
+
+// Two batch sizes of trial 4: batch size 1 with inference only (a script without
+// preprocess and postprocess), 64 with all three parts; a trace of three batches.
+io::Evaluation split_evaluation() {
+  io::Evaluation e;
+  e.id = 3;
+  e.split = "test";
+  e.device = "cpu";
+  e.latency = {{4, 2, 1, 30, 0.1, 0.1, 0.2, 0.3, 0.3, 10000}, {4, 2, 64, 20, 2.0, 1.9, 2.2, 2.5, 3.0, 32000}};
+  e.latency[0].parts_ms[3] = 0.1;
+  e.latency[0].parts_ms[4] = 0.2;
+  e.latency[0].parts_ms[5] = 0.3;
+  for (int i = 0; i < 9; ++i) e.latency[1].parts_ms[i] = 0.25 * (i + 1);
+  e.trace = {{4, 2, 64, 0, 0.0, 1.9, 0.3, 1.4, 0.2}, {4, 2, 64, 1, 2.0, 3.0, 0.4, 2.4, 0.2}, {4, 2, 1, 0, 0.0, 0.1, NAN, 0.1, NAN}};
+  return e;
+}
+
+TEST(EvaluationSplit, GridHasEachPartsPercentilesBlankWhereNotMeasured) {
+  const Grid g = latency_split_grid(split_evaluation());
+  ASSERT_EQ(g.head.size(), 12u);
+  EXPECT_EQ(g.head[3], "pre p50_ms");
+  EXPECT_EQ(g.head[7], "inf p90_ms");
+  EXPECT_EQ(g.head[11], "post p99_ms");
+  ASSERT_EQ(g.body.size(), 2u);
+  EXPECT_EQ(g.body[0][2], "1");
+  EXPECT_EQ(g.body[0][3], "");  // pre not measured: blank, not 0
+  EXPECT_EQ(g.body[0][6], "0.100");
+  EXPECT_EQ(g.body[0][11], "");
+  EXPECT_EQ(g.body[1][11], "2.250");
+  // An evaluation without a split has no rows, and no charts.
+  io::Evaluation plain = split_evaluation();
+  for (auto& l : plain.latency) std::fill(std::begin(l.parts_ms), std::end(l.parts_ms), NAN);
+  plain.trace.clear();
+  EXPECT_TRUE(latency_split_grid(plain).body.empty());
+  EXPECT_EQ(latency_split_chart(plain), "");
+  EXPECT_EQ(latency_trace_chart(plain), "");
+}
+
+TEST(EvaluationSplit, ChartsDrawEachPartAndEachBatchSize) {
+  const std::string split = latency_split_chart(split_evaluation());
+  // A segment per measured part: batch size 1 has inference only, 64 all three.
+  const auto count = [](const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(split, "<title>preprocessing p50: "), 1u);
+  EXPECT_EQ(count(split, "<title>inference p50: "), 2u);
+  EXPECT_EQ(count(split, "<title>postprocessing p50: "), 1u);
+  EXPECT_NE(split.find("not measured + 0.1 ms + not measured"), std::string::npos) << split;
+  const std::string trace = latency_trace_chart(split_evaluation());
+  EXPECT_NE(trace.find("batch size 64 (2 kept)"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("batch size 1 (1 kept)"), std::string::npos) << trace;
+  // A line through batch size 64's two batches; batch size 1's one batch a point.
+  EXPECT_EQ(count(trace, "<polyline"), 1u);
+  EXPECT_EQ(count(trace, "<circle"), 1u);
 }
 
 }  // namespace

@@ -186,6 +186,52 @@ TEST_F(CommandEvalTest, LatencyMustBeTheBatchSizesAsked) {
   EXPECT_TRUE(start(kEvaluation, {}).evaluate_held_out().latency.empty());
 }
 
+// A latency line with the split and the trace, as time_inference(predict, batches,
+// preprocess, postprocess) writes it; `extra` replaces its split and trace.
+std::string split_latency(int batch, const std::string& extra =
+                                         "\"pre_p50_s\": 0.0005, \"pre_p90_s\": 0.0006, \"pre_p99_s\": 0.0007, "
+                                         "\"inference_p50_s\": 0.001, \"inference_p90_s\": 0.002, "
+                                         "\"inference_p99_s\": 0.003, \"post_p50_s\": null, \"post_p90_s\": null, "
+                                         "\"post_p99_s\": null, \"trace\": [[0, 0.0, 0.002, 0.0005, 0.0015, null], "
+                                         "[19, 0.05, 0.004, 0.0007, 0.003, null]]") {
+  return "echo '{\"ranktune\": \"latency\", \"batch_size\": " + std::to_string(batch) +
+         ", \"batches\": 20, \"mean_s\": 0.002, \"p50_s\": 0.002, \"p90_s\": 0.003, \"p99_s\": 0.004, \"max_s\": "
+         "0.004, \"samples_per_s\": " + std::to_string(batch * 500) + ", " + extra + "}' >&3\n";
+}
+
+TEST_F(CommandEvalTest, TheSplitAndTraceOfAScriptAreRead) {
+  const HeldOutResult r = start(split_latency(1) + latency(128) + kEvaluation).evaluate_held_out();
+  ASSERT_EQ(r.latency.size(), 2u);
+  const MeasuredLatency& l = r.latency[0];
+  EXPECT_EQ(l.parts_s[0], 0.0005);
+  EXPECT_EQ(l.parts_s[2], 0.0007);
+  EXPECT_EQ(l.parts_s[5], 0.003);
+  EXPECT_TRUE(std::isnan(l.parts_s[6]) && std::isnan(l.parts_s[8]));  // null: postprocessing not measured
+  ASSERT_EQ(l.trace.size(), 2u);
+  EXPECT_EQ(l.trace[1][0], 19);
+  EXPECT_EQ(l.trace[1][4], 0.003);
+  EXPECT_TRUE(std::isnan(l.trace[1][5]));
+  // A line of an older helper: no split, no trace (not measured), and no error.
+  for (const double p : r.latency[1].parts_s) EXPECT_TRUE(std::isnan(p));
+  EXPECT_TRUE(r.latency[1].trace.empty());
+  EXPECT_CONTAINS(r.timed, "preprocess(batch) if given");
+
+  const auto bad = [&](const std::string& extra, const std::string& error) {
+    SCOPED_TRACE(extra);
+    EXPECT_THROW_WITH(start(split_latency(1, extra) + latency(128) + kEvaluation).evaluate_held_out(), TrialFailure,
+                      "malformed latency line 1: " + error);
+  };
+  bad("\"pre_p50_s\": 0.1, \"pre_p90_s\": null, \"pre_p99_s\": 0.2",
+      "\"pre_p50_s\", \"pre_p90_s\" and \"pre_p99_s\" must be all numbers or all null");
+  bad("\"post_p50_s\": 0.3, \"post_p90_s\": 0.2, \"post_p99_s\": 0.4", "the percentiles of post are out of order");
+  bad("\"inference_p50_s\": -1", "\"inference_p50_s\" is missing, negative or not a finite number");
+  bad("\"trace\": {}", "\"trace\" is not an array");
+  bad("\"trace\": [[20, 0, 0.1, null, 0.1, null]]", "a \"trace\" entry is not [batch, start_s, total_s, pre_s, "
+                                                   "inference_s, post_s] with batch in 0..19: [20,0,0.1,null,0.1,null]");
+  bad("\"trace\": [[1, 0, null, null, 0.1, null]]", "a \"trace\" entry has a time that is not a finite number >= 0: ");
+  bad("\"trace\": [[1, 0, 0.1, -0.5, 0.1, null]]", "a \"trace\" entry has a time that is not a finite number >= 0 or null");
+}
+
 TEST_F(CommandEvalTest, MalformedLinesAndFailuresFailTheEvaluation) {
   EXPECT_THROW_WITH(start(latency(1) + latency(1) + latency(128) + kEvaluation).evaluate_held_out(), TrialFailure,
                     "malformed latency line 2: batch size 1 was timed twice");

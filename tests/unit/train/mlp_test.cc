@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "config/config.h"
@@ -89,6 +91,34 @@ TEST(MlpEngine, GradientMatchesFiniteDifferences) {
     }
     EXPECT_GT(checked, 20);
   }
+}
+
+// predict() is a timed evaluate(): the same forward pass, its classes in host memory, and the
+// time of each of its three parts.
+TEST(MlpEngine, PredictGivesTheClassesEvaluateCountsAndTimesItsParts) {
+  const auto data = random_images(300, 6, 6);
+  MlpShape shape{{36, 16, 10}, Activation::Relu};
+  std::vector<float> p(shape.param_count());
+  init_params(shape, 5, p);
+  auto e = make_cpu_engine(shape, OptimizerKind::Sgd, data, 1);
+  e->set_params(p);
+  std::vector<std::int32_t> rows;
+  for (int i = 299; i >= 0; i -= 2) rows.push_back(i);  // not in order, so the rows are followed
+  const PredictTiming t = e->predict(rows);
+  EXPECT_GT(t.pre_s, 0);
+  EXPECT_GT(t.inference_s, 0);
+  EXPECT_GT(t.post_s, 0);
+  const std::span<const std::int32_t> classes = e->predictions();
+  ASSERT_EQ(classes.size(), rows.size());
+  double correct = 0;
+  std::set<std::int32_t> seen;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_TRUE(classes[i] >= 0 && classes[i] < 10) << classes[i];
+    correct += classes[i] == data->labels[rows[i]] ? 1 : 0;
+    seen.insert(classes[i]);
+  }
+  EXPECT_EQ(correct, e->evaluate(rows).correct);
+  EXPECT_GT(seen.size(), 1u);  // not one class for every image
 }
 
 TEST(MlpEngine, OptimizersFollowTheirFormulas) {
