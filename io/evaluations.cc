@@ -26,6 +26,8 @@ constexpr const char* kGroup = "evaluations";
 constexpr const char* kRuns = "runs";
 constexpr const char* kMetrics = "metrics";
 constexpr const char* kLatency = "latency";
+// Created by the first evaluation that records a confusion matrix: older files lack it.
+constexpr const char* kConfusion = "confusion";
 // The manifests' JSON texts back to back; each run row says where its own is. A table of
 // bytes, not an attribute per evaluation: appending rows is all an SWMR writer may do.
 constexpr const char* kManifests = "manifests";
@@ -52,7 +54,13 @@ constexpr detail::FixedColumn kLatencyColumns[] = {
 enum LatencyCol { kLatId, kLatTrial, kLatIteration, kLatBatchSize, kLatBatches, kLatMean, kLatP50, kLatP90,
                   kLatP99, kLatMax, kLatRate };
 
+constexpr detail::FixedColumn kConfusionColumns[] = {
+    {"eval_id", Kind::I64},    {"trial_id", Kind::I64},  {"iteration", Kind::I64},
+    {"true_label", Kind::I64}, {"predicted", Kind::I64}, {"count", Kind::I64}};
+enum ConfusionCol { kConId, kConTrial, kConIteration, kConTrue, kConPredicted, kConCount };
+
 constexpr detail::TableSpec kRunTable{kRuns, kRunColumns, 64};
+constexpr detail::TableSpec kConfusionTable{kConfusion, kConfusionColumns, kChunkRows};
 constexpr detail::TableSpec kMetricTable{kMetrics, kMetricColumns, kChunkRows};
 constexpr detail::TableSpec kLatencyTable{kLatency, kLatencyColumns, kChunkRows};
 
@@ -104,6 +112,13 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
         detail::create_byte_dataset(g.get(), kManifests, kManifestChunk);
         H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
       }
+      if (!ev.confusion.empty()) {
+        h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
+        if (H5_CHECK(H5Lexists(g.get(), kConfusion, H5P_DEFAULT)) == 0) {
+          detail::Table().create(g.get(), kConfusionTable, detail::fixed_layout(kConfusionTable));
+          H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
+        }
+      }
     }
     // The rows go in as an SWMR writer's appends, which keep the file readable (and
     // recoverable by a resume's mend) if we are killed half way. The run row comes last:
@@ -115,14 +130,17 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
     for (const char* table : {kRuns, kMetrics, kLatency, kManifests}) detail::require_checksummed(g.get(), table);
+    const bool has_confusion = H5_CHECK(H5Lexists(g.get(), kConfusion, H5P_DEFAULT)) > 0;
+    if (has_confusion) detail::require_checksummed(g.get(), kConfusion);
 
     // A new id above every id in any table, so that rows an interrupted evaluation left
     // behind never join this one.
     std::error_code ec;
     const std::uintmax_t max_rows = fs::file_size(path, ec);
     std::int64_t last = 0;
-    for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable})
-      last = std::max(last, highest_id(read_rows(g.get(), *spec, max_rows)));
+    for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable, &kConfusionTable})
+      if (spec != &kConfusionTable || has_confusion)
+        last = std::max(last, highest_id(read_rows(g.get(), *spec, max_rows)));
     ev.id = last + 1;
     if (ev.created.empty()) ev.created = detail::iso8601_utc_now();
 
@@ -138,6 +156,13 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
       detail::put_row(latency.add_row(), latency.layout,
                       {ev.id, r.trial, r.iteration, r.batch_size, r.batches, r.mean_ms, r.p50_ms, r.p90_ms, r.p99_ms,
                        r.max_ms, r.samples_per_s});
+    detail::Table confusion;
+    if (!ev.confusion.empty()) {
+      confusion.open(g.get(), kConfusionTable);
+      for (const EvalConfusionRow& r : ev.confusion)
+        detail::put_row(confusion.add_row(), confusion.layout,
+                        {ev.id, r.trial, r.iteration, r.true_label, r.predicted, r.count});
+    }
     const hsize_t manifest_at = detail::extent_of(manifests.get());
     detail::put_row(runs.add_row(), runs.layout,
                     {ev.id, ev.created, ev.split, ev.device, std::int64_t{ev.threads}, ev.trials,
@@ -146,6 +171,7 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     detail::write_bytes(manifests.get(), manifest_at, ev.manifest, manifest_at + ev.manifest.size());
     metrics.append();
     latency.append();
+    if (!ev.confusion.empty()) confusion.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
     runs.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
@@ -174,6 +200,11 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
     const detail::RawTable runs = read_rows(g.get(), kRunTable, size);
     const detail::RawTable metrics = read_rows(g.get(), kMetricTable, size);
     const detail::RawTable latency = read_rows(g.get(), kLatencyTable, size);
+    detail::RawTable confusion;  // none in a file that never recorded a confusion matrix
+    if (H5_CHECK(H5Lexists(g.get(), kConfusion, H5P_DEFAULT)) > 0) {
+      detail::require_checksummed(g.get(), kConfusion);
+      confusion = read_rows(g.get(), kConfusionTable, size);
+    }
     h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
     const hsize_t manifest_bytes = detail::extent_of(manifests.get());
 
@@ -213,6 +244,14 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
                                            get_int(row, L[kLatBatchSize]), get_int(row, L[kLatBatches]),
                                            get_f64(row, L[kLatMean]), get_f64(row, L[kLatP50]), get_f64(row, L[kLatP90]),
                                            get_f64(row, L[kLatP99]), get_f64(row, L[kLatMax]), get_f64(row, L[kLatRate])});
+    }
+    for (std::size_t i = 0; i < confusion.rows; ++i) {
+      const std::byte* row = confusion.row(i);
+      const detail::Layout& L = confusion.layout;
+      if (auto it = index.find(get_int(row, L[kConId])); it != index.end())
+        out[it->second].confusion.push_back({get_int(row, L[kConTrial]), get_int(row, L[kConIteration]),
+                                             get_int(row, L[kConTrue]), get_int(row, L[kConPredicted]),
+                                             get_int(row, L[kConCount])});
     }
     return out;
   });

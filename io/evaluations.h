@@ -13,6 +13,10 @@
 ///   /evaluations/latency   one row per (evaluation, trial, batch size): eval_id, trial_id,
 ///                          iteration, batch_size, batches (timed), mean_ms, p50_ms, p90_ms,
 ///                          p99_ms, max_ms, samples_per_s
+///   /evaluations/confusion one row per (evaluation, trial, true label, predicted label):
+///                          eval_id, trial_id, iteration, true_label, predicted, count; every
+///                          cell of the matrix, zeros included. Created by the first
+///                          evaluation that records one (`[metrics] confusion = true`).
 /// pandas: pd.DataFrame(h5py.File(p)["evaluations/metrics"][:]).
 
 #include <cstdint>
@@ -43,6 +47,14 @@ struct EvalLatencyRow {
   double samples_per_s = 0;  ///< batch_size / mean latency
 };
 
+struct EvalConfusionRow {
+  search::TrialId trial = 0;
+  std::int64_t iteration = 0;
+  std::int64_t true_label = 0;
+  std::int64_t predicted = 0;
+  std::int64_t count = 0;
+};
+
 /// One `ranktune eval` invocation: every trial it evaluated.
 struct Evaluation {
   std::int64_t id = 0;       ///< 1, 2, ... in the file; assigned by append_evaluation
@@ -54,6 +66,7 @@ struct Evaluation {
   std::string manifest;      ///< JSON text: what was evaluated, on what, with what
   std::vector<EvalMetricRow> metrics;
   std::vector<EvalLatencyRow> latency;
+  std::vector<EvalConfusionRow> confusion;  ///< empty when no confusion matrix was asked for
 };
 
 /// Appends `evaluation` to the results file at `path` and returns its id. Takes the

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,25 @@ class CpuEngine : public MlpEngine {
     return sums;
   }
 
+  void set_input_pipeline(float scale, InputCast cast) override {
+    scale_ = scale;
+    cast_ = cast;
+  }
+
+  void logits(std::span<const std::int32_t> rows, std::span<float> out) override {
+    openblas_set_num_threads(threads_);
+    const std::size_t classes = static_cast<std::size_t>(shape_.sizes.back());
+    if (out.size() != rows.size() * classes) throw std::invalid_argument("logits(): the output has the wrong size");
+    // The chunks of evaluate(), so that the logits (and the loss from them) are the same.
+    constexpr std::size_t chunk = 512;
+    for (std::size_t at = 0; at < rows.size(); at += chunk) {
+      const auto part = rows.subspan(at, std::min(chunk, rows.size() - at));
+      gather(part);
+      const float* z = forward(static_cast<int>(part.size()), 0.0f, 0, 0);
+      std::copy(z, z + part.size() * classes, out.begin() + static_cast<std::ptrdiff_t>(at * classes));
+    }
+  }
+
  private:
   // Writes softmax(z) into p and returns -log p[y], computed stably from the log-sum-exp.
   static double softmax_row(const float* z, float* p, int classes, int y) {
@@ -119,11 +139,15 @@ class CpuEngine : public MlpEngine {
   void gather(std::span<const std::int32_t> rows) {
     const int f = images_->features();
     input_.resize(rows.size() * f);
-    constexpr float scale = 1.0f / 255.0f;
+    const float scale = scale_;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::uint8_t* src = images_->pixels.data() + std::size_t(rows[i]) * f;
       float* dst = input_.data() + i * f;
       for (int j = 0; j < f; ++j) dst[j] = static_cast<float>(src[j]) * scale;
+      if (cast_ == InputCast::Float16)
+        for (int j = 0; j < f; ++j) dst[j] = round_to_float16(dst[j]);
+      else if (cast_ == InputCast::Bfloat16)
+        for (int j = 0; j < f; ++j) dst[j] = round_to_bfloat16(dst[j]);
     }
   }
 
@@ -216,6 +240,8 @@ class CpuEngine : public MlpEngine {
   std::vector<float> params_, grad_;
   OptimizerState state_;
   std::vector<float> input_;
+  float scale_ = 1.0f / 255.0f;  // the input pipeline (set_input_pipeline)
+  InputCast cast_ = InputCast::None;
   std::vector<std::vector<float>> act_;      // per layer: post-activation (pre-dropout) outputs; logits last
   std::vector<std::vector<float>> dropped_;  // per hidden layer: outputs after dropout
   std::vector<float> delta_, prev_delta_;
