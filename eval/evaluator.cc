@@ -154,6 +154,10 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
 
   const config::TrainableSpec stored = read_spec(cfg);
   require_evaluable(file, stored);
+  if (std::error_code ec; !o.data_dir.empty() && !fs::is_directory(o.data_dir, ec))
+    throw std::invalid_argument("the manifest's data.dir " + o.data_dir +
+                                " is not a folder. Point it at a folder of IDX files (t10k-images-idx3-ubyte.gz, "
+                                "t10k-labels-idx1-ubyte.gz), or remove it to use the experiment's data");
   // Its output beside the trials' logs, one file per trial, replaced by the next evaluation.
   if (train::traits(stored).writes_logs) ctx.log_dir = file.path + ".logs/eval";
   const train::TrainableKind& kind = train::kind_of(stored);

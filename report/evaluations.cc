@@ -94,9 +94,13 @@ std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation&
                            {"batches", l.batches}, {"mean_ms", num(l.mean_ms)}, {"p50_ms", num(l.p50_ms)},
                            {"p90_ms", num(l.p90_ms)}, {"p99_ms", num(l.p99_ms)}, {"max_ms", num(l.max_ms)},
                            {"samples_per_s", num(l.samples_per_s)}});
+      nlohmann::json confusion = nlohmann::json::array();
+      for (const io::EvalConfusionRow& c : ev.confusion)
+        confusion.push_back({{"trial_id", c.trial}, {"iteration", c.iteration}, {"true_label", c.true_label},
+                             {"predicted", c.predicted}, {"count", c.count}});
       nlohmann::json doc = {{"evaluation", ev.id}, {"created", ev.created}, {"split", ev.split},
                             {"device", ev.device}, {"threads", ev.threads}, {"metrics", std::move(metrics)},
-                            {"latency", std::move(latency)}};
+                            {"latency", std::move(latency)}, {"confusion", std::move(confusion)}};
       return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
     }
     case Format::Table: break;
