@@ -137,17 +137,22 @@ class CpuEngine : public MlpEngine {
   }
 
   void gather(std::span<const std::int32_t> rows) {
+    switch (cast_) {  // one pass over the pixels whatever the pipeline
+      case InputCast::None: return gather_as(rows, [](float x) { return x; });
+      case InputCast::Float16: return gather_as(rows, round_to_float16);
+      case InputCast::Bfloat16: return gather_as(rows, round_to_bfloat16);
+    }
+  }
+
+  template <class Cast>
+  void gather_as(std::span<const std::int32_t> rows, Cast cast) {
     const int f = images_->features();
     input_.resize(rows.size() * f);
     const float scale = scale_;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::uint8_t* src = images_->pixels.data() + std::size_t(rows[i]) * f;
       float* dst = input_.data() + i * f;
-      for (int j = 0; j < f; ++j) dst[j] = static_cast<float>(src[j]) * scale;
-      if (cast_ == InputCast::Float16)
-        for (int j = 0; j < f; ++j) dst[j] = round_to_float16(dst[j]);
-      else if (cast_ == InputCast::Bfloat16)
-        for (int j = 0; j < f; ++j) dst[j] = round_to_bfloat16(dst[j]);
+      for (int j = 0; j < f; ++j) dst[j] = cast(static_cast<float>(src[j]) * scale);
     }
   }
 

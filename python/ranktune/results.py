@@ -33,8 +33,9 @@ Example::
   before ``/state``) are left out, as ranktune's own readers do.
 - ``evaluations``: one row per metric of each ``ranktune eval`` (``eval_id``, ``trial_id``,
   ``iteration``, ``metric``, ``value``, and the run's ``created``, ``split``, ``device``);
-  ``latency``: ``/evaluations/latency``. Both are empty DataFrames (with those columns) when
-  the file has no evaluation.
+  ``latency``: ``/evaluations/latency``; ``confusion``: ``/evaluations/confusion`` (every cell
+  of each confusion matrix an evaluation manifest asked for). All are empty DataFrames (with
+  those columns) when the file has none.
 - ``stack``: the ``/stack`` attributes (the software and hardware of the run), a dict of str.
 - ``attrs``: the file's attributes (``experiment``, ``metric``, ``mode``, ``schema_version``,
   ``created``, ``created_unix``, ``config``, ...), a dict of str and int.
@@ -59,6 +60,7 @@ _TRIAL_COLUMNS = ("trial_id", "status", "attempt", "iterations", "best", "best_i
                   "end_time", "workers", "error", "log_tail", "hosts", "end_reason")
 _RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
 _EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
+_CONFUSION_COLUMNS = ("eval_id", "trial_id", "iteration", "true_label", "predicted", "count")
 _LATENCY_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batches", "mean_ms", "p50_ms", "p90_ms",
                     "p99_ms", "max_ms", "samples_per_s")
 
@@ -356,6 +358,7 @@ class Results:
                 metrics[c] = pd.Series(dtype=object)
         self.evaluations = metrics
         self.latency = self._frame(self._rows("evaluations/latency"), _LATENCY_COLUMNS)
+        self.confusion = self._frame(self._rows("evaluations/confusion"), _CONFUSION_COLUMNS)
         return self
 
     def _long(self, wide):

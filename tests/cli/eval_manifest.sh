@@ -115,6 +115,19 @@ for e, inputs in pipelines.items():
     print(f"ok: pipeline {e}: accuracy {got(b'test_accuracy'):.4f}, top-3 {top3:.4f}, loss {nll:.4f}")
 PY
 
+# The pandas loader has the matrices; a file without any has an empty frame with the columns.
+PYTHONPATH="$SRC/python" "$PY" - "$WORK/m.h5" "$WORK/none.h5" <<'PY' || fail "ranktune.results lacks the confusion matrices"
+import shutil, sys, h5py, ranktune.results
+r = ranktune.results.load(sys.argv[1])
+assert len(r.confusion) == 800 and r.confusion["count"].sum() == 8 * 10000, r.confusion
+assert list(r.confusion.columns) == ["eval_id", "trial_id", "iteration", "true_label", "predicted", "count"]
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "a") as f:
+    del f["evaluations/confusion"]
+e = ranktune.results.load(sys.argv[2]).confusion
+assert len(e) == 0 and "true_label" in e.columns, e
+PY
+
 # The report shows the sensitivity under the newest evaluation, in text and HTML.
 "$R" report "$WORK/m.h5" > "$WORK/report.txt" || fail "report failed"
 grep -q "pipeline sensitivity (the change of each pipeline against the first)" "$WORK/report.txt" \

@@ -1,6 +1,9 @@
 // Held-out classification metrics and input casts (train/classification.h), against values
 // worked out by hand.
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -57,6 +60,33 @@ TEST(InputCast, Float16RoundsToNearestEven) {
   EXPECT_EQ(round_to_float16(std::ldexp(1.0f, -24)), std::ldexp(1.0f, -24));  // the smallest subnormal
   EXPECT_EQ(round_to_float16(std::ldexp(1.0f, -26)), 0.0f);
   EXPECT_EQ(round_to_float16(-0.1f), -0.0999755859375f);
+}
+
+// The rounding by its definition, slowly: the nearest multiple of the spacing at x's binade.
+float float16_by_definition(float x) {
+  if (!std::isfinite(x) || x == 0.0f) return x;
+  const float a = std::fabs(x);
+  if (a >= 65520.0f) return std::copysign(INFINITY, x);
+  int e = 0;
+  std::frexp(a, &e);
+  const float step = std::ldexp(1.0f, std::max(e - 1, -14) - 10);
+  return std::copysign(std::nearbyint(a / step) * step, x);
+}
+
+TEST(InputCast, Float16AgreesWithItsDefinitionEverywhere) {
+  // Every pixel value of both pipelines, then a sweep of bit patterns across the range.
+  for (int v = 0; v < 256; ++v) {
+    EXPECT_EQ(round_to_float16(static_cast<float>(v) * (1.0f / 255.0f)),
+              float16_by_definition(static_cast<float>(v) * (1.0f / 255.0f)));
+    EXPECT_EQ(round_to_float16(static_cast<float>(v)), static_cast<float>(v));
+  }
+  for (std::uint32_t bits = 0; bits < 0x48000000u; bits += 4099) {
+    const float x = std::bit_cast<float>(bits);
+    ASSERT_EQ(round_to_float16(x), float16_by_definition(x)) << x;
+    ASSERT_EQ(round_to_float16(-x), float16_by_definition(-x)) << -x;
+  }
+  EXPECT_TRUE(std::isnan(round_to_float16(NAN)));
+  EXPECT_TRUE(std::isinf(round_to_float16(INFINITY)));
 }
 
 TEST(InputCast, Bfloat16RoundsToNearestEven) {
