@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,8 @@ struct EvalOptions {
   std::string format = "table";               ///< table or json
   bool no_record = false;                     ///< do not append to /evaluations
   std::string command_line;                   ///< for the manifest
+  std::string manifest;                       ///< --manifest EVAL.toml ("" = the flags alone)
+  std::set<std::string> given;                ///< the flags typed, which override the manifest
 };
 /// `ranktune eval`: held-out evaluation and latency of the leaders, recorded in the file.
 int run_eval(const EvalOptions& o);

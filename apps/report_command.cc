@@ -21,6 +21,7 @@
 #include "io/store.h"
 #include "report/cross_leaderboard.h"
 #include "report/evaluations.h"
+#include "report/sensitivity.h"
 #include "report/html.h"
 #include "report/importance.h"
 #include "report/leaderboard.h"
@@ -162,6 +163,13 @@ int run_report(const ReportOptions& o) {
       const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
       if (!evaluations.empty()) {
         std::printf("\n%s", report::render_evaluation(file, evaluations.back(), format).c_str());
+        // The newest evaluation was one pipeline of several: the change each made.
+        if (const auto grid = report::sensitivity_grid(report::newest_sensitivity_group(evaluations))) {
+          const std::string title = "pipeline sensitivity (the change of each pipeline against the first)";
+          std::printf("\n%s", format == report::Format::Markdown
+                                  ? ("### " + report::markdown_escape(title) + "\n\n" + report::render_markdown_table(*grid)).c_str()
+                                  : (title + "\n" + report::render_table(*grid)).c_str());
+        }
         if (evaluations.size() > 1)
           std::printf("(%zu evaluations recorded; every one is in /evaluations)\n", evaluations.size());
       }

@@ -104,6 +104,25 @@ LatencyStats stats_of(const train::MeasuredLatency& m) {
 
 }  // namespace
 
+EvalOptions options_of(const config::EvalManifest& m, const config::EvalPipeline& pipeline) {
+  EvalOptions o;
+  o.device = m.device;
+  o.threads = m.threads;
+  o.batch_sizes = m.batch_sizes;
+  o.warmup = m.warmup;
+  o.latency_s = m.latency_s;
+  o.min_batches = m.min_batches;
+  o.max_batches = m.max_batches;
+  o.split = m.split;
+  o.data_dir = m.data_dir;
+  o.pipeline = pipeline;
+  o.top_k = m.top_k;
+  o.confusion = m.confusion;
+  o.accuracy = m.accuracy;
+  o.loss = m.loss;
+  return o;
+}
+
 void require_evaluable(const io::ResultsFile& file, const config::ExperimentConfig& cfg) {
   require_evaluable(file, read_spec(cfg));
 }
@@ -120,7 +139,19 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
   ctx.start_cause = "start";
   // A trainable that runs and times its evaluation itself (a command) is told how.
   ctx.mode = "eval";
-  ctx.eval = {o.device, o.threads, o.batch_sizes, o.warmup, o.latency_s, o.min_batches, o.max_batches};
+  ctx.eval.device = o.device;
+  ctx.eval.threads = o.threads;
+  ctx.eval.batch_sizes = o.batch_sizes;
+  ctx.eval.warmup = o.warmup;
+  ctx.eval.latency_s = o.latency_s;
+  ctx.eval.min_batches = o.min_batches;
+  ctx.eval.max_batches = o.max_batches;
+  ctx.eval.split = o.split;
+  ctx.eval.data_dir = o.data_dir;
+  ctx.eval.normalize = o.pipeline.normalize;
+  ctx.eval.input_dtype = o.pipeline.input_dtype;
+  ctx.eval.top_k = o.top_k;
+  ctx.eval.confusion = o.confusion;
   std::string device;  // what the trainable is told to compute on
   if (o.device == "auto") {
     ctx.device = "cuda:0";  // taken if this build has CUDA and the device works, else the CPU
@@ -138,11 +169,28 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
 
   const config::TrainableSpec stored = read_spec(cfg);
   require_evaluable(file, stored);
+  if (std::error_code ec; !o.data_dir.empty() && !fs::is_directory(o.data_dir, ec))
+    throw std::invalid_argument("the manifest's data.dir " + o.data_dir +
+                                " is not a folder. Point it at a folder of IDX files (t10k-images-idx3-ubyte.gz, "
+                                "t10k-labels-idx1-ubyte.gz), or remove it to use the experiment's data");
   // Its output beside the trials' logs, one file per trial, replaced by the next evaluation.
   if (train::traits(stored).writes_logs) ctx.log_dir = file.path + ".logs/eval";
   const train::TrainableKind& kind = train::kind_of(stored);
   const config::TrainableSpec spec = kind.on_compute ? kind.on_compute(stored, device, o.threads) : stored;
   std::unique_ptr<train::Trainable> t = train::make_trainable(spec);
+  // A program evaluates itself: ranktune cannot change its inputs or compute its metrics.
+  if (t->times_itself()) {
+    std::string refused;
+    if (!(o.pipeline == config::EvalPipeline{o.pipeline.name})) refused = "a pipeline other than the training one";
+    else if (!o.top_k.empty()) refused = "top-k accuracy";
+    else if (o.confusion) refused = "the confusion matrix";
+    else if (!o.data_dir.empty()) refused = "another data folder";
+    if (!refused.empty())
+      throw std::invalid_argument(file.path + ": the '" + stored.kind + "' trainable evaluates itself (its " +
+                                  "on_evaluate function), so ranktune cannot apply " + refused + " to it. Compute " +
+                                  "it in the script (it gets the split in RANKTUNE_EVAL_SPLIT), or remove it from " +
+                                  "the manifest");
+  }
   // One that times itself is told the batch sizes before it starts (the held-out samples,
   // which bound them otherwise, are known only afterwards).
   if (t->times_itself())
@@ -191,7 +239,12 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
   const train::ComputeInfo info = t->compute_info();
   out.path = info.path;
   out.threads = info.threads;
-  out.metrics = held_out.metrics;
+  // Those the manifest turned off are computed anyway (they cost nothing) but not reported.
+  for (const auto& [name, value] : held_out.metrics)
+    if ((o.accuracy || name != o.split + "_accuracy") && (o.loss || name != o.split + "_loss"))
+      out.metrics[name] = value;
+  out.confusion = held_out.confusion;
+  out.classes = held_out.classes;
   out.samples = held_out.samples;
   out.seconds = since(t0);
 
@@ -218,7 +271,11 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
          t["seed"] = cfg.seed;
          return t;
        }()},
-      {"held_out", {{"split", "test"}, {"samples", held_out.samples}, {"files", data}}},
+      {"held_out", {{"split", o.split}, {"samples", held_out.samples}, {"files", data}}},
+      {"pipeline",
+       {{"name", o.pipeline.name}, {"normalize", o.pipeline.normalize}, {"input_dtype", o.pipeline.input_dtype}}},
+      {"metrics_asked",
+       {{"accuracy", o.accuracy}, {"loss", o.loss}, {"top_k", o.top_k}, {"confusion", o.confusion}}},
       {"compute", {{"device_requested", o.device}, {"path", out.path}, {"threads", out.threads}}},
       {"latency",
        {{"batch_sizes", o.batch_sizes}, {"warmup", o.warmup}, {"budget_s", o.latency_s},

@@ -17,6 +17,7 @@
 #include "eval/latency.h"
 #include "eval/leaders.h"
 #include "config/config.h"
+#include "config/eval_manifest.h"
 #include "io/store.h"
 
 namespace ranktune::eval {
@@ -31,7 +32,17 @@ struct EvalOptions {
   double latency_s = 1.0;                   ///< timing budget per batch size, in seconds
   std::int64_t min_batches = 20;            ///< timed batches per batch size, at least
   std::int64_t max_batches = 100000;        ///< and at most
+  // What the leaders are evaluated on and how (config::EvalManifest).
+  std::string split = "test";               ///< "test" or "validation"
+  std::string data_dir;                     ///< "": the experiment's data folder
+  config::EvalPipeline pipeline;            ///< normalization and input type
+  std::vector<int> top_k;                   ///< <split>_top<k>_accuracy for each k
+  bool confusion = false;                   ///< record the confusion matrix
+  bool accuracy = true, loss = true;        ///< keep <split>_accuracy and <split>_loss
 };
+
+/// The options a manifest gives for one of its pipelines.
+EvalOptions options_of(const config::EvalManifest& manifest, const config::EvalPipeline& pipeline);
 
 struct LeaderEvaluation {
   Leader leader;
@@ -41,6 +52,8 @@ struct LeaderEvaluation {
   std::int64_t samples = 0;  ///< held-out samples evaluated
   std::vector<LatencyStats> latency;
   double seconds = 0;      ///< wall time of this evaluation, restore included
+  std::vector<std::int64_t> confusion;  ///< classes x classes (row: true label); empty unless asked for
+  int classes = 0;
   nlohmann::json manifest;  ///< what, on what and how: see evaluate_leader()
 };
 

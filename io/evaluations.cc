@@ -29,6 +29,7 @@ constexpr const char* kLatency = "latency";
 // Added after the first tables: a file from before them lacks them (read as not measured).
 constexpr const char* kLatencySplit = "latency_split";
 constexpr const char* kTrace = "trace";
+constexpr const char* kConfusion = "confusion";
 // The manifests' JSON texts back to back; each run row says where its own is. A table of
 // bytes, not an attribute per evaluation: appending rows is all an SWMR writer may do.
 constexpr const char* kManifests = "manifests";
@@ -67,6 +68,11 @@ constexpr detail::FixedColumn kTraceColumns[] = {
     {"eval_id", Kind::I64},  {"trial_id", Kind::I64}, {"iteration", Kind::I64},    {"batch_size", Kind::I64},
     {"batch", Kind::I64},    {"start_ms", Kind::F64}, {"total_ms", Kind::F64},     {"pre_ms", Kind::F64},
     {"inference_ms", Kind::F64}, {"post_ms", Kind::F64}};
+constexpr detail::FixedColumn kConfusionColumns[] = {
+    {"eval_id", Kind::I64},    {"trial_id", Kind::I64},  {"iteration", Kind::I64},
+    {"true_label", Kind::I64}, {"predicted", Kind::I64}, {"count", Kind::I64}};
+enum ConfusionCol { kConId, kConTrial, kConIteration, kConTrue, kConPredicted, kConCount };
+
 enum TraceCol { kTrId, kTrTrial, kTrIteration, kTrBatchSize, kTrBatch, kTrStart, kTrTotal, kTrPre, kTrInference,
                 kTrPost };
 
@@ -76,7 +82,8 @@ constexpr detail::TableSpec kLatencyTable{kLatency, kLatencyColumns, kChunkRows}
 constexpr detail::TableSpec kSplitTable{kLatencySplit, kSplitColumns, kChunkRows};
 constexpr detail::TableSpec kTraceTable{kTrace, kTraceColumns, 1024};
 // Tables that a file from before them may lack.
-constexpr const detail::TableSpec* kLaterTables[] = {&kSplitTable, &kTraceTable};
+constexpr detail::TableSpec kConfusionTable{kConfusion, kConfusionColumns, kChunkRows};
+constexpr const detail::TableSpec* kLaterTables[] = {&kSplitTable, &kTraceTable, &kConfusionTable};
 
 bool has(hid_t loc, const char* name) { return H5_CHECK(H5Lexists(loc, name, H5P_DEFAULT)) > 0; }
 
@@ -147,7 +154,7 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     H5_CHECK(H5Fstart_swmr_write(file.get()));
     detail::require_checksummed(file.get(), kGroup);
     h5::Group g{H5_CHECK(H5Gopen2(file.get(), kGroup, H5P_DEFAULT))};
-    for (const char* table : {kRuns, kMetrics, kLatency, kManifests, kLatencySplit, kTrace})
+    for (const char* table : {kRuns, kMetrics, kLatency, kManifests, kLatencySplit, kTrace, kConfusion})
       detail::require_checksummed(g.get(), table);
 
     // A new id above every id in any table, so that rows an interrupted evaluation left
@@ -155,17 +162,19 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     std::error_code ec;
     const std::uintmax_t max_rows = fs::file_size(path, ec);
     std::int64_t last = 0;
-    for (const detail::TableSpec* spec : {&kRunTable, &kMetricTable, &kLatencyTable, &kSplitTable, &kTraceTable})
+    for (const detail::TableSpec* spec :
+         {&kRunTable, &kMetricTable, &kLatencyTable, &kSplitTable, &kTraceTable, &kConfusionTable})
       last = std::max(last, highest_id(read_rows(g.get(), *spec, max_rows)));
     ev.id = last + 1;
     if (ev.created.empty()) ev.created = detail::iso8601_utc_now();
 
-    detail::Table runs, metrics, latency, split, trace;
+    detail::Table runs, metrics, latency, split, trace, confusion;
     runs.open(g.get(), kRunTable);
     metrics.open(g.get(), kMetricTable);
     latency.open(g.get(), kLatencyTable);
     split.open(g.get(), kSplitTable);
     trace.open(g.get(), kTraceTable);
+    confusion.open(g.get(), kConfusionTable);
     h5::Dataset manifests{H5_CHECK(H5Dopen2(g.get(), kManifests, H5P_DEFAULT))};
     // Fields in column order (kMetricColumns, kLatencyColumns, kRunColumns).
     for (const EvalMetricRow& r : ev.metrics)
@@ -185,6 +194,9 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
       detail::put_row(trace.add_row(), trace.layout,
                       {ev.id, r.trial, r.iteration, r.batch_size, r.batch, r.start_ms, r.total_ms, r.pre_ms,
                        r.inference_ms, r.post_ms});
+    for (const EvalConfusionRow& r : ev.confusion)
+      detail::put_row(confusion.add_row(), confusion.layout,
+                      {ev.id, r.trial, r.iteration, r.true_label, r.predicted, r.count});
     const hsize_t manifest_at = detail::extent_of(manifests.get());
     detail::put_row(runs.add_row(), runs.layout,
                     {ev.id, ev.created, ev.split, ev.device, std::int64_t{ev.threads}, ev.trials,
@@ -195,6 +207,7 @@ std::int64_t append_evaluation(const std::string& path, Evaluation ev) {
     latency.append();
     split.append();
     trace.append();
+    confusion.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
     runs.append();
     H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL));
@@ -228,6 +241,7 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
     };
     const detail::RawTable split = read_later(kSplitTable);
     const detail::RawTable trace = read_later(kTraceTable);
+    const detail::RawTable confusion = read_later(kConfusionTable);
     const detail::RawTable runs = read_rows(g.get(), kRunTable, size);
     const detail::RawTable metrics = read_rows(g.get(), kMetricTable, size);
     const detail::RawTable latency = read_rows(g.get(), kLatencyTable, size);
@@ -291,6 +305,14 @@ std::vector<Evaluation> read_evaluations(const std::string& path) {
                                          get_int(row, L[kTrBatchSize]), get_int(row, L[kTrBatch]),
                                          get_f64(row, L[kTrStart]), get_f64(row, L[kTrTotal]), get_f64(row, L[kTrPre]),
                                          get_f64(row, L[kTrInference]), get_f64(row, L[kTrPost])});
+    }
+    for (std::size_t i = 0; i < confusion.rows; ++i) {
+      const std::byte* row = confusion.row(i);
+      const detail::Layout& L = confusion.layout;
+      if (auto it = index.find(get_int(row, L[kConId])); it != index.end())
+        out[it->second].confusion.push_back({get_int(row, L[kConTrial]), get_int(row, L[kConIteration]),
+                                             get_int(row, L[kConTrue]), get_int(row, L[kConPredicted]),
+                                             get_int(row, L[kConCount])});
     }
     return out;
   });

@@ -23,8 +23,12 @@
 ///                          batch (index among the timed batches, from 0), start_ms (since the
 ///                          timing of the batch size began), total_ms, pre_ms, inference_ms,
 ///                          post_ms (NaN: not measured)
-/// latency_split and trace are created by the first evaluation recorded with them: a file
-/// without them (older ranktune) reads as "not measured", never as an error.
+///   /evaluations/confusion one row per (evaluation, trial, true label, predicted label):
+///                          eval_id, trial_id, iteration, true_label, predicted, count; every
+///                          cell of the matrix, zeros included (`[metrics] confusion = true`).
+/// latency_split, trace and confusion are created by the first evaluation recorded after
+/// they were added: a file without them (older ranktune) reads as "not measured", never as
+/// an error.
 /// pandas: pd.DataFrame(h5py.File(p)["evaluations/metrics"][:]).
 
 #include <cstdint>
@@ -84,6 +88,14 @@ inline constexpr const char* kLatencyPartNames[9] = {
     "pre_p50_ms",       "pre_p90_ms",  "pre_p99_ms",  "inference_p50_ms", "inference_p90_ms",
     "inference_p99_ms", "post_p50_ms", "post_p90_ms", "post_p99_ms"};
 
+struct EvalConfusionRow {
+  search::TrialId trial = 0;
+  std::int64_t iteration = 0;
+  std::int64_t true_label = 0;
+  std::int64_t predicted = 0;
+  std::int64_t count = 0;
+};
+
 /// One `ranktune eval` invocation: every trial it evaluated.
 struct Evaluation {
   std::int64_t id = 0;       ///< 1, 2, ... in the file; assigned by append_evaluation
@@ -96,6 +108,7 @@ struct Evaluation {
   std::vector<EvalMetricRow> metrics;
   std::vector<EvalLatencyRow> latency;
   std::vector<EvalTraceRow> trace;
+  std::vector<EvalConfusionRow> confusion;  ///< empty when no confusion matrix was asked for
 };
 
 /// Appends `evaluation` to the results file at `path` and returns its id. Takes the

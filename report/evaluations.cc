@@ -121,9 +121,14 @@ std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation&
         trace.push_back({{"trial_id", t.trial}, {"iteration", t.iteration}, {"batch_size", t.batch_size},
                          {"batch", t.batch}, {"start_ms", num(t.start_ms)}, {"total_ms", num(t.total_ms)},
                          {"pre_ms", num(t.pre_ms)}, {"inference_ms", num(t.inference_ms)}, {"post_ms", num(t.post_ms)}});
-      nlohmann::json doc = {{"evaluation", ev.id}, {"created", ev.created}, {"split", ev.split},
-                            {"device", ev.device}, {"threads", ev.threads}, {"metrics", std::move(metrics)},
-                            {"latency", std::move(latency)}, {"trace", std::move(trace)}};
+      nlohmann::json confusion = nlohmann::json::array();
+      for (const io::EvalConfusionRow& c : ev.confusion)
+        confusion.push_back({{"trial_id", c.trial}, {"iteration", c.iteration}, {"true_label", c.true_label},
+                             {"predicted", c.predicted}, {"count", c.count}});
+      nlohmann::json doc = {{"evaluation", ev.id}, {"created", ev.created},          {"split", ev.split},
+                            {"device", ev.device}, {"threads", ev.threads},          {"metrics", std::move(metrics)},
+                            {"latency", std::move(latency)}, {"trace", std::move(trace)},
+                            {"confusion", std::move(confusion)}};
       return sys::printable_json(doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
     }
     case Format::Table: break;

@@ -12,6 +12,7 @@
 #include "report/brackets.h"
 #include "report/charts.h"
 #include "report/evaluations.h"
+#include "report/sensitivity.h"
 #include "report/grid.h"
 #include "report/leaderboard.h"
 #include "report/plots.h"
@@ -213,6 +214,9 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
       if (!it->trace.empty()) body += chart([&] { return latency_trace_chart(*it); });
     }
     out += section("Held-out evaluations (ranktune eval), newest first", body);
+    if (const auto grid = sensitivity_grid(newest_sensitivity_group(evaluations)))
+      out += section("Pipeline sensitivity: the change of each pipeline against the first (the reference)",
+                     render_html_table(*grid));
   }
   const Grid control = event_grid(file, {search::EventKind::Control}, 200);
   if (!control.body.empty()) out += section("Live control (ranktune ctl)", render_html_table(control));

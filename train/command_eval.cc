@@ -127,7 +127,7 @@ void CommandTrainable::set_mode_env(std::map<std::string, std::string>& env, con
   if (context.mode != "eval") return;
   env["RANKTUNE_DEVICE"] = compute_.path = device_for(eval_.device);
   compute_.threads = eval_.threads > 0 ? eval_.threads : 1;
-  env["RANKTUNE_EVAL_SPLIT"] = "test";
+  env["RANKTUNE_EVAL_SPLIT"] = eval_.split;  // "test" unless a manifest asks for "validation"
   env["RANKTUNE_EVAL_BATCH_SIZES"] = join(eval_.batch_sizes);
   env["RANKTUNE_EVAL_WARMUP"] = std::to_string(eval_.warmup);
   env["RANKTUNE_EVAL_LATENCY_S"] = exact(eval_.latency_s);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -128,6 +129,25 @@ class CpuEngine : public MlpEngine {
 
   std::span<const std::int32_t> predictions() const override { return predicted_; }
 
+  void set_input_pipeline(float scale, InputCast cast) override {
+    scale_ = scale;
+    cast_ = cast;
+  }
+
+  void logits(std::span<const std::int32_t> rows, std::span<float> out) override {
+    openblas_set_num_threads(threads_);
+    const std::size_t classes = static_cast<std::size_t>(shape_.sizes.back());
+    if (out.size() != rows.size() * classes) throw std::invalid_argument("logits(): the output has the wrong size");
+    // The chunks of evaluate(), so that the logits (and the loss from them) are the same.
+    constexpr std::size_t chunk = 512;
+    for (std::size_t at = 0; at < rows.size(); at += chunk) {
+      const auto part = rows.subspan(at, std::min(chunk, rows.size() - at));
+      gather(part);
+      const float* z = forward(static_cast<int>(part.size()), 0.0f, 0, 0);
+      std::copy(z, z + part.size() * classes, out.begin() + static_cast<std::ptrdiff_t>(at * classes));
+    }
+  }
+
  private:
   // Writes softmax(z) into p and returns -log p[y], computed stably from the log-sum-exp.
   static double softmax_row(const float* z, float* p, int classes, int y) {
@@ -143,13 +163,22 @@ class CpuEngine : public MlpEngine {
   }
 
   void gather(std::span<const std::int32_t> rows) {
+    switch (cast_) {  // one pass over the pixels whatever the pipeline
+      case InputCast::None: return gather_as(rows, [](float x) { return x; });
+      case InputCast::Float16: return gather_as(rows, round_to_float16);
+      case InputCast::Bfloat16: return gather_as(rows, round_to_bfloat16);
+    }
+  }
+
+  template <class Cast>
+  void gather_as(std::span<const std::int32_t> rows, Cast cast) {
     const int f = images_->features();
     input_.resize(rows.size() * f);
-    constexpr float scale = 1.0f / 255.0f;
+    const float scale = scale_;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const std::uint8_t* src = images_->pixels.data() + std::size_t(rows[i]) * f;
       float* dst = input_.data() + i * f;
-      for (int j = 0; j < f; ++j) dst[j] = static_cast<float>(src[j]) * scale;
+      for (int j = 0; j < f; ++j) dst[j] = cast(static_cast<float>(src[j]) * scale);
     }
   }
 
@@ -242,6 +271,8 @@ class CpuEngine : public MlpEngine {
   std::vector<float> params_, grad_;
   OptimizerState state_;
   std::vector<float> input_;
+  float scale_ = 1.0f / 255.0f;  // the input pipeline (set_input_pipeline)
+  InputCast cast_ = InputCast::None;
   std::vector<std::vector<float>> act_;      // per layer: post-activation (pre-dropout) outputs; logits last
   std::vector<std::vector<float>> dropped_;  // per hidden layer: outputs after dropout
   std::vector<float> delta_, prev_delta_;

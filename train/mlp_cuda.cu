@@ -5,6 +5,8 @@
 // same optimizer formulas), so the two agree up to rounding.
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -108,11 +110,17 @@ unsigned blocks(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1)
 
 // ---------------------------------------------------------------------------- kernels
 
-__global__ void gather_kernel(const std::uint8_t* images, const std::int32_t* rows, int n, int features, float* out) {
+// The input pipeline: pixel * scale, then rounded to half or bfloat16 (cast 1 or 2; round to
+// nearest even, as the CPU engine's round_to_float16 and round_to_bfloat16 do).
+__global__ void gather_kernel(const std::uint8_t* images, const std::int32_t* rows, int n, int features, float scale,
+                              int cast, float* out) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i >= std::size_t(n) * features) return;
   const std::size_t r = i / features, c = i % features;
-  out[i] = static_cast<float>(images[std::size_t(rows[r]) * features + c]) * (1.0f / 255.0f);
+  float x = static_cast<float>(images[std::size_t(rows[r]) * features + c]) * scale;
+  if (cast == 1) x = __half2float(__float2half_rn(x));
+  else if (cast == 2) x = __bfloat162float(__float2bfloat16_rn(x));
+  out[i] = x;
 }
 
 __global__ void bias_fill_kernel(float* z, const float* b, int n, int out) {
@@ -395,6 +403,28 @@ class CudaEngine : public MlpEngine {
 
   std::span<const std::int32_t> predictions() const override { return predicted_; }
 
+  void set_input_pipeline(float scale, InputCast cast) override {
+    scale_ = scale;
+    cast_ = cast;
+  }
+
+  void logits(std::span<const std::int32_t> rows, std::span<float> out) override {
+    const std::size_t classes = static_cast<std::size_t>(shape_.sizes.back());
+    if (out.size() != rows.size() * classes) throw std::invalid_argument("logits(): the output has the wrong size");
+    if (rows.empty()) return;
+    eval_rows_.resize(rows.size());
+    RT_CUDA_CHECK(cudaMemcpyAsync(eval_rows_.get(), rows.data(), rows.size_bytes(), cudaMemcpyHostToDevice, stream_.get()));
+    constexpr std::size_t chunk = 4096;
+    for (std::size_t at = 0; at < rows.size(); at += chunk) {
+      const int n = static_cast<int>(std::min(chunk, rows.size() - at));
+      forward(eval_rows_.get() + at, n, 0.0f, 0, 0);
+      RT_CUDA_CHECK(cudaMemcpyAsync(out.data() + at * classes, act_.back().get(), std::size_t(n) * classes * sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream_.get()));
+    }
+    RT_CUDA_CHECK(cudaGetLastError());
+    RT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
  private:
   void upload(float* dst, std::span<const float> src) {
     RT_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size_bytes(), cudaMemcpyHostToDevice, stream_.get()));
@@ -425,11 +455,11 @@ class CudaEngine : public MlpEngine {
     layers(n, dropout, key, first_row);
   }
 
-  // The rows' pixels as floats in the input buffer (device rows).
+  // The rows' pixels as floats in the input buffer (device rows), through the input pipeline.
   void gather(const std::int32_t* rows, int n) {
     ensure(n);
-    gather_kernel<<<blocks(std::size_t(n) * features_), kThreads, 0, stream_.get()>>>(images_.get(), rows, n, features_,
-                                                                                       input_.get());
+    gather_kernel<<<blocks(std::size_t(n) * features_), kThreads, 0, stream_.get()>>>(
+        images_.get(), rows, n, features_, scale_, static_cast<int>(cast_), input_.get());
   }
 
   // The forward pass from the input buffer that gather() filled.
@@ -487,6 +517,8 @@ class CudaEngine : public MlpEngine {
   Stream stream_;
   Cublas cublas_;
   DeviceBuffer<std::uint8_t> images_, labels_;
+  float scale_ = 1.0f / 255.0f;  // the input pipeline (set_input_pipeline)
+  InputCast cast_ = InputCast::None;
   DeviceBuffer<std::int32_t> order_, eval_rows_, predicted_dev_;
   DeviceBuffer<float> params_, grad_, m_, v_;
   DeviceBuffer<float> input_, delta_, prev_;

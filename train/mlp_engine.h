@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "train/classification.h"
 #include "train/collective.h"
 #include "train/mlp_model.h"
 #include "train/mnist.h"
@@ -61,6 +62,14 @@ class MlpEngine {
   virtual PredictTiming predict(std::span<const std::int32_t> rows) = 0;
   /// The classes of the last predict()'s rows.
   virtual std::span<const std::int32_t> predictions() const = 0;
+
+  // The held-out pipeline (`ranktune eval`): how pixels become inputs, and the logits.
+  /// Inputs are pixel * `scale`, then rounded to `cast`. Training's pipeline, the default,
+  /// is (1/255, None); an engine that evaluates held-out data may be given another.
+  virtual void set_input_pipeline(float scale, InputCast cast) = 0;
+  /// The logits of `rows` (no dropout), row-major, `classes` per row, into `out` in host
+  /// memory; `out.size()` must be rows.size() * classes.
+  virtual void logits(std::span<const std::int32_t> rows, std::span<float> out) = 0;
 };
 
 /// A CPU engine on OpenBLAS with `threads` BLAS threads.

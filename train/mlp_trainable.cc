@@ -354,37 +354,80 @@ std::vector<float> MlpTrainable::parameters() {
 
 HeldOutResult MlpTrainable::evaluate_held_out() {
   if (!engine_) throw TrialFailure("evaluate_held_out() before setup()");
+  const EvalSettings& want = context_.eval;
+  InputCast cast = InputCast::None;
+  try {
+    cast = parse_input_cast(want.input_dtype);
+  } catch (const std::invalid_argument& e) {
+    throw TrialFailure(e.what());
+  }
+  if (want.split != "test" && want.split != "validation")
+    throw TrialFailure("unknown split '" + want.split + "'; the mlp evaluates \"test\" or \"validation\"");
   if (!test_engine_) {
-    const std::string dir = data_dir_of(spec_);
-    std::shared_ptr<const ImageSet> test;
-    try {
-      test = std::make_shared<const ImageSet>(load_mnist_test(dir));
-      if (test->features() != shape_.sizes.front())
-        throw DataError("the test images have " + std::to_string(test->features()) + " pixels, the model takes " +
-                        std::to_string(shape_.sizes.front()));
-      test_files_ = {fingerprint_file(idx_path(dir, "t10k-images-idx3-ubyte")),
-                     fingerprint_file(idx_path(dir, "t10k-labels-idx1-ubyte"))};
-    } catch (const DataError& e) {
-      throw TrialFailure(e.what());
+    std::shared_ptr<const ImageSet> images;
+    if (want.split == "validation") {
+      // The experiment's own validation split: the rows every trial validated on.
+      if (!want.data_dir.empty()) throw TrialFailure("a data folder applies to the test split only");
+      images = images_;
+      test_rows_ = val_rows_;
+      test_files_ = {fingerprint_file(idx_path(data_dir_of(spec_), "train-images-idx3-ubyte")),
+                     fingerprint_file(idx_path(data_dir_of(spec_), "train-labels-idx1-ubyte"))};
+    } else {
+      const std::string dir = want.data_dir.empty() ? data_dir_of(spec_) : want.data_dir;
+      try {
+        images = std::make_shared<const ImageSet>(load_mnist_test(dir));
+        test_files_ = {fingerprint_file(idx_path(dir, "t10k-images-idx3-ubyte")),
+                       fingerprint_file(idx_path(dir, "t10k-labels-idx1-ubyte"))};
+      } catch (const DataError& e) {
+        throw TrialFailure(e.what());
+      }
+      test_rows_.resize(static_cast<std::size_t>(images->count));
+      for (std::size_t i = 0; i < test_rows_.size(); ++i) test_rows_[i] = static_cast<std::int32_t>(i);
     }
+    if (images->features() != shape_.sizes.front() || images->classes != shape_.sizes.back())
+      throw TrialFailure("the " + want.split + " images have " + std::to_string(images->features()) + " pixels and " +
+                         std::to_string(images->classes) + " classes, the model takes " +
+                         std::to_string(shape_.sizes.front()) + " and gives " + std::to_string(shape_.sizes.back()));
+    if (test_rows_.empty()) throw TrialFailure("the " + want.split + " split holds no images");
     // On the path training ran on, so that latency is measured where the model lives.
     std::string why;
     if (path_.rfind("cuda:", 0) == 0) {
-      test_engine_ = make_cuda_engine(shape_, hyper_.optimizer.kind, test, std::stoi(path_.substr(5)), why);
-      if (!test_engine_) throw TrialFailure("the test set cannot go to " + path_ + ": " + why);
+      test_engine_ = make_cuda_engine(shape_, hyper_.optimizer.kind, images, std::stoi(path_.substr(5)), why);
+      if (!test_engine_) throw TrialFailure("the " + want.split + " set cannot go to " + path_ + ": " + why);
     } else {
-      test_engine_ = make_cpu_engine(shape_, hyper_.optimizer.kind, test, threads_);
+      test_engine_ = make_cpu_engine(shape_, hyper_.optimizer.kind, images, threads_);
     }
-    test_rows_.resize(static_cast<std::size_t>(test->count));
-    for (std::size_t i = 0; i < test_rows_.size(); ++i) test_rows_[i] = static_cast<std::int32_t>(i);
+    test_images_ = images;
   }
   test_engine_->set_params(parameters());
-  const EvalSums e = test_engine_->evaluate(test_rows_);
-  const auto n = static_cast<double>(test_rows_.size());
+  test_engine_->set_input_pipeline(want.normalize ? 1.0f / 255.0f : 1.0f, cast);
+
+  // Logits in slices, so that a large split never needs them all in memory at once.
+  const int classes = shape_.sizes.back();
+  ClassificationMetrics m(classes, want.top_k);
+  constexpr std::size_t slice = 8192;
+  std::vector<float> logits;
+  std::vector<std::uint8_t> labels;
+  const std::span<const std::int32_t> rows(test_rows_);
+  for (std::size_t at = 0; at < rows.size(); at += slice) {
+    const auto part = rows.subspan(at, std::min(slice, rows.size() - at));
+    logits.resize(part.size() * static_cast<std::size_t>(classes));
+    test_engine_->logits(part, logits);
+    labels.resize(part.size());
+    for (std::size_t i = 0; i < part.size(); ++i) labels[i] = test_images_->labels[static_cast<std::size_t>(part[i])];
+    m.add(logits, labels);
+  }
+  const std::string prefix = want.split + "_";
   HeldOutResult r;
-  r.metrics["test_loss"] = e.loss_sum / n;
-  r.metrics["test_accuracy"] = e.correct / n;
-  r.samples = static_cast<std::int64_t>(test_rows_.size());
+  r.metrics[prefix + "loss"] = m.loss();
+  r.metrics[prefix + "accuracy"] = m.accuracy();
+  for (std::size_t i = 0; i < want.top_k.size(); ++i)
+    r.metrics[prefix + "top" + std::to_string(want.top_k[i]) + "_accuracy"] = m.top_k_accuracy(i);
+  if (want.confusion) {
+    r.confusion = m.confusion();
+    r.classes = classes;
+  }
+  r.samples = m.samples();
   r.data = test_files_;
   return r;
 }
@@ -393,7 +436,7 @@ PredictTiming MlpTrainable::predict(std::int64_t first, std::int64_t count) {
   if (!test_engine_) throw TrialFailure("predict() before evaluate_held_out()");
   const auto n = static_cast<std::int64_t>(test_rows_.size());
   if (first < 0 || count < 1 || first + count > n)
-    throw TrialFailure("predict(" + std::to_string(first) + ", " + std::to_string(count) + "): the test set has " +
+    throw TrialFailure("predict(" + std::to_string(first) + ", " + std::to_string(count) + "): the held-out set has " +
                        std::to_string(n) + " images");
   return test_engine_->predict(
       std::span<const std::int32_t>(test_rows_).subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(count)));

@@ -112,9 +112,12 @@ class MlpTrainable : public Trainable {
   const MlpShape& shape() const { return shape_; }
   const MlpHyper& hyper() const { return hyper_; }
 
-  /// Held-out evaluation on the t10k test files of the data folder (loaded on the first
-  /// call, on the same path as training: CPU or GPU): test_loss and test_accuracy of the
-  /// current weights. Never called during a search.
+  /// Held-out evaluation (loaded on the first call, on the same path as training: CPU or
+  /// GPU) as Context::eval says: the t10k test files of the data folder (or of
+  /// EvalSettings::data_dir), or the experiment's validation split; inputs through the
+  /// pipeline asked for (normalized or raw, float32/float16/bfloat16); <split>_loss,
+  /// <split>_accuracy, <split>_top<k>_accuracy and the confusion matrix from the logits.
+  /// Never called during a search.
   bool can_evaluate() const override { return true; }
   HeldOutResult evaluate_held_out() override;
   /// Inference of test images [first, first + count): forward pass, softmax and argmax.
@@ -133,6 +136,7 @@ class MlpTrainable : public Trainable {
   // Held-out evaluation: the test images on an engine of their own (same path as engine_).
   std::unique_ptr<MlpEngine> test_engine_;
   std::vector<std::int32_t> test_rows_;
+  std::shared_ptr<const ImageSet> test_images_;  // the images test_rows_ index
   std::vector<DataFile> test_files_;
   std::string path_ = "cpu", path_note_;
   int threads_ = 1;

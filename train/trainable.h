@@ -45,6 +45,13 @@ struct EvalSettings {
   double latency_s = 1.0;                    ///< timing budget per batch size, seconds
   std::int64_t min_batches = 20;             ///< timed batches per batch size, at least
   std::int64_t max_batches = 100000;         ///< and at most
+  // What and how (config::EvalManifest); a trainable that cannot honour a setting refuses it.
+  std::string split = "test";                ///< "test" or "validation"
+  std::string data_dir;                      ///< "": the trainable's own data folder
+  bool normalize = true;                     ///< inputs scaled as in training; false: raw
+  std::string input_dtype = "float32";       ///< float32, float16 or bfloat16 inputs
+  std::vector<int> top_k;                    ///< <split>_top<k>_accuracy for each k
+  bool confusion = false;                    ///< fill HeldOutResult::confusion
 };
 
 /// Where and as what a trial runs.
@@ -139,6 +146,10 @@ struct HeldOutResult {
   std::vector<MeasuredLatency> latency;
   /// With times_itself(): what one timed batch is, for the manifest ("" for predict()'s).
   std::string timed;
+  /// With EvalSettings::confusion: classes x classes counts, row = true label, column =
+  /// predicted; empty otherwise.
+  std::vector<std::int64_t> confusion;
+  int classes = 0;
 };
 
 /// How a trial computes, recorded in the results file ("placement" events).

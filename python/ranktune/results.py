@@ -36,8 +36,9 @@ Example::
   ``latency``: ``/evaluations/latency``; ``latency_split``: ``/evaluations/latency_split``
   (p50/p90/p99 of preprocessing, inference and postprocessing; NaN: not measured);
   ``trace``: ``/evaluations/trace`` (the timed batches, at most 1000 per trial and batch
-  size). Each is an empty DataFrame (with those columns) when the file has none (a file
-  from before the split and trace has no such rows: not measured).
+  size); ``confusion``: ``/evaluations/confusion`` (every cell of each confusion matrix an
+  evaluation manifest asked for). Each is an empty DataFrame (with those columns) when the
+  file has none (a file from before the split and trace has no such rows: not measured).
 - ``stack``: the ``/stack`` attributes (the software and hardware of the run), a dict of str.
 - ``attrs``: the file's attributes (``experiment``, ``metric``, ``mode``, ``schema_version``,
   ``created``, ``created_unix``, ``config``, ...), a dict of str and int.
@@ -62,6 +63,7 @@ _TRIAL_COLUMNS = ("trial_id", "status", "attempt", "iterations", "best", "best_i
                   "end_time", "workers", "error", "log_tail", "hosts", "end_reason")
 _RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
 _EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
+_CONFUSION_COLUMNS = ("eval_id", "trial_id", "iteration", "true_label", "predicted", "count")
 _LATENCY_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size", "batches", "mean_ms", "p50_ms", "p90_ms",
                     "p99_ms", "max_ms", "samples_per_s")
 _SPLIT_COLUMNS = ("eval_id", "trial_id", "iteration", "batch_size") + tuple(
@@ -365,6 +367,7 @@ class Results:
         self.latency = self._frame(self._rows("evaluations/latency"), _LATENCY_COLUMNS)
         self.latency_split = self._frame(self._rows("evaluations/latency_split"), _SPLIT_COLUMNS)
         self.trace = self._frame(self._rows("evaluations/trace"), _TRACE_COLUMNS)
+        self.confusion = self._frame(self._rows("evaluations/confusion"), _CONFUSION_COLUMNS)
         return self
 
     def _long(self, wide):

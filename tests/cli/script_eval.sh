@@ -233,6 +233,16 @@ expect_error 2 "it did not call ranktune.time_inference() in its evaluation func
   env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record
 expect_error 0 "test_accuracy" env EVAL_BEHAVIOUR=no_latency "$R" eval "$WORK/s.h5" --top 1 --no-record --batch-sizes 0
 expect_error 2 "batch-sizes: -4 is not a batch size" "$R" eval "$WORK/s.h5" --no-record --batch-sizes 1,-4
+# A manifest: the split reaches the script; what only ranktune's own trainables can do is refused.
+printf 'version = 1\n[data]\nsplit = "validation"\n' > "$WORK/split.toml"
+expect_error 1 "evaluation of split validation went wrong on purpose" \
+  env EVAL_BEHAVIOUR=crash "$R" eval "$WORK/s.h5" --top 1 --no-record --batch-sizes 0 --manifest "$WORK/split.toml"
+printf 'version = 1\n[metrics]\ntop_k = [3]\n' > "$WORK/topk.toml"
+expect_error 2 "evaluates itself (its on_evaluate function), so ranktune cannot apply top-k accuracy to it" \
+  "$R" eval "$WORK/s.h5" --top 1 --no-record --manifest "$WORK/topk.toml"
+printf 'version = 1\n[pipeline]\nnormalize = false\n' > "$WORK/raw.toml"
+expect_error 2 "cannot apply a pipeline other than the training one" \
+  "$R" eval "$WORK/s.h5" --top 1 --no-record --manifest "$WORK/raw.toml"
 # Without checkpoint = true: refused before any leader is chosen.
 config "$WORK/plain.toml" "$SRC/tests/data/eval_logreg.py"
 "$R" run "$WORK/plain.toml" --np 2 --results "$WORK/p.h5" --set experiment.num_samples=1 --set stop.max_t=1 \
