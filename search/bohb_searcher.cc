@@ -28,7 +28,7 @@ BohbOptions BohbOptions::read(const Options& options, std::size_t dims) {
 }
 
 BohbSearcher::BohbSearcher(Space space, SearcherOptions options, BohbOptions bohb)
-    : space_(std::move(space)), options_(std::move(options)), bohb_(bohb) {
+    : NumSamplesSearcher(std::move(options)), space_(std::move(space)), bohb_(bohb) {
   if (bohb_.min_points_in_model <= 0) bohb_.min_points_in_model = static_cast<std::int64_t>(space_.params.size()) + 1;
 }
 

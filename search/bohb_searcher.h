@@ -52,8 +52,8 @@
 #include <optional>
 #include <vector>
 
+#include "search/num_samples_searcher.h"
 #include "search/parzen.h"
-#include "search/searcher.h"
 
 namespace ranktune::search {
 
@@ -68,7 +68,7 @@ struct BohbOptions {
   static BohbOptions read(const Options& options, std::size_t dims);
 };
 
-class BohbSearcher final : public Searcher {
+class BohbSearcher final : public NumSamplesSearcher {
  public:
   /// A min_points_in_model of 0 becomes the number of parameters + 1.
   BohbSearcher(Space space, SearcherOptions options, BohbOptions bohb = {});
@@ -78,11 +78,6 @@ class BohbSearcher final : public Searcher {
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// Takes a trial it did not propose as its own (its config joins the model once complete).
   void adopt(TrialId id, const Config& config) override;
-  std::int64_t total() const override { return options_.num_samples; }
-  std::string extend(std::int64_t n) override {
-    options_.num_samples += n;
-    return "";
-  }
   /// Text: the suggestion and random-suggestion counts, the model budget, the trials still
   /// needed (id, results seen, complete, point) and the observations kept, per budget in
   /// arrival order (id, value as reported).
@@ -118,7 +113,6 @@ class BohbSearcher final : public Searcher {
   void forget_below_model_budget();
 
   Space space_;
-  SearcherOptions options_;
   BohbOptions bohb_;
   std::int64_t next_ = 0;     ///< suggestions made so far
   std::int64_t random_ = 0;   ///< of which random

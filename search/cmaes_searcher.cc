@@ -85,8 +85,8 @@ CmaesOptions CmaesOptions::read(const Options& options, std::size_t dims) {
 }
 
 CmaesSearcher::CmaesSearcher(Space space, SearcherOptions options, CmaesOptions cmaes)
-    : space_(std::move(space)),
-      options_(std::move(options)),
+    : NumSamplesSearcher(std::move(options)),
+      space_(std::move(space)),
       cmaes_(cmaes),
       numeric_(numeric_params(space_)),
       worst_(-kInf),

@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "search/cmaes.h"
-#include "search/searcher.h"
+#include "search/num_samples_searcher.h"
 
 namespace ranktune::search {
 
@@ -70,7 +70,7 @@ struct CmaesOptions {
   CmaTolerances tolerances() const { return {sigma0, tolx, tolfun}; }
 };
 
-class CmaesSearcher final : public Searcher {
+class CmaesSearcher final : public NumSamplesSearcher {
  public:
   /// `cmaes` as read() returned it for this space. Throws OptionError (key "space") when
   /// the space has no numeric parameter.
@@ -89,11 +89,6 @@ class CmaesSearcher final : public Searcher {
   /// part of Nomura et al.'s warm-starting CMA-ES, AAAI 2021, which Optuna's sampler offers).
   /// Later ones (points_to_evaluate past the first) are not members of a generation.
   void adopt(TrialId id, const Config& config) override;
-  std::int64_t total() const override { return options_.num_samples; }
-  std::string extend(std::int64_t n) override {
-    options_.num_samples += n;
-    return "";
-  }
   /// Text: the suggestion count, the generation, the restarts, the distribution (mean, C,
   /// paths, sigma, TolFun history), the members in flight (generation, last iteration,
   /// point) and the current generation's results.
@@ -134,7 +129,6 @@ class CmaesSearcher final : public Searcher {
   std::int64_t popsize_after(std::int64_t restarts) const;
 
   Space space_;
-  SearcherOptions options_;
   CmaesOptions cmaes_;
   std::vector<std::size_t> numeric_;  ///< the parameters in the box, by index in space_
   std::int64_t next_ = 0;             ///< suggestions made so far

@@ -102,14 +102,10 @@ constexpr double kMinVariance = 1e-12;   // of the standardized score
 GpOptions GpOptions::read(const Options& options) {
   OptionReader r(options, "gp");
   GpOptions g;
-  g.n_startup = r.integer("n_startup", g.n_startup);
-  r.require(g.n_startup >= 1, "n_startup", "must be >= 1 (got " + std::to_string(g.n_startup) + ")");
-  r.at_most("n_startup", g.n_startup, kMaxTrials);
+  g.n_startup = r.positive_integer("n_startup", g.n_startup, kMaxTrials);
   const std::string pending = r.text("pending", "kriging_believer", {"kriging_believer", "constant_liar"});
   g.pending = pending == "constant_liar" ? Pending::ConstantLiar : Pending::KrigingBeliever;
-  g.n_candidates = r.integer("n_candidates", g.n_candidates);
-  r.require(g.n_candidates >= 1, "n_candidates", "must be >= 1 (got " + std::to_string(g.n_candidates) + ")");
-  r.at_most("n_candidates", g.n_candidates, kMaxCandidates);
+  g.n_candidates = r.positive_integer("n_candidates", g.n_candidates, kMaxCandidates);
   g.max_points = r.integer("max_points", g.max_points);
   r.require(g.max_points >= 10, "max_points", "must be >= 10 (got " + std::to_string(g.max_points) + ")");
   r.at_most("max_points", g.max_points, kMaxGpPoints);
@@ -118,7 +114,7 @@ GpOptions GpOptions::read(const Options& options) {
 }
 
 GpSearcher::GpSearcher(Space space, SearcherOptions options, GpOptions gp)
-    : full_(std::move(space)), options_(std::move(options)), gp_(gp), log_(options_.metric, options_.mode) {
+    : NumSamplesSearcher(std::move(options)), full_(std::move(space)), gp_(gp), log_(options_.metric, options_.mode) {
   for (const auto& p : full_.params)
     if (!p.conditional()) space_.params.push_back(p);
   for (const auto& p : space_.params) categorical_.push_back(p.domain.is_listed());

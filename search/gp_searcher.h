@@ -61,9 +61,9 @@
 #include <vector>
 
 #include "search/gaussian_process.h"
+#include "search/num_samples_searcher.h"
 #include "search/observation_log.h"
 #include "search/parzen.h"
-#include "search/searcher.h"
 
 namespace ranktune::search {
 
@@ -94,7 +94,7 @@ double log_ei(double mean, double sigma, double best);
 
 }  // namespace gp
 
-class GpSearcher final : public Searcher {
+class GpSearcher final : public NumSamplesSearcher {
  public:
   GpSearcher(Space space, SearcherOptions options, GpOptions gp = {});
 
@@ -102,11 +102,6 @@ class GpSearcher final : public Searcher {
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// Takes a trial it did not propose as its own (its config joins the model once complete).
   void adopt(TrialId id, const Config& config) override;
-  std::int64_t total() const override { return options_.num_samples; }
-  std::string extend(std::int64_t n) override {
-    options_.num_samples += n;
-    return "";
-  }
   /// Text: the suggestion count, the pending trials' points, the observations in
   /// completion order (id, value, one number per parameter), and the model: the count of
   /// observations at the last fit and the hyperparameters then (exact doubles).
@@ -156,7 +151,6 @@ class GpSearcher final : public Searcher {
   /// What the model sees: the parameters without a condition (Optuna's GP sampler models the
   /// intersection of the trials' spaces); conditional ones are drawn at random (suggest()).
   Space space_;
-  SearcherOptions options_;
   GpOptions gp_;
   std::vector<bool> categorical_;        ///< per parameter
   std::int64_t next_ = 0;                ///< suggestions made so far

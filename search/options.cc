@@ -114,6 +114,13 @@ void OptionReader::at_most(const std::string& key, std::int64_t value, std::int6
               "); that is ranktune's limit (configs/README.md, \"Limits\")");
 }
 
+std::int64_t OptionReader::positive_integer(const std::string& key, std::int64_t fallback, std::int64_t max) {
+  const std::int64_t v = integer(key, fallback);
+  require(v >= 1, key, "must be >= 1 (got " + std::to_string(v) + ")");
+  at_most(key, v, max);
+  return v;
+}
+
 std::vector<std::string> OptionReader::keys_with_prefix(const std::string& prefix) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : options_) {

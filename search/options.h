@@ -86,6 +86,9 @@ class OptionReader {
   void require(bool ok, const std::string& key, const std::string& message) const;
   /// Throws OptionError unless `value <= max`, naming the limit.
   void at_most(const std::string& key, std::int64_t value, std::int64_t max) const;
+  /// integer() for a count that must be in [1, max] (n_startup, n_candidates): throws
+  /// OptionError below 1 and, as at_most() does, above `max`.
+  std::int64_t positive_integer(const std::string& key, std::int64_t fallback, std::int64_t max);
   /// Throws OptionError for the first option that no read asked for.
   void finish() const;
 

@@ -1,6 +1,6 @@
 // PB2's observations of score changes, its GP-UCB choice of the explored hyperparameters and
 // its saved state (search/pb2_scheduler.h: the algorithm and its paper, Parker-Holder et al.,
-// NeurIPS 2020; exploit is PBT's, search/pbt_scheduler.cc).
+// NeurIPS 2020; the population's bookkeeping and exploit are PBT's, search/pbt_scheduler.cc).
 #include "search/pb2_scheduler.h"
 
 #include <algorithm>
@@ -27,14 +27,14 @@ constexpr std::size_t kMaxBatch = 128;   // running intervals the variance count
 }  // namespace
 
 Pb2Scheduler::Pb2Scheduler(SchedulerContext ctx, const Options& options)
-    : ctx_(ctx), pbt_(std::move(ctx), options, "pb2") {
+    : PbtScheduler(std::move(ctx), options, "pb2") {
   for (const Param& p : ctx_.space->params) {
     // Listed values are explored as PBT does; parameters outside `[scheduler] mutable` are
     // the donor's, unmodelled.
     if (p.domain.is_listed() || !ctx_.space->may_mutate(p.name)) continue;
     numeric_.push_back(&p);
     Domain d = p.domain;
-    const auto [low, high] = pbt_.explore_bounds(p);
+    const auto [low, high] = explore_bounds(p);
     // The model scales loguniform values on the log scale and rounds integers into the
     // bounds: bounds that allow neither are an error here, not a NaN later.
     if (d.kind == DomainKind::LogUniform && !(low > 0)) {
@@ -63,10 +63,7 @@ std::vector<double> Pb2Scheduler::unit_values(const Config& config) const {
   return x;
 }
 
-Decision Pb2Scheduler::on_trial_result(const Trial& trial) {
-  const Decision d = pbt_.on_trial_result(trial);
-  if (trial.iterations % pbt_.perturbation_interval() != 0) return d;
-  const double score = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
+void Pb2Scheduler::at_perturbation_point(const Trial& trial, double score) {
   const auto now = static_cast<double>(trial.iterations);
   // The interval that ends here is an observation: its change of score per iteration.
   if (const auto it = running_.find(trial.id); it != running_.end()) {
@@ -76,43 +73,27 @@ Decision Pb2Scheduler::on_trial_result(const Trial& trial) {
       if (data_.size() > kWindow) data_.pop_front();
     }
   }
-  scores_[trial.id] = score;
   running_[trial.id] = {now, score, unit_values(trial.config)};
-  if (d != Decision::Exploit) return d;
-  Exploit e = pbt_.exploit(trial);
-  // The trial goes on from the donor's checkpoint, so from the donor's score there.
-  const auto donor_score = scores_.find(e.donor);
-  const auto donor_interval = running_.find(e.donor);
-  const std::vector<double> donor_x =
-      donor_interval != running_.end() ? donor_interval->second.x : unit_values(e.config);
-  running_.erase(trial.id);  // not a pending point of its own choice
-  choose(trial.id, now, donor_x, e.config, choices_++);
-  running_[trial.id] = {now, donor_score != scores_.end() ? donor_score->second : -INFINITY, unit_values(e.config)};
-  pending_[trial.id] = std::move(e);
-  return d;
 }
 
-Exploit Pb2Scheduler::exploit(const Trial& trial) {
-  auto it = pending_.find(trial.id);
-  if (it == pending_.end()) throw std::logic_error("pb2: no exploit decided for trial " + std::to_string(trial.id));
-  Exploit e = std::move(it->second);
-  pending_.erase(it);
-  return e;
+Config Pb2Scheduler::explore_for(const Trial& trial, TrialId donor, const Config& donor_config, std::uint64_t index) {
+  // PBT's explore moves the listed values; the model chooses the numeric ones over it.
+  Config config = explore(donor_config, index);
+  const auto now = static_cast<double>(trial.iterations);
+  // The trial goes on from the donor's checkpoint, so from the donor's score there.
+  const std::optional<double> donor_score = score_of(donor);
+  const auto donor_interval = running_.find(donor);
+  const std::vector<double> donor_x =
+      donor_interval != running_.end() ? donor_interval->second.x : unit_values(config);
+  running_.erase(trial.id);  // not a pending point of its own choice
+  choose(trial.id, now, donor_x, config, choices_++);
+  running_[trial.id] = {now, donor_score.value_or(-INFINITY), unit_values(config)};
+  return config;
 }
 
 void Pb2Scheduler::forget(TrialId id) {
+  PbtScheduler::forget(id);
   running_.erase(id);
-  scores_.erase(id);
-}
-
-void Pb2Scheduler::on_trial_complete(const Trial& trial) {
-  pbt_.on_trial_complete(trial);
-  forget(trial.id);
-}
-
-void Pb2Scheduler::on_trial_error(const Trial& trial) {
-  pbt_.on_trial_error(trial);
-  forget(trial.id);
 }
 
 Eigen::VectorXd Pb2Scheduler::input(double start, const std::vector<double>& x) const {
@@ -261,15 +242,17 @@ std::string Pb2Scheduler::save() const {
     for (const double v : iv.x) w.number(v);
     w.line();
   }
-  w.field("scores").integer(static_cast<std::int64_t>(scores_.size())).line();
-  for (const auto& [id, score] : scores_) w.integer(id).number(score).line();
+  // PBT's scores, which its inner state holds too (the layout of version 1, when PB2 kept
+  // a copy of its own).
+  w.field("scores").integer(static_cast<std::int64_t>(scores().size())).line();
+  for (const auto& [id, score] : scores()) w.integer(id).number(score).line();
   w.field("data").integer(static_cast<std::int64_t>(data_.size())).line();
   for (const auto& o : data_) {
     w.number(o.start).number(o.change);
     for (const double v : o.x) w.number(v);
     w.line();
   }
-  w.inner(pbt_.save());
+  w.inner(PbtScheduler::save());
   return w.str();
 }
 
@@ -300,10 +283,10 @@ void Pb2Scheduler::restore(const std::string& state) {
     iv.x = values(numeric_.size(), "an interval's hyperparameter");
     running[id] = std::move(iv);
   }
-  std::map<TrialId, double> scores;
+  // The scores are read again from PBT's inner state.
   for (std::size_t n = r.count_field("scores"); n > 0; --n) {
-    const TrialId id = r.integer("a trial id");
-    scores[id] = r.number("a score");
+    r.integer("a trial id");
+    r.number("a score");
   }
   std::deque<Observation> data;
   for (std::size_t n = r.count_field("data"); n > 0; --n) {
@@ -315,14 +298,12 @@ void Pb2Scheduler::restore(const std::string& state) {
   }
   r.require(data.size() <= kWindow, "more observations than pb2 keeps");
   const std::string inner = r.inner();
-  pbt_.restore(inner);  // throws, naming pbt, on a damaged inner state; before any change here
+  PbtScheduler::restore(inner);  // throws, naming pbt, on a damaged inner state; before any change here
   choices_ = choices;
   fitted_ = fitted;
   hyper_ = hyper;
   running_ = std::move(running);
-  scores_ = std::move(scores);
   data_ = std::move(data);
-  pending_.clear();
 }
 
 }  // namespace ranktune::search

@@ -3,7 +3,7 @@
 /// Online Hyperparameter Optimization with Population-Based Bandits", NeurIPS 2020.
 /// Scheduler "pb2".
 ///
-/// PB2 is PBT (search/pbt_scheduler.h, which runs inside it with the same options and
+/// PB2 is PBT (search/pbt_scheduler.h, which it derives from, with the same options and
 /// decisions) with the random explore of the numeric hyperparameters replaced by a choice
 /// from a model. PBT's exploit step stays: every `perturbation_interval` iterations the
 /// trials are ranked by their latest score, and one in the bottom `quantile_fraction`
@@ -49,22 +49,11 @@
 
 namespace ranktune::search {
 
-class Pb2Scheduler final : public Scheduler {
+class Pb2Scheduler final : public PbtScheduler {
  public:
   /// Reads PBT's options (errors name "pb2"); std::invalid_argument when ctx.space is missing.
   Pb2Scheduler(SchedulerContext ctx, const Options& options);
 
-  void on_trial_add(const Trial& trial) override { pbt_.on_trial_add(trial); }
-  Decision on_trial_result(const Trial& trial) override;
-  Exploit exploit(const Trial& trial) override;
-  bool wants_checkpoint(const Trial& trial) const override { return pbt_.wants_checkpoint(trial); }
-  void on_trial_complete(const Trial& trial) override;
-  void on_trial_error(const Trial& trial) override;
-  void on_trial_requeued(const Trial& trial) override { pbt_.on_trial_requeued(trial); }
-  std::int64_t next_decision(const Trial& trial) const override { return pbt_.next_decision(trial); }
-  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
-    return pbt_.choose_trial_to_run(trials);
-  }
   /// Text: the choice count, the last fit's hyperparameters, each live trial's running
   /// interval (start, score then, hyperparameters), the latest scores, the observations,
   /// then PBT's state.
@@ -105,22 +94,22 @@ class Pb2Scheduler final : public Scheduler {
   /// The model's input of an interval starting at iteration `start` with values `x`.
   Eigen::VectorXd input(double start, const std::vector<double>& x) const;
   std::vector<double> unit_values(const Config& config) const;
+  // PBT's hooks: the observations, the model's choice as the explore step, and the running
+  // interval of a trial that ends.
+  void at_perturbation_point(const Trial& trial, double score) override;
+  Config explore_for(const Trial& trial, TrialId donor, const Config& donor_config, std::uint64_t index) override;
+  void forget(TrialId id) override;
   /// Chooses the numeric hyperparameters for `trial`, which goes on from its iteration
   /// `time`, with draw `index`; writes them into `config`.
   void choose(TrialId trial, double time, const std::vector<double>& donor, Config& config, std::uint64_t index);
-  void forget(TrialId id);
 
-  SchedulerContext ctx_;
-  PbtScheduler pbt_;
   std::vector<const Param*> numeric_;   ///< the parameters PB2 chooses
   std::vector<Domain> bounded_;         ///< their domains within the explore bounds
   std::map<TrialId, Interval> running_; ///< each live trial's interval in progress
-  std::map<TrialId, double> scores_;    ///< each trial's score at its latest perturbation point
   std::deque<Observation> data_;        ///< the newest observations, oldest first
   gp::Hyper hyper_;
   bool fitted_ = false;
   std::uint64_t choices_ = 0;
-  std::map<TrialId, Exploit> pending_;  ///< decided in on_trial_result, taken by exploit()
 };
 
 }  // namespace ranktune::search

@@ -18,7 +18,7 @@ constexpr char kValueTags[4] = "012";
 }  // namespace
 
 PbtScheduler::PbtScheduler(SchedulerContext ctx, const Options& options, const std::string& owner)
-    : ctx_(std::move(ctx)) {
+    : ctx_(std::move(ctx)), owner_(owner) {
   if (ctx_.space == nullptr) throw std::invalid_argument(owner + " needs the search space");
   OptionReader r(options, owner);
   interval_ = r.integer("perturbation_interval", std::max<std::int64_t>(1, ctx_.max_t / 10));
@@ -59,6 +59,7 @@ Decision PbtScheduler::on_trial_result(const Trial& trial) {
   configs_[trial.id] = trial.config;
   const double score = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
   set_score(trial.id, score);
+  at_perturbation_point(trial, score);
   const auto k = static_cast<std::size_t>(std::floor(static_cast<double>(scores_.size()) * quantile_ + 1e-9));
   if (k == 0) return Decision::Continue;
   // Ranks count from the worst; ties: lower id first.
@@ -66,7 +67,8 @@ Decision PbtScheduler::on_trial_result(const Trial& trial) {
   Rng rng = index_rng(ctx_.seed ^ 0x9e3779b97f4a7c15ULL, draws_++);
   const TrialId donor = ranked_.find_by_order(ranked_.size() - 1 - static_cast<std::size_t>(rng() % k))->second;
   if (donor == trial.id) return Decision::Continue;
-  pending_[trial.id] = {donor, explore(configs_.at(donor), draws_++)};
+  const std::uint64_t index = draws_++;
+  pending_[trial.id] = {donor, explore_for(trial, donor, configs_.at(donor), index)};
   return Decision::Exploit;
 }
 
@@ -79,6 +81,12 @@ void PbtScheduler::set_score(TrialId id, double score) {
   ranked_.insert({score, id});
 }
 
+std::optional<double> PbtScheduler::score_of(TrialId id) const {
+  const auto it = scores_.find(id);
+  if (it == scores_.end()) return std::nullopt;
+  return it->second;
+}
+
 void PbtScheduler::erase_score(TrialId id) {
   const auto it = scores_.find(id);
   if (it == scores_.end()) return;
@@ -88,7 +96,7 @@ void PbtScheduler::erase_score(TrialId id) {
 
 Exploit PbtScheduler::exploit(const Trial& trial) {
   auto it = pending_.find(trial.id);
-  if (it == pending_.end()) throw std::logic_error("pbt: no exploit decided for trial " + std::to_string(trial.id));
+  if (it == pending_.end()) throw std::logic_error(owner_ + ": no exploit decided for trial " + std::to_string(trial.id));
   Exploit e = std::move(it->second);
   pending_.erase(it);
   return e;

@@ -29,10 +29,16 @@
 /// Cost: O(log n) per perturbation point (the scores are kept in an order-statistics tree,
 /// so a trial's rank and the k-th best are found without sorting the population); other
 /// results are O(1).
+///
+/// PB2 (search/pb2_scheduler.h) is this scheduler with another explore step: it derives
+/// from PbtScheduler, which keeps the population's bookkeeping (scores, ranks, configs, the
+/// exploits decided and not yet taken, their draws) and the exploit step in one place, and
+/// overrides the hooks below (at_perturbation_point, explore_for, forget).
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -42,19 +48,19 @@
 
 namespace ranktune::search {
 
-class PbtScheduler final : public Scheduler {
+class PbtScheduler : public Scheduler {
  public:
   /// Reads the options above; throws OptionError for a bad or unknown key, and
   /// std::invalid_argument when ctx.space is missing. `owner` names the scheduler in those
-  /// messages (pb2 runs a PbtScheduler inside).
+  /// messages (pb2 derives from PbtScheduler).
   PbtScheduler(SchedulerContext ctx, const Options& options, const std::string& owner = "pbt");
 
   void on_trial_add(const Trial& trial) override { configs_[trial.id] = trial.config; }
   Decision on_trial_result(const Trial& trial) override;
   Exploit exploit(const Trial& trial) override;
   bool wants_checkpoint(const Trial& trial) const override;
-  void on_trial_complete(const Trial& trial) override { erase_score(trial.id); }
-  void on_trial_error(const Trial& trial) override { erase_score(trial.id); }
+  void on_trial_complete(const Trial& trial) override { forget(trial.id); }
+  void on_trial_error(const Trial& trial) override { forget(trial.id); }
   void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
   /// The next perturbation point.
   std::int64_t next_decision(const Trial& trial) const override;
@@ -71,8 +77,26 @@ class PbtScheduler final : public Scheduler {
   /// domain's [low, high] (for randint: [low, high - 1], both included, as for bounds.NAME).
   std::pair<double, double> explore_bounds(const Param& p) const;
 
- private:
+ protected:
+  /// Called at each perturbation point of `trial`, after its score (`score`, sign(mode) *
+  /// metric, -inf when not finite) is recorded and before the exploit decision.
+  virtual void at_perturbation_point(const Trial& trial, double score) {}
+  /// The explore step: the config that `trial`, which exploits `donor`, goes on with, from
+  /// the donor's config at its checkpoint and draw `index`. PBT's is explore().
+  virtual Config explore_for(const Trial& trial, TrialId donor, const Config& donor_config, std::uint64_t index) {
+    return explore(donor_config, index);
+  }
+  /// Trial `id` ended (complete or failed): it leaves the population.
+  virtual void forget(TrialId id) { erase_score(id); }
+  /// The score recorded at `id`'s latest perturbation point, if it has one.
+  std::optional<double> score_of(TrialId id) const;
+  /// The recorded scores by trial id.
+  const std::map<TrialId, double>& scores() const { return scores_; }
+
   SchedulerContext ctx_;
+
+ private:
+  std::string owner_;
   std::int64_t interval_ = 1;
   double quantile_ = 0.25;
   double resample_ = 0.25;

@@ -12,9 +12,7 @@ namespace ranktune::search {
 TpeOptions TpeOptions::read(const Options& options) {
   OptionReader r(options, "tpe");
   TpeOptions t;
-  t.n_startup = r.integer("n_startup", t.n_startup);
-  r.require(t.n_startup >= 1, "n_startup", "must be >= 1 (got " + std::to_string(t.n_startup) + ")");
-  r.at_most("n_startup", t.n_startup, kMaxTrials);
+  t.n_startup = r.positive_integer("n_startup", t.n_startup, kMaxTrials);
   const auto m = parzen::ModelOptions::read(r, t.model());
   t.gamma = m.gamma;
   t.n_ei_candidates = m.n_ei_candidates;
@@ -27,7 +25,7 @@ TpeOptions TpeOptions::read(const Options& options) {
 }
 
 TpeSearcher::TpeSearcher(Space space, SearcherOptions options, TpeOptions tpe)
-    : space_(std::move(space)), options_(std::move(options)), tpe_(tpe) {}
+    : NumSamplesSearcher(std::move(options)), space_(std::move(space)), tpe_(tpe) {}
 
 Suggestion TpeSearcher::suggest(TrialId id) {
   if (next_ >= options_.num_samples) return {Suggestion::Kind::Finished, {}};

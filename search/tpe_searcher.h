@@ -17,8 +17,8 @@
 #include <map>
 #include <vector>
 
+#include "search/num_samples_searcher.h"
 #include "search/parzen.h"
-#include "search/searcher.h"
 
 namespace ranktune::search {
 
@@ -48,7 +48,7 @@ struct TpeOptions {
   parzen::ModelOptions model() const { return {gamma, max_good, n_ei_candidates, prior_weight, multivariate}; }
 };
 
-class TpeSearcher final : public Searcher {
+class TpeSearcher final : public NumSamplesSearcher {
  public:
   TpeSearcher(Space space, SearcherOptions options, TpeOptions tpe = {});
 
@@ -57,11 +57,6 @@ class TpeSearcher final : public Searcher {
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// Takes a trial it did not propose as its own (its config joins the model once complete).
   void adopt(TrialId id, const Config& config) override;
-  std::int64_t total() const override { return options_.num_samples; }
-  std::string extend(std::int64_t n) override {
-    options_.num_samples += n;
-    return "";
-  }
   /// Text: the suggestion count, the configs of trials not yet complete, and the
   /// observations in the order they completed (id, value, one number per parameter).
   std::string save() const override;
@@ -80,7 +75,6 @@ class TpeSearcher final : public Searcher {
   };
 
   Space space_;
-  SearcherOptions options_;
   TpeOptions tpe_;
   std::int64_t next_ = 0;                ///< suggestions made so far
   std::map<TrialId, Point> pending_;     ///< suggested, not yet complete

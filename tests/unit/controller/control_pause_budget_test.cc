@@ -153,20 +153,7 @@ TEST(ControlPause, AScheduledPauseHeldByCtlGoesBackToItsSchedulerOnResume) {
   // HyperBand pauses trials at its rungs; `ctl pause` keeps one from being promoted.
   ControllerOptions o = checkpointing(9);
   Controller c = make(o, 9, "hyperband");
-  std::vector<Instruction> pending = c.on_worker_free(1, 0);
-  TrialId paused = 0;
-  for (int step = 0; step < 200 && paused == 0 && !pending.empty(); ++step) {
-    const Instruction cmd = pending.front();
-    pending.erase(pending.begin());
-    if (cmd.kind == Instruction::Kind::Pause) {
-      paused = cmd.trial;
-      c.on_checkpoint(cmd.trial, cmd.attempt, c.find(cmd.trial)->iterations, step);
-      break;
-    }
-    if (cmd.kind == Instruction::Kind::Stop) continue;
-    auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, step);
-    pending.insert(pending.end(), more.begin(), more.end());
-  }
+  const TrialId paused = fixtures::run_until_paused(c, c.on_worker_free(1, 0));
   ASSERT_NE(paused, 0) << "HyperBand paused no trial";
   std::vector<Instruction> out;
   const ControlOutcome p = c.on_control(request(Kind::Pause, paused), 300, out);

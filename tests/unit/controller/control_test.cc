@@ -494,21 +494,7 @@ TEST(Control, StopOfAPausedHyperBandTrialEndsIt) {
   o.checkpoint_on_stop = true;
   Controller c(o, make_searcher("random", fixtures::one_param(), {1, 9}),
                make_scheduler("hyperband", {o.metric, o.mode, o.max_t}), nullptr);
-  std::vector<Instruction> pending = c.on_worker_free(1, 0);
-  TrialId paused = 0;
-  for (int step = 0; step < 200 && paused == 0 && !pending.empty(); ++step) {
-    const Instruction cmd = pending.front();
-    pending.erase(pending.begin());
-    if (cmd.kind == Instruction::Kind::Pause) {
-      paused = cmd.trial;
-      auto more = c.on_checkpoint(cmd.trial, cmd.attempt, c.find(cmd.trial)->iterations, step);
-      pending.insert(pending.end(), more.begin(), more.end());
-      break;
-    }
-    if (cmd.kind == Instruction::Kind::Stop) continue;
-    auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, step);
-    pending.insert(pending.end(), more.begin(), more.end());
-  }
+  const TrialId paused = fixtures::run_until_paused(c, c.on_worker_free(1, 0));
   ASSERT_NE(paused, 0) << "HyperBand paused no trial";
   ASSERT_EQ(c.find(paused)->status, TrialStatus::Paused);
   std::vector<Instruction> out;

@@ -53,6 +53,25 @@ inline Controller with(std::unique_ptr<Scheduler> s, std::int64_t trials, std::i
   return Controller(opts(max_t), make_searcher("random", one_param(), {1, trials}), std::move(s));
 }
 
+/// Carries out `pending` and the instructions that follow from it (each result's loss is
+/// the trial's id; Stops are skipped) until the scheduler pauses a trial (HyperBand at the
+/// end of a rung), whose checkpoint is then stored. Returns that trial, or 0 when none is
+/// paused within 200 instructions. The live-control tests use it to get a paused trial.
+inline TrialId run_until_paused(Controller& c, std::vector<Instruction> pending) {
+  for (int step = 0; step < 200 && !pending.empty(); ++step) {
+    const Instruction cmd = pending.front();
+    pending.erase(pending.begin());
+    if (cmd.kind == Instruction::Kind::Pause) {
+      c.on_checkpoint(cmd.trial, cmd.attempt, c.find(cmd.trial)->iterations, step);
+      return cmd.trial;
+    }
+    if (cmd.kind == Instruction::Kind::Stop) continue;
+    auto more = c.on_result(cmd.trial, cmd.attempt, {{"loss", double(cmd.trial)}}, step);
+    pending.insert(pending.end(), more.begin(), more.end());
+  }
+  return 0;
+}
+
 /// Hartmann-6's space: x1..x6 uniform in [0, 1].
 inline Space hartmann6_space() {
   Space s;
