@@ -16,6 +16,7 @@
 
 #include "eval/latency.h"
 #include "eval/leaders.h"
+#include "eval/turns.h"
 #include "config/config.h"
 #include "io/store.h"
 
@@ -31,6 +32,9 @@ struct EvalOptions {
   double latency_s = 1.0;                   ///< timing budget per batch size, in seconds
   std::int64_t min_batches = 20;            ///< timed batches per batch size, at least
   std::int64_t max_batches = 100000;        ///< and at most
+  /// A parallel evaluation's turns on this node (eval/turns.h): the latency is timed only in a
+  /// timing turn, the rest runs in a compute turn. nullptr: no one to share with.
+  ComputeTurns* turns = nullptr;
 };
 
 struct LeaderEvaluation {
