@@ -2,6 +2,7 @@
 // to compute per node, the workers evaluate and send their evaluations back.
 #include "mpi/eval_farm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -340,9 +341,17 @@ std::vector<eval::LeaderEvaluation> EvalFarm::gather(const std::vector<eval::Lea
     abort_job(describe_error(e).code, describe_error(e).line);
   }
   if (!failures.empty()) {
+    // The failure of the best leader is the error, whichever worker was quicker to fail.
+    std::sort(failures.begin(), failures.end(), [](const auto& a, const auto& b) { return a.first.index < b.first.index; });
     for (std::size_t i = 1; i < failures.size(); ++i)
       std::fprintf(stderr, "ranktune eval: also failed: %s\n(%s)\n", failures[i].first.error.c_str(),
                    failures[i].second.c_str());
+    std::string skipped;
+    for (std::size_t i = next; i < leaders.size(); ++i)
+      skipped += (skipped.empty() ? "" : ", ") + std::to_string(leaders[i].trial->id);
+    if (!skipped.empty())
+      std::fprintf(stderr, "ranktune eval: not evaluated after the failure: trial%s %s\n",
+                   next + 1 < leaders.size() ? "s" : "", skipped.c_str());
     rethrow(failures.front().first, failures.front().second);
   }
   std::vector<eval::LeaderEvaluation> out;
