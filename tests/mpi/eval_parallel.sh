@@ -157,6 +157,30 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
     mpirun -np 3 "$R" eval "$WORK/m.h5" --top 2 --device cuda:0 --no-record --parallel
   grep -q "was evaluated by worker" "$WORK/device.err" || { cat "$WORK/device.err"; fail "the worker is not named"; }
 fi
+# A worker killed mid-evaluation ends the job: the launcher names it, nothing is recorded.
+timeout 120 "$R" eval "$WORK/m.h5" --top 2 --device cpu --latency-s 5 --np 2 > /dev/null 2> "$WORK/killed.err" &
+launcher=$!
+victim=""
+for _ in $(seq 200); do
+  if grep -q "on worker 2 (" "$WORK/killed.err"; then
+    for pid in $(pgrep -f "ranktune eval $WORK/m.h5 --top 2" || true); do
+      if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=2"; then victim=$pid; fi
+    done
+  fi
+  [[ -z $victim ]] || break
+  sleep 0.1
+done
+[[ -n $victim ]] || { kill "$launcher"; cat "$WORK/killed.err"; fail "worker 2 not found"; }
+kill -9 "$victim"
+code=0
+wait "$launcher" || code=$?
+[[ $code == 137 ]] && grep -q "rank 2 (a worker, pid $victim) ended first, killed by signal SIGKILL.*Nothing was recorded" \
+  "$WORK/killed.err" || { cat "$WORK/killed.err"; fail "a killed worker: exit $code (124: hung), expected 137"; }
+"$PY" -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'r') as f:
+    assert len(f['evaluations/runs']) == 1
+" "$WORK/m.h5" || fail "the killed evaluation was recorded"
 expect_error no_trial 2 "no trial 99" mpirun -np 3 "$R" eval "$WORK/m.h5" --trial 99 --parallel
 expect_error one_rank 2 "needs at least 2 MPI ranks" mpirun -np 1 "$R" eval "$WORK/m.h5" --parallel
 expect_error plain 2 "pass --parallel to spread the leaders over them" mpirun -np 2 "$R" eval "$WORK/m.h5" --no-record
