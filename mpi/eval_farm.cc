@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -185,46 +183,48 @@ class WorkerTurns final : public eval::ComputeTurns {
   std::optional<bool> held_;  ///< the turn held: true a timing turn
 };
 
-// Rank 0's turns of one node: first come, first served; a timing turn alone, compute turns
-// together.
-class NodeTurns {
- public:
-  void ask(int rank, bool timing) { waiting_.push_back({rank, timing}); }
-  /// Gives back what `rank` holds (nothing is fine: a Done gives back what a worker forgot).
-  void give_back(int rank) {
-    const auto it = holding_.find(rank);
-    if (it == holding_.end()) return;
-    if (it->second) timing_ = false;
-    else --computing_;
-    holding_.erase(it);
-  }
-  /// The ranks whose turn it is now, in order (each is told Granted).
-  std::vector<int> grant() {
-    std::vector<int> granted;
-    while (!waiting_.empty() && !timing_) {
-      const auto [rank, timing] = waiting_.front();
-      if (timing && computing_ > 0) break;  // and the ones behind it wait too: no overtaking
-      waiting_.pop_front();
-      holding_[rank] = timing;
-      if (timing) timing_ = true;
-      else ++computing_;
-      granted.push_back(rank);
-    }
-    return granted;
-  }
-
- private:
-  std::deque<std::pair<int, bool>> waiting_;
-  std::map<int, bool> holding_;  ///< rank -> holds a timing turn
-  int computing_ = 0;
-  bool timing_ = false;
-};
-
 std::string worker_name(const io::WorkerInfo& w) {
   return "worker " + std::to_string(w.rank) + " (" + w.host + ", " + w.device + ")";
 }
 
 }  // namespace
+
+std::vector<char> encode_evaluation(const eval::LeaderEvaluation& e) {
+  std::vector<char> bytes;
+  WireWriter w(bytes);
+  transfer(w, const_cast<eval::LeaderEvaluation&>(e));  // writing leaves it as it is
+  return bytes;
+}
+
+eval::LeaderEvaluation decode_evaluation(const std::vector<char>& bytes) {
+  WireReader r(bytes.data(), bytes.size());
+  eval::LeaderEvaluation e;
+  transfer(r, e);
+  if (r.left() != 0) throw WireFormatError(std::to_string(r.left()) + " bytes follow the end of the evaluation");
+  return e;
+}
+
+void NodeTurns::give_back(int rank) {
+  const auto it = holding_.find(rank);
+  if (it == holding_.end()) return;
+  if (it->second) timing_ = false;
+  else --computing_;
+  holding_.erase(it);
+}
+
+std::vector<int> NodeTurns::grant() {
+  std::vector<int> granted;
+  while (!waiting_.empty() && !timing_) {
+    const auto [rank, timing] = waiting_.front();
+    if (timing && computing_ > 0) break;  // and the ones behind it wait too: no overtaking
+    waiting_.pop_front();
+    holding_[rank] = timing;
+    if (timing) timing_ = true;
+    else ++computing_;
+    granted.push_back(rank);
+  }
+  return granted;
+}
 
 EvalFarm::EvalFarm(bool exclusive_latency)
     : env_([] {

@@ -29,9 +29,12 @@
 /// Nothing is recorded then. Idle ranks wait with a sleeping backoff (mpi/backoff.h).
 
 #include <cstddef>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
@@ -43,6 +46,31 @@
 #include "mpi/placement.h"
 
 namespace ranktune::mpi {
+
+/// An evaluation's bytes as a worker sends them to rank 0: every field but the leader, which
+/// rank 0 points at its own. The fields are listed in one function (transfer() in
+/// eval_farm.cc), where a field added to eval::LeaderEvaluation must be added too.
+std::vector<char> encode_evaluation(const eval::LeaderEvaluation& e);
+/// The evaluation in `bytes`; throws WireFormatError (mpi/codec.h) when they are not one.
+eval::LeaderEvaluation decode_evaluation(const std::vector<char>& bytes);
+
+/// Rank 0's turns of one node (pure): first come, first served; a timing turn alone, compute
+/// turns together, and a waiting timing turn holds back the requests behind it.
+class NodeTurns {
+ public:
+  /// `rank` asks for a turn (it holds none: a worker gives its turn back before asking).
+  void ask(int rank, bool timing) { waiting_.push_back({rank, timing}); }
+  /// Gives back what `rank` holds; nothing held is fine (a Done gives back what a worker forgot).
+  void give_back(int rank);
+  /// The ranks whose turn it is now, in the order asked; each is then told Granted.
+  std::vector<int> grant();
+
+ private:
+  std::deque<std::pair<int, bool>> waiting_;
+  std::map<int, bool> holding_;  ///< rank -> holds a timing turn
+  int computing_ = 0;
+  bool timing_ = false;
+};
 
 /// What a worker evaluates with, built on its first assignment.
 struct FarmWorkerPlan {
