@@ -116,9 +116,7 @@ T open_message(const boost::mpi::communicator& comm, const Incoming& in) {
   try {
     return decode<T>(in.bytes.data(), in.bytes.size());
   } catch (const WireFormatError& e) {
-    throw MpiError("rank " + std::to_string(comm.rank()) + ": the evaluation message of tag " + std::to_string(in.tag) +
-                   " from rank " + std::to_string(in.source) + " does not decode: " + e.what() +
-                   " (protocol error: mixed ranktune builds?)");
+    throw undecodable(comm, in, std::string("an evaluation message: ") + e.what());
   }
 }
 
@@ -260,14 +258,18 @@ EvalFarm::~EvalFarm() {
   if (gathered_ || !root()) return;
   // The evaluation ended before it began: no worker has an assignment, so each leaves at once.
   try {
-    for (int r = 1; r < size(); ++r) send_empty(comm_, r, kLeave);
-    for (int left = 0; left < size() - 1;) {
-      const Incoming in = receive(comm_, MPI_ANY_SOURCE, kMaxNap);
-      if (in.tag != kBye) protocol_error(comm_, in, "a Bye");
-      ++left;
-    }
+    dismiss_workers();
   } catch (const std::exception& e) {
     abort_job(describe_error(e).code, describe_error(e).line);
+  }
+}
+
+void EvalFarm::dismiss_workers() {
+  for (int r = 1; r < size(); ++r) send_empty(comm_, r, kLeave);
+  for (int left = 0; left < size() - 1;) {
+    const Incoming in = receive(comm_, MPI_ANY_SOURCE, kMaxNap);
+    if (in.tag != kBye) protocol_error(comm_, in, "a Bye");
+    ++left;
   }
 }
 
@@ -331,12 +333,7 @@ std::vector<eval::LeaderEvaluation> EvalFarm::gather(const std::vector<eval::Lea
       }
       for (const int r : node.grant()) send_empty(comm_, r, kGranted);
     }
-    for (int r = 1; r < size(); ++r) send_empty(comm_, r, kLeave);
-    for (int left = 0; left < size() - 1;) {
-      const Incoming in = receive(comm_, MPI_ANY_SOURCE, kMaxNap);
-      if (in.tag != kBye) protocol_error(comm_, in, "a Bye");
-      ++left;
-    }
+    dismiss_workers();
   } catch (const std::exception& e) {
     abort_job(describe_error(e).code, describe_error(e).line);
   }

@@ -113,6 +113,9 @@ class EvalFarm {
   void serve(const std::function<FarmWorkerPlan()>& prepare);
 
  private:
+  /// Rank 0, no worker evaluating: tells every worker to leave and waits for their Byes.
+  void dismiss_workers();
+
   // Before world_ and comm_, so that MPI is finalized after they are freed.
   std::unique_ptr<boost::mpi::environment> env_;
   boost::mpi::communicator world_;

@@ -6,10 +6,7 @@
 # clear errors.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=3 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+mlp_search "$WORK/m.h5" 3
 
 "$R" eval "$WORK/m.h5" --top 2 --device cpu --latency-s 0.2 > "$WORK/eval.txt" 2> "$WORK/eval.err" \
   || { cat "$WORK/eval.txt" "$WORK/eval.err"; fail "eval exited $?"; }
@@ -111,10 +108,7 @@ grep -q "<h3>Evaluation 2: test split" "$WORK/report.html" || fail "the HTML rep
 # --no-record records nothing.
 "$R" eval "$WORK/m.h5" --top 1 --device cpu --batch-sizes 1 --latency-s 0 --no-record > /dev/null 2>&1 || fail "--no-record failed"
 # Resuming the finished run and compacting the file keep the evaluations.
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --resume --set experiment.num_samples=3 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/resume.txt" 2>&1 || { cat "$WORK/resume.txt"; fail "resume failed"; }
+mlp_search "$WORK/m.h5" 3 --resume
 "$R" compact "$WORK/m.h5" > /dev/null || fail "compact failed"
 "$PY" -c "
 import h5py, sys

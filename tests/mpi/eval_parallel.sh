@@ -8,10 +8,7 @@
 # a plain launch) end with a clear message and the serial exit code, never a hang.
 source "$(dirname "$0")/lib.sh"
 R="$RANKTUNE"
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=4 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+mlp_search "$WORK/m.h5" 4
 
 # Every command runs under a time limit: a hang is a failure (exit 124), not a stuck test.
 run() {  # run NAME COMMAND...: stdout in NAME.json, stderr in NAME.err, the exit code in $code
