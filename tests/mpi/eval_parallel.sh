@@ -153,6 +153,15 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
   expect_error device 2 "cannot be set up: .*cuda:0 cannot be used" \
     mpirun -np 3 "$R" eval "$WORK/m.h5" --top 2 --device cuda:0 --no-record --parallel
   grep -q "was evaluated by worker" "$WORK/device.err" || { cat "$WORK/device.err"; fail "the worker is not named"; }
+  # Each worker its own GPU, as a run's workers bind them (RANKTUNE_FAKE_CUDA: two devices
+  # seen, none bound): --device auto takes it, and says so when it cannot be used.
+  expect_error fake_gpus 2 "cuda:1 cannot be used" env RANKTUNE_FAKE_CUDA=1 CUDA_VISIBLE_DEVICES=0,1 \
+    mpirun -np 3 "$R" eval "$WORK/m.h5" --top 2 --no-record --parallel
+  grep -q "cuda:0 cannot be used" "$WORK/fake_gpus.err" && grep -q "on worker 1 (.*, cuda:0)" "$WORK/fake_gpus.err" &&
+    grep -q "on worker 2 (.*, cuda:1)" "$WORK/fake_gpus.err" || { cat "$WORK/fake_gpus.err"; fail "workers share a GPU"; }
+  run fake_cpu env RANKTUNE_FAKE_CUDA=1 CUDA_VISIBLE_DEVICES=0,1 mpirun -np 3 "$R" eval "$WORK/m.h5" --top 2 \
+    --device cpu --batch-sizes 0 --no-record --parallel  # --device cpu: the CPU whatever the workers bound
+  [[ $code == 0 ]] || { cat "$WORK/fake_cpu.err"; fail "--device cpu beside GPUs exited $code"; }
 fi
 # A worker killed mid-evaluation ends the job: the launcher names it, nothing is recorded.
 timeout 120 "$R" eval "$WORK/m.h5" --top 2 --device cpu --latency-s 5 --np 2 > /dev/null 2> "$WORK/killed.err" &
