@@ -95,7 +95,7 @@ class EvalFarm {
   bool root() const { return world_.rank() == 0; }
   int size() const { return world_.size(); }
   bool exclusive_latency() const { return exclusive_latency_; }
-  /// Every worker's rank, host and device (rank 0 and workers alike), by rank - 1.
+  /// Every worker's rank, host and device, by rank - 1 (known on every rank).
   const std::vector<io::WorkerInfo>& workers() const { return workers_; }
   /// The device a worker evaluates on for `requested` (--device): "auto" becomes the GPU
   /// this worker bound, where it bound one; anything else stays as asked.
