@@ -129,6 +129,12 @@ struct EvalOptions {
   std::string command_line;                   ///< for the manifest
   std::string manifest;                       ///< --manifest EVAL.toml ("" = the flags alone)
   std::set<std::string> given;                ///< the flags typed, which override the manifest
+  std::vector<std::string> argv;              ///< this process's arguments, for the self-launch
+  /// --parallel: the leaders spread over the ranks of the MPI job (mpi/eval_farm.h); started
+  /// without a launcher, it launches itself under mpirun as `run` does.
+  bool parallel = false;
+  int np = 0;                                 ///< --np N: self-launch N workers (implies --parallel)
+  bool exclusive_latency = true;              ///< a timed phase runs alone on its node
 };
 /// `ranktune eval`: held-out evaluation and latency of the leaders, recorded in the file.
 int run_eval(const EvalOptions& o);

@@ -1,13 +1,16 @@
 // `ranktune eval`: held-out evaluation and latency benchmarking of the leaders of a results
 // file, recorded in that file. The work is in eval/; this file chooses, prints and records.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <span>
-#include <unistd.h>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -20,11 +23,15 @@
 #include "io/crc32c.h"
 #include "io/evaluations.h"
 #include "io/store.h"
+#include "mpi/errors.h"
+#include "mpi/eval_farm.h"
 #include "mpi/launch.h"
+#include "experiment/exit_codes.h"
 #include "experiment/stack.h"
 #include "report/evaluations.h"
 #include "report/sensitivity.h"
 #include "sys/printable.h"
+#include "sys/temp_dir.h"
 #include "train/registry.h"
 
 namespace ranktune::apps {
@@ -132,14 +139,40 @@ nlohmann::json manifest_record(const config::EvalManifest& m) {
           {"text", m.text}};
 }
 
-}  // namespace
+// Who reads the file for what: the process that records (a serial eval, rank 0 of a
+// parallel one) checks that it can record and says which trials it passes over; the
+// self-launcher checks the same before mpirun starts, quietly; a worker of a parallel eval
+// only reads.
+enum class Role { Recorder, Launcher, Worker };
 
-int run_eval(const EvalOptions& o) {
-  mpi::require_one_process("ranktune eval", "evaluate and record everything again");
+// What one process needs to evaluate: the file as read, its stored config, the leaders (which
+// point into the file) and the manifest (its pipelines: one evaluation each).
+struct Plan {
+  io::ResultsFile file;
+  config::ExperimentConfig cfg;
+  eval::LeaderChoice choice;
+  config::EvalManifest manifest;
+  bool runs_program = false;  ///< the trainable runs a program (a command): see evaluate()
+
+  // The work, pipeline by pipeline: item i is leader i % n through pipeline i / n.
+  std::size_t items() const { return choice.leaders.size() * manifest.pipelines.size(); }
+  eval::EvalOptions options(std::size_t item) const {
+    return eval::options_of(manifest, manifest.pipelines[item / choice.leaders.size()]);
+  }
+  std::vector<eval::Leader> work() const {
+    std::vector<eval::Leader> all;
+    for (std::size_t p = 0; p < manifest.pipelines.size(); ++p)
+      all.insert(all.end(), choice.leaders.begin(), choice.leaders.end());
+    return all;
+  }
+};
+
+std::shared_ptr<const Plan> make_plan(const EvalOptions& o, Role role) {
   if (o.format != "table" && o.format != "json")
     throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, json");
-  const io::ResultsFile file = io::ResultsFile::read(o.results);
-  if (!o.no_record) {
+  auto p = std::make_shared<Plan>();
+  p->file = io::ResultsFile::read(o.results);
+  if (!o.no_record && role != Role::Worker) {
     try {
       io::check_recordable(o.results);
     } catch (const io::FileBusyError& e) {  // its message says what to do first
@@ -149,56 +182,81 @@ int run_eval(const EvalOptions& o) {
                            "to evaluate it now without recording");
     }
   }
-  const config::ExperimentConfig cfg = config::stored_config(file, o.config);
-  eval::require_evaluable(file, cfg);  // before choosing leaders: nothing to pass over for nothing
-  const eval::LeaderChoice choice =
-      eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
-  for (const auto& why : choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());
-  if (choice.leaders.empty())
+  const io::ResultsFile& file = p->file;
+  p->cfg = config::stored_config(file, o.config);
+  eval::require_evaluable(file, p->cfg);  // before choosing leaders: nothing to pass over for nothing
+  p->choice = eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
+  if (role == Role::Recorder)
+    for (const auto& why : p->choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());
+  if (p->choice.leaders.empty())
     throw std::invalid_argument(o.results + ": no trial with a finite " + file.meta.metric +
                                 " has a stored checkpoint to evaluate (store them with [checkpoint] every, at_end or " +
                                 "keep_best)");
 
-  const config::EvalManifest manifest = manifest_of(o);
+  p->manifest = manifest_of(o);
   // A program that the config names (a command) runs where the stored config's relative
   // paths lead: next to the results file unless --config says where the config was.
-  const bool runs_program = [&] {
-    config::ExperimentConfig read = cfg;
+  p->runs_program = [&] {
+    config::ExperimentConfig read = p->cfg;
     train::read_trainable(read);
     return train::traits(read.trainable).writes_logs;
   }();
-  // One evaluation per pipeline; several form a sensitivity group, compared with the first.
-  const std::size_t pipelines = manifest.pipelines.size();
+  return p;
+}
+
+// One leader's evaluation with `opt` (the plan's, or a parallel worker's device and turns).
+eval::LeaderEvaluation evaluate(const Plan& p, const eval::Leader& l, const eval::EvalOptions& opt,
+                                const EvalOptions& o) {
+  try {
+    return eval::evaluate_leader(p.file, p.cfg, l, opt);
+  } catch (const io::StoreError&) {
+    throw;
+  } catch (const config::ConfigError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    if (!p.runs_program || !o.config.empty()) throw;
+    throw std::runtime_error(std::string(e.what()) +
+                             "\n(If the script or its files were not found: the stored config's relative paths "
+                             "resolve next to the results file; pass --config with the experiment's config file "
+                             "to resolve them as in the run.)");
+  }
+}
+
+// Evaluates the leaders through each pipeline, here (`farm` nullptr) or on the workers of a
+// parallel evaluation, then prints and records one evaluation per pipeline; several form a
+// sensitivity group, compared with the first.
+int evaluate_and_record(const EvalOptions& o, mpi::EvalFarm* farm) {
+  const std::shared_ptr<const Plan> plan = make_plan(o, Role::Recorder);
+  const io::ResultsFile& file = plan->file;
+  const config::EvalManifest& manifest = plan->manifest;
+  const std::size_t pipelines = manifest.pipelines.size(), n = plan->choice.leaders.size();
+  std::vector<eval::LeaderEvaluation> all;
+  if (farm != nullptr) {
+    all = farm->gather(plan->work());
+  } else {
+    const std::vector<eval::Leader> work = plan->work();
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const eval::Leader& l = work[i];
+      std::fprintf(stderr, "ranktune eval: trial %lld (rank %zu), checkpoint at iteration %lld%s ...\n",
+                   static_cast<long long>(l.trial->id), l.rank, static_cast<long long>(l.checkpoint->iteration),
+                   pipelines > 1 ? (", pipeline " + manifest.pipelines[i / n].name).c_str() : "");
+      all.push_back(evaluate(*plan, l, plan->options(i), o));
+    }
+  }
+
   // A token that no other run of eval on this file shares: the time in ns and the process.
   const std::string group =
       std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) + "-" + std::to_string(::getpid());
-  const nlohmann::json stack = experiment::collect_stack({}, 1);
+  const nlohmann::json stack =
+      farm != nullptr ? experiment::collect_stack(farm->workers(), farm->size()) : experiment::collect_stack({}, 1);
   nlohmann::json json_out = {{"results", o.results}, {"experiment", file.meta.experiment},
                              {"metric", file.meta.metric}, {"evaluations", nlohmann::json::array()},
                              {"stack", stack}};
   std::vector<io::Evaluation> records;
   for (std::size_t p = 0; p < pipelines; ++p) {
     const config::EvalPipeline& pipeline = manifest.pipelines[p];
-    const eval::EvalOptions opt = eval::options_of(manifest, pipeline);
-    std::vector<eval::LeaderEvaluation> evals;
-    for (const eval::Leader& l : choice.leaders) {
-      std::fprintf(stderr, "ranktune eval: trial %lld (rank %zu), checkpoint at iteration %lld%s ...\n",
-                   static_cast<long long>(l.trial->id), l.rank, static_cast<long long>(l.checkpoint->iteration),
-                   pipelines > 1 ? (", pipeline " + pipeline.name).c_str() : "");
-      try {
-        evals.push_back(eval::evaluate_leader(file, cfg, l, opt));
-      } catch (const io::StoreError&) {
-        throw;
-      } catch (const config::ConfigError&) {
-        throw;
-      } catch (const std::runtime_error& e) {
-        if (!runs_program || !o.config.empty()) throw;
-        throw std::runtime_error(std::string(e.what()) +
-                                 "\n(If the script or its files were not found: the stored config's relative paths "
-                                 "resolve next to the results file; pass --config with the experiment's config file "
-                                 "to resolve them as in the run.)");
-      }
-    }
+    const std::vector<eval::LeaderEvaluation> evals(all.begin() + static_cast<std::ptrdiff_t>(p * n),
+                                                    all.begin() + static_cast<std::ptrdiff_t>((p + 1) * n));
     nlohmann::json record_manifest = {{"command_line", o.command_line},
                                       {"stack", stack},
                                       {"eval_manifest", manifest_record(manifest)},
@@ -207,6 +265,8 @@ int run_eval(const EvalOptions& o) {
                                         {"normalize", pipeline.normalize},
                                         {"input_dtype", pipeline.input_dtype}}},
                                       {"evaluations", nlohmann::json::array()}};
+    if (farm != nullptr)
+      record_manifest["parallel"] = {{"workers", farm->size() - 1}, {"exclusive_latency", farm->exclusive_latency()}};
     if (pipelines > 1)
       record_manifest["sensitivity"] = {{"group", group}, {"index", p}, {"count", pipelines},
                                         {"reference", manifest.pipelines.front().name}};
@@ -248,9 +308,65 @@ int run_eval(const EvalOptions& o) {
   return 0;
 }
 
+// `eval --parallel` or `--np N` started without a launcher: the same command under mpirun,
+// with one worker per leader up to --np (default: one per GPU, else per core), after the
+// checks that need no MPI, so that a bad request costs no launch.
+int self_launch(const EvalOptions& o) {
+  const std::shared_ptr<const Plan> plan = make_plan(o, Role::Launcher);
+  const int wanted = o.np > 0 ? o.np : mpi::default_worker_count();
+  const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(wanted), plan->items()));
+  std::string error;
+  mpi::LaunchEnd end;
+  const int code = mpi::run_under_mpirun(workers, std::vector<std::string>(o.argv.begin() + 1, o.argv.end()),
+                                         sys::run_folder_key("eval:" + o.results), error, &end);
+  if (code >= 0 && !end.rank0_code)
+    std::fprintf(stderr, "ranktune eval: the evaluation was killed: %s. Nothing was recorded. Exit code %d.\n",
+                 end.what.c_str(), code);
+  if (code >= 0) return code;
+  std::fprintf(stderr, "ranktune: %s\n", error.c_str());
+  return experiment::kExitInternal;
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o) {
+  if (!o.parallel && o.np == 0) {
+    mpi::require_one_process("ranktune eval", "evaluate and record everything again; pass --parallel to spread "
+                                              "the leaders over them instead");
+    return evaluate_and_record(o, nullptr);
+  }
+  if (!mpi::under_mpi_launcher()) return self_launch(o);
+  mpi::EvalFarm farm(o.exclusive_latency);
+  if (!farm.root()) {
+    farm.serve([&o, &farm] {
+      const std::shared_ptr<const Plan> plan = make_plan(o, Role::Worker);
+      mpi::FarmWorkerPlan w;
+      w.leaders = plan->work();
+      w.evaluate = [plan, &o, &farm](std::size_t item, const eval::Leader& l, eval::ComputeTurns* turns) {
+        eval::EvalOptions opt = plan->options(item);
+        opt.device = farm.device(opt.device);
+        opt.turns = turns;
+        return evaluate(*plan, l, opt, o);
+      };
+      return w;
+    });
+    return 0;
+  }
+  // Rank 0 leaves its exit code for a self-launcher before MPI_Finalize (the farm's end).
+  try {
+    const int code = evaluate_and_record(o, &farm);
+    mpi::report_exit_code(code);
+    return code;
+  } catch (const std::exception& e) {
+    mpi::report_exit_code(mpi::describe_error(e).code);
+    throw;
+  }
+}
+
 void setup_eval(CLI::App& app, int argc, char** argv) {
   const auto eval = std::make_shared<EvalOptions>();
   for (int i = 0; i < argc; ++i) eval->command_line += (i ? " " : "") + std::string(argv[i]);
+  eval->argv.assign(argv, argv + argc);
   auto* eval_cmd = app.add_subcommand(
       "eval", "Evaluate the leaders' stored checkpoints on the held-out test set and time their inference; "
               "recorded in the file's /evaluations");
@@ -278,6 +394,16 @@ void setup_eval(CLI::App& app, int argc, char** argv) {
                        "Resolve relative paths of the stored config (data_dir) as if it lay at this path");
   eval_cmd->add_option("--format", eval->format, "table or json")->capture_default_str();
   eval_cmd->add_flag("--no-record", eval->no_record, "Print only; do not append to the file's /evaluations");
+  eval_cmd->add_flag("--parallel", eval->parallel,
+                     "Spread the leaders over the ranks of mpirun or srun, one per worker; rank 0 records "
+                     "(started plainly: launches itself under mpirun)");
+  eval_cmd->add_option("--np", eval->np,
+                       "Workers to launch for a parallel evaluation started plainly (implies --parallel; default: "
+                       "one per GPU, else per core, at most one per leader)")
+      ->check(CLI::PositiveNumber);
+  eval_cmd->add_flag("--exclusive-latency,!--no-exclusive-latency", eval->exclusive_latency,
+                     "Parallel: time latency alone on each node, while nothing else of the evaluation computes "
+                     "there (default on)");
   on_run(eval_cmd, [eval, eval_cmd] {
     // Which flags were typed: they override a manifest's values.
     for (const char* flag : {"--device", "--threads", "--batch-sizes", "--warmup", "--latency-s"})

@@ -102,6 +102,28 @@ LatencyStats stats_of(const train::MeasuredLatency& m) {
   return st;
 }
 
+// The turns of EvalOptions::turns (eval/turns.h), given back on every way out of the
+// evaluation, an exception's included. Does nothing without turns.
+class Turns {
+ public:
+  explicit Turns(ComputeTurns* turns) : turns_(turns) {}
+  Turns(const Turns&) = delete;
+  Turns& operator=(const Turns&) = delete;
+  ~Turns() { release(); }
+  void compute() {
+    if (turns_ != nullptr) turns_->compute();
+  }
+  void timing() {
+    if (turns_ != nullptr) turns_->timing();
+  }
+  void release() noexcept {
+    if (turns_ != nullptr) turns_->release();
+  }
+
+ private:
+  ComputeTurns* turns_;
+};
+
 }  // namespace
 
 EvalOptions options_of(const config::EvalManifest& m, const config::EvalPipeline& pipeline) {
@@ -198,6 +220,8 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
       if (b < 1)
         throw std::invalid_argument("--batch-sizes: " + std::to_string(b) +
                                     " is not a batch size (1 or more; 0 alone: no latency)");
+  Turns turns(o.turns);
+  turns.compute();  // reading, restoring and the held-out metrics may run beside other evaluations
   const std::string bytes = io::read_checkpoint_bytes(file, *leader.checkpoint);
   try {
     t->setup(leader.trial->config, ctx);
@@ -217,7 +241,10 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
   out.leader = leader;
   train::HeldOutResult held_out;
   try {
+    // One that times itself does so inside its evaluation: all of it is timed work then.
+    if (t->times_itself() && !o.batch_sizes.empty()) turns.timing();
     held_out = t->evaluate_held_out();
+    if (!o.batch_sizes.empty()) turns.timing();
     if (t->times_itself()) {
       for (const train::MeasuredLatency& m : held_out.latency) out.latency.push_back(stats_of(m));
     } else {
@@ -228,6 +255,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
         out.latency.push_back(time_batches(*t, held_out.samples, b, o));
       }
     }
+    turns.release();
   } catch (const train::TrialFailure& e) {
     // The reason says the exit and the last line; the tail says what led there.
     const std::string tail = e.log_tail().empty() ? "" : "\n---- its output ends:\n" + e.log_tail();

@@ -16,6 +16,7 @@
 
 #include "eval/latency.h"
 #include "eval/leaders.h"
+#include "eval/turns.h"
 #include "config/config.h"
 #include "config/eval_manifest.h"
 #include "io/store.h"
@@ -39,6 +40,9 @@ struct EvalOptions {
   std::vector<int> top_k;                   ///< <split>_top<k>_accuracy for each k
   bool confusion = false;                   ///< record the confusion matrix
   bool accuracy = true, loss = true;        ///< keep <split>_accuracy and <split>_loss
+  /// A parallel evaluation's turns on this node (eval/turns.h): the latency is timed only in a
+  /// timing turn, the rest runs in a compute turn. nullptr: no one to share with.
+  ComputeTurns* turns = nullptr;
 };
 
 /// The options a manifest gives for one of its pipelines.

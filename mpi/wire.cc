@@ -45,14 +45,18 @@ Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::
   }
 }
 
+MpiError undecodable(const boost::mpi::communicator& comm, const Incoming& in, const std::string& why) {
+  return MpiError("rank " + std::to_string(comm.rank()) + ": the message of tag " + std::to_string(in.tag) +
+                  " from rank " + std::to_string(in.source) + " (" + std::to_string(in.bytes.size()) +
+                  " bytes) does not decode: " + why + " (protocol error: mixed ranktune builds?)");
+}
+
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in) {
   try {
     return decode<T>(in.bytes.data(), in.bytes.size());
   } catch (const WireFormatError& e) {
-    throw MpiError("rank " + std::to_string(comm.rank()) + ": the message of tag " + std::to_string(in.tag) +
-                   " from rank " + std::to_string(in.source) + " (" + std::to_string(in.bytes.size()) +
-                   " bytes) does not decode: " + e.what() + " (protocol error: mixed ranktune builds?)");
+    throw undecodable(comm, in, e.what());
   }
 }
 

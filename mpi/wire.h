@@ -67,6 +67,7 @@
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include "mpi/errors.h"
 #include "search/event_kind.h"
 #include "search/metrics.h"
 #include "search/types.h"
@@ -293,6 +294,10 @@ Incoming receive(const boost::mpi::communicator& comm, int source, std::chrono::
 /// Unpacks a message received by try_receive or receive.
 template <class T>
 T unpack(const boost::mpi::communicator& comm, const Incoming& in);
+
+/// The error of a message `in`, received on `comm`, whose bytes do not decode (`why`): a
+/// protocol error, for unpack and for the other users of the encoding (mpi/eval_farm.cc).
+MpiError undecodable(const boost::mpi::communicator& comm, const Incoming& in, const std::string& why);
 
 /// Receives the raw bytes that follow the chunk header `chunk` just received from `source`
 /// on `header` (kTagCheckpoint or kTagRestoreChunk) straight into `into` (chunk.size

@@ -7,10 +7,7 @@
 # evaluations; bad requests get clear errors.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=3 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+mlp_search "$WORK/m.h5" 3
 
 "$R" eval "$WORK/m.h5" --top 2 --device cpu --latency-s 0.2 > "$WORK/eval.txt" 2> "$WORK/eval.err" \
   || { cat "$WORK/eval.txt" "$WORK/eval.err"; fail "eval exited $?"; }
@@ -155,10 +152,7 @@ for part in ('pre', 'inference', 'post'):
     assert 0 < l[part + '_p50_ms'] <= l[part + '_p90_ms'] <= l[part + '_p99_ms'], l
 " "$WORK/e3.json" || fail "eval --format json lacks the split"
 # Resuming the finished run and compacting the file keep the evaluations.
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --resume --set experiment.num_samples=3 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/resume.txt" 2>&1 || { cat "$WORK/resume.txt"; fail "resume failed"; }
+mlp_search "$WORK/m.h5" 3 --resume
 "$R" compact "$WORK/m.h5" > /dev/null || fail "compact failed"
 "$PY" -c "
 import h5py, sys

@@ -182,6 +182,19 @@ PY
   [[ -f "$WORK/s.h5.logs/eval/trial_${id}_attempt_0.log" ]] || { ls -R "$WORK/s.h5.logs"; fail "no evaluation log for trial $id"; }
 done < "$WORK/leaders.txt"
 [[ $(wc -l < "$WORK/leaders.txt") -eq 2 ]] || fail "expected two leaders"
+# In parallel (self-launched, one script per worker, each timed alone): the same figures.
+rc=0; timeout 120 "$R" eval "$WORK/s.h5" --top 2 --latency-s 0.05 --warmup 2 --np 2 --format json --no-record \
+  > "$WORK/parallel.json" 2> "$WORK/parallel.err" || rc=$?
+[[ $rc -eq 0 ]] || { cat "$WORK/parallel.err"; fail "eval --np 2 exited $rc"; }
+"$PY" - "$WORK/parallel.json" "$WORK/leaders.txt" <<'PY' || fail "the parallel evaluation of the script differs"
+import json, sys
+got = [(e["trial"], repr(e["metrics"]["test_loss"]), repr(e["metrics"]["test_accuracy"]),
+        e["manifest"]["worker"]["rank"])
+       for e in json.load(open(sys.argv[1]))["evaluations"]]
+want = [l.split() for l in open(sys.argv[2])]
+assert [(g[0], g[1], g[2]) for g in got] == [(int(w[0]), w[3], w[4]) for w in want], (got, want)
+assert sorted(g[3] for g in got) == [1, 2], got  # one leader per worker
+PY
 
 # A script that gives time_inference a preprocess and a postprocess: all three parts
 # measured and recorded, each within its batch's time, and shown by eval and the report.

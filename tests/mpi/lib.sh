@@ -74,3 +74,17 @@ command_config() {
     if (($# > 0)); then printf '%s\n' "$@"; fi
   } > "$file"
 }
+
+# mlp_search RESULTS NUM_SAMPLES [ARG...]: a small ASHA search of the mlp on Fashion-MNIST
+# (3000 training images, 2 steps) that stores checkpoints (every step, at the end, the best),
+# for the tests of `ranktune eval`; each ARG is passed on (--resume). Its output goes to
+# RESULTS.run.txt, shown if it fails.
+mlp_search() {
+  local results=$1 samples=$2
+  shift 2
+  "$RANKTUNE" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$results" \
+    --set experiment.num_samples="$samples" --set stop.max_t=2 --set trainable.batches_per_step=6 \
+    --set trainable.train_samples=3000 --set trainable.val_samples=300 --set checkpoint.at_end=true \
+    --set checkpoint.every=1 --set checkpoint.keep_best=1 "$@" > "$results.run.txt" 2>&1 ||
+    { cat "$results.run.txt"; fail "the mlp search into $results failed"; }
+}
