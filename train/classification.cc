@@ -63,31 +63,4 @@ InputCast parse_input_cast(const std::string& dtype) {
   throw std::invalid_argument("unknown input dtype '" + dtype + "'; valid: float32, float16, bfloat16");
 }
 
-float round_to_float16(float x) {
-  // On the bits, without a branch per case of frexp: this runs once per input pixel, in the
-  // preprocessing that `ranktune eval` times.
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  const std::uint32_t sign = bits & 0x80000000u, mag = bits & 0x7FFFFFFFu;
-  if (mag >= 0x7F800000u) return x;                                    // inf, NaN
-  if (mag >= 0x477FF000u) return std::bit_cast<float>(sign | 0x7F800000u);  // >= 65520: inf
-  if (mag < 0x38800000u) {
-    // Below 2^-14 the half spacing is 2^-24: adding and taking away 2^-1 rounds to it (to
-    // nearest even, in the default rounding mode) since 2^-1 has its last bit at 2^-24.
-    volatile float big = 0.5f;  // volatile: the sum must be rounded, not folded away
-    const float a = std::bit_cast<float>(mag);
-    return std::bit_cast<float>(sign | std::bit_cast<std::uint32_t>((a + big) - big));
-  }
-  // Ten fraction bits kept of float's 23: round the low 13 away, ties to even; a carry
-  // into the exponent is the right result.
-  const std::uint32_t rounded = (mag + 0x0FFFu + ((mag >> 13) & 1u)) & ~0x1FFFu;
-  return std::bit_cast<float>(sign | rounded);
-}
-
-float round_to_bfloat16(float x) {
-  if (std::isnan(x)) return x;
-  std::uint32_t u = std::bit_cast<std::uint32_t>(x);
-  u += 0x7FFFu + ((u >> 16) & 1u);  // round the low 16 bits away, ties to even
-  return std::bit_cast<float>(u & 0xFFFF0000u);
-}
-
 }  // namespace ranktune::train

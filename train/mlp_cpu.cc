@@ -165,8 +165,8 @@ class CpuEngine : public MlpEngine {
   void gather(std::span<const std::int32_t> rows) {
     switch (cast_) {  // one pass over the pixels whatever the pipeline
       case InputCast::None: return gather_as(rows, [](float x) { return x; });
-      case InputCast::Float16: return gather_as(rows, round_to_float16);
-      case InputCast::Bfloat16: return gather_as(rows, round_to_bfloat16);
+      case InputCast::Float16: return gather_as(rows, [](float x) { return round_to_float16(x); });
+      case InputCast::Bfloat16: return gather_as(rows, [](float x) { return round_to_bfloat16(x); });
     }
   }
 
