@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "search/hypervolume.h"
@@ -23,14 +23,6 @@ using Points = std::vector<std::vector<double>>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 /// Inclusion-exclusion over every subset: the union of the points' boxes, exactly, in any
 /// dimension; 2^n terms, so only for small sets. Shares no code with the library.
@@ -72,6 +64,18 @@ Points random_set(std::mt19937_64& rng, std::size_t n, std::size_t d, int levels
   return pts;
 }
 
+/// Calls f(points, reference, "D objectives, round R") for `rounds` sets of n random points
+/// (random_set, alternating a coarse grid, for ties, and a fine one) in each dimension 1..max_d,
+/// the reference at 1 in every objective.
+template <class F>
+void each_random_set(std::uint64_t seed, std::size_t max_d, int rounds, std::size_t n, F&& f) {
+  std::mt19937_64 rng(seed);
+  for (std::size_t d = 1; d <= max_d; ++d)
+    for (int round = 0; round < rounds; ++round)
+      f(random_set(rng, n, d, round % 2 ? 4 : 1000), std::vector<double>(d, 1.0),
+        std::to_string(d) + " objectives, round " + std::to_string(round));
+}
+
 }  // namespace
 
 TEST(Hypervolume, TwoObjectivesHandComputed) {
@@ -107,13 +111,9 @@ TEST(Hypervolume, ThreeObjectivesHandComputed) {
 }
 
 TEST(Hypervolume, AgreesWithInclusionExclusionOnRandomSets) {
-  std::mt19937_64 rng(11);
-  for (std::size_t d = 1; d <= 5; ++d)
-    for (int round = 0; round < 30; ++round) {
-      const Points pts = random_set(rng, 10, d, round % 2 ? 4 : 1000);
-      const std::vector<double> ref(d, 1.0);
-      EXPECT_NEAR(hypervolume(pts, ref), inclusion_exclusion(pts, ref), 1e-12) << d << " objectives, round " << round;
-    }
+  each_random_set(11, 5, 30, 10, [](const Points& pts, const std::vector<double>& ref, const std::string& where) {
+    EXPECT_NEAR(hypervolume(pts, ref), inclusion_exclusion(pts, ref), 1e-12) << where;
+  });
 }
 
 TEST(Hypervolume, AgreesWithAMonteCarloEstimate) {
@@ -172,20 +172,16 @@ TEST(Hypervolume, ContributionsHandComputed) {
 }
 
 TEST(Hypervolume, ContributionsAreTheVolumeLostWithoutEachPoint) {
-  std::mt19937_64 rng(5);
-  for (std::size_t d = 1; d <= 4; ++d)
-    for (int round = 0; round < 20; ++round) {
-      const Points pts = random_set(rng, 25, d, round % 2 ? 5 : 1000);
-      const std::vector<double> ref(d, 1.0);
-      const double all = hypervolume(pts, ref);
-      const auto c = hypervolume_contributions(pts, ref);
-      ASSERT_EQ(c.size(), pts.size());
-      for (std::size_t i = 0; i < pts.size(); ++i) {
-        Points rest = pts;
-        rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-        EXPECT_NEAR(c[i], all - hypervolume(rest, ref), 1e-12) << d << " objectives, round " << round << " point " << i;
-      }
+  each_random_set(5, 4, 20, 25, [](const Points& pts, const std::vector<double>& ref, const std::string& where) {
+    const double all = hypervolume(pts, ref);
+    const auto c = hypervolume_contributions(pts, ref);
+    ASSERT_EQ(c.size(), pts.size());
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      Points rest = pts;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      EXPECT_NEAR(c[i], all - hypervolume(rest, ref), 1e-12) << where << " point " << i;
     }
+  });
 }
 
 TEST(Hypervolume, FourObjectivesOrMorePastTheCapIsAClearError) {
@@ -199,10 +195,10 @@ TEST(Hypervolume, FourObjectivesOrMorePastTheCapIsAClearError) {
     for (auto& x : p) x /= sum;
   }
   const std::vector<double> ref(5, 1.0);
-  const auto message = error_of([&] { hypervolume(pts, ref); });
+  const auto message = error_message_of([&] { hypervolume(pts, ref); });
   EXPECT_CONTAINS(message, "300 non-dominated points in 5 objectives");
   EXPECT_CONTAINS(message, "give fewer points");
-  EXPECT_CONTAINS(error_of([&] { hypervolume_contributions(pts, ref); }), "300 non-dominated points");
+  EXPECT_CONTAINS(error_message_of([&] { hypervolume_contributions(pts, ref); }), "300 non-dominated points");
   // Under the cap (150 points: 1.7e6 steps) it answers, and dominated copies do not count.
   pts.resize(150);
   const double hv = hypervolume(pts, ref);
@@ -216,10 +212,10 @@ TEST(Hypervolume, FourObjectivesOrMorePastTheCapIsAClearError) {
 }
 
 TEST(Hypervolume, BadInputIsAClearError) {
-  EXPECT_CONTAINS(error_of([] { hypervolume(Points{{1, 2}}, {}); }), "reference point has no coordinate");
-  EXPECT_CONTAINS(error_of([] { hypervolume(Points{{1, 2}}, {3, kNaN}); }), "coordinate 1 of the reference point");
-  EXPECT_CONTAINS(error_of([] { hypervolume(Points{{1, 2}}, {kInf, 3}); }), "coordinate 0 of the reference point");
-  EXPECT_CONTAINS(error_of([] { hypervolume(Points{{1, 2}, {1, 2, 3}}, {3, 3}); }),
+  EXPECT_CONTAINS(error_message_of([] { hypervolume(Points{{1, 2}}, {}); }), "reference point has no coordinate");
+  EXPECT_CONTAINS(error_message_of([] { hypervolume(Points{{1, 2}}, {3, kNaN}); }), "coordinate 1 of the reference point");
+  EXPECT_CONTAINS(error_message_of([] { hypervolume(Points{{1, 2}}, {kInf, 3}); }), "coordinate 0 of the reference point");
+  EXPECT_CONTAINS(error_message_of([] { hypervolume(Points{{1, 2}, {1, 2, 3}}, {3, 3}); }),
                   "point 1 has 3 coordinates, the reference point 2");
-  EXPECT_CONTAINS(error_of([] { hypervolume_contributions(Points{{1}}, {3, 3}); }), "point 0 has 1 coordinates");
+  EXPECT_CONTAINS(error_message_of([] { hypervolume_contributions(Points{{1}}, {3, 3}); }), "point 0 has 1 coordinates");
 }

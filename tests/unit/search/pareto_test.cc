@@ -3,8 +3,8 @@
 // against hand-computed fronts, and the selection order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -24,23 +24,14 @@ const std::vector<Mode> kMinMin{Mode::Min, Mode::Min};
 
 ParetoPoint pt(std::vector<double> f, std::vector<double> c = {}) { return make_pareto_point(f, kMinMin, c); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 }  // namespace
 
 TEST(Pareto, MinimizationFormNegatesMaxObjectives) {
   const std::vector<double> v{0.9, 12.0, -3.0};
   const std::vector<Mode> modes{Mode::Max, Mode::Min, Mode::Max};
   EXPECT_EQ(to_minimization(v, modes), (std::vector<double>{-0.9, 12.0, 3.0}));
-  EXPECT_CONTAINS(error_of([&] { to_minimization(v, kMinMin); }), "3 objective values for 2 modes");
-  EXPECT_CONTAINS(error_of([&] { to_minimization({}, {}); }), "no objective value");
+  EXPECT_CONTAINS(error_message_of([&] { to_minimization(v, kMinMin); }), "3 objective values for 2 modes");
+  EXPECT_CONTAINS(error_message_of([&] { to_minimization({}, {}); }), "no objective value");
 }
 
 TEST(Pareto, TotalViolationSumsThePositivePartsAndNaNIsInfinite) {
@@ -77,7 +68,7 @@ TEST(Pareto, FeasiblePointsUseParetoDomination) {
                         make_pareto_point(std::vector<double>{0.8, 5}, max_min)));
   EXPECT_FALSE(dominates(make_pareto_point(std::vector<double>{0.8, 5}, max_min),
                          make_pareto_point(std::vector<double>{0.9, 5}, max_min)));
-  EXPECT_CONTAINS(error_of([] { dominates(ParetoPoint{{1, 2}, 0}, ParetoPoint{{1, 2, 3}, 0}); }),
+  EXPECT_CONTAINS(error_message_of([] { dominates(ParetoPoint{{1, 2}, 0}, ParetoPoint{{1, 2, 3}, 0}); }),
                   "points of 2 and 3 objectives");
 }
 
@@ -152,7 +143,7 @@ TEST(Pareto, NondominatedSortMatchesTheHandComputedFronts) {
 
 TEST(Pareto, NondominatedSortNamesAPointOfAnotherDimension) {
   const std::vector<ParetoPoint> pts{pt({1, 2}), pt({2, 1}), ParetoPoint{{1, 2, 3}, 0}};
-  EXPECT_CONTAINS(error_of([&] { nondominated_sort(pts); }), "point 2 has 3 objectives, point 0 has 2");
+  EXPECT_CONTAINS(error_message_of([&] { nondominated_sort(pts); }), "point 2 has 3 objectives, point 0 has 2");
 }
 
 TEST(Pareto, NondominatedSortAgreesWithThePairwiseDefinitionOnRandomSets) {
@@ -174,6 +165,14 @@ TEST(Pareto, NondominatedSortAgreesWithThePairwiseDefinitionOnRandomSets) {
         if (dominates(pts[q], pts[p])) expected = std::max(expected, r.rank[q] + 1);
       EXPECT_EQ(r.rank[p], expected) << "round " << round << " point " << p;
     }
+    // The fronts list every point once, at its rank, in ascending order.
+    std::size_t listed = 0;
+    for (std::size_t rank = 0; rank < r.fronts.size(); ++rank) {
+      EXPECT_TRUE(std::is_sorted(r.fronts[rank].begin(), r.fronts[rank].end())) << "round " << round;
+      for (const std::size_t p : r.fronts[rank]) EXPECT_EQ(r.rank[p], rank);
+      listed += r.fronts[rank].size();
+    }
+    EXPECT_EQ(listed, pts.size());
   }
 }
 
@@ -205,7 +204,7 @@ TEST(Pareto, CrowdingSkipsAnObjectiveWithoutSpreadAndSmallFrontsAreInfinite) {
   const std::vector<std::size_t> two{0, 2};
   EXPECT_EQ(crowding_distance(pts, two), (std::vector<double>{kInf, kInf}));
   const std::vector<std::size_t> bad{0, 7};
-  EXPECT_CONTAINS(error_of([&] { crowding_distance(pts, bad); }), "index 7 past the 3 points");
+  EXPECT_CONTAINS(error_message_of([&] { crowding_distance(pts, bad); }), "index 7 past the 3 points");
 }
 
 TEST(Pareto, CrowdingGivesFailedPointsZeroAndLeavesThemOut) {
