@@ -44,6 +44,8 @@ bool constrained_dominates(const ParetoPoint& a, double va, const ParetoPoint& b
 
 }  // namespace
 
+bool ParetoPoint::feasible() const { return effective_violation(*this) == 0; }
+
 std::vector<double> to_minimization(std::span<const double> values, std::span<const Mode> modes) {
   if (values.empty()) throw std::invalid_argument("multi-objective point: no objective value");
   if (values.size() != modes.size())

@@ -33,7 +33,8 @@ struct ParetoPoint {
   std::vector<double> objectives;
   double violation = 0;
 
-  bool feasible() const { return violation == 0; }
+  /// No violation and finite objectives: the rule `dominates` applies, however the point was built.
+  bool feasible() const;
 };
 
 /// The values of `values` in minimization form: negated where the mode is Max. Throws

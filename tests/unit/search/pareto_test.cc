@@ -102,6 +102,8 @@ TEST(Pareto, FailedPointsAreDominatedByEveryOtherAndTieAmongThemselves) {
   }
   // A point built by hand with a NaN objective and no violation follows the same rule.
   const ParetoPoint by_hand{{kNaN, 0}, 0};
+  EXPECT_FALSE(by_hand.feasible());
+  EXPECT_TRUE((ParetoPoint{{1, 0}, -0.5}).feasible());  // a negative violation by hand counts as none
   EXPECT_TRUE(dominates(pt({9, 9}), by_hand));
   EXPECT_FALSE(dominates(by_hand, pt({9, 9})));
 }
