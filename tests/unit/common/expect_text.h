@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 /// `haystack` (anything std::string can be built from) contains `needle`.
@@ -19,4 +20,16 @@ inline std::size_t count_in(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+/// The message of the `Error` that `f()` throws (std::invalid_argument unless named), or
+/// "(no error)" when it throws none: for EXPECT_CONTAINS on an error's text.
+template <class Error = std::invalid_argument, class F>
+std::string error_message_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
