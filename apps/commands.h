@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "report/compare.h"
 
 namespace CLI {
 class App;
@@ -63,6 +64,9 @@ struct ReportOptions {
   std::string format = "table";
   std::string plots;                 ///< folder for the SVG charts ("" = none)
   std::string html;                  ///< write a self-contained HTML report here ("" = none)
+  /// With --html: a "Comparison" section of this file's newest evaluation against these
+  /// (FILE or FILE@ID each, as `ranktune compare` takes them).
+  std::vector<std::string> compare;
   std::int64_t schedule_trial = 0;   ///< print (and plot) this trial's PBT schedule
   std::string importance;            ///< "auto" (or empty), "ped-anova" or "fanova": add the importance section
   bool importance_given = false;     ///< --importance was given, with a value or without
@@ -136,6 +140,11 @@ struct EvalOptions {
   int np = 0;                                 ///< --np N: self-launch N workers (implies --parallel)
   bool exclusive_latency = true;              ///< a timed phase runs alone on its node
 };
+/// The evaluations that FILE or FILE@ID each name, after `inputs` (report/compare.h).
+/// Throws io::StoreError for a missing file, std::invalid_argument for an unknown id.
+std::vector<report::CompareInput> read_compare_inputs(const std::vector<std::string>& given,
+                                                      std::vector<report::CompareInput> inputs = {});
+
 /// `ranktune eval`: held-out evaluation and latency of the leaders, recorded in the file.
 int run_eval(const EvalOptions& o);
 

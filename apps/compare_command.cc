@@ -18,16 +18,10 @@
 
 namespace ranktune::apps {
 
-int run_compare(const CompareOptions& o) {
-  const bool html = o.format == "html";
-  const std::optional<report::Format> format = html ? report::Format::Table : report::parse_format(o.format);
-  if (!format) throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, csv, json, markdown, html");
-  if (o.inputs.size() < 2)
-    throw std::invalid_argument("compare needs 2 or more evaluations: FILE (its newest) or FILE@ID each, e.g. "
-                                "`ranktune compare m.h5@1 m.h5@2`");
+std::vector<report::CompareInput> read_compare_inputs(const std::vector<std::string>& given_inputs,
+                                                      std::vector<report::CompareInput> inputs) {
   std::map<std::string, std::vector<io::Evaluation>> read;  // each file once
-  std::vector<report::CompareInput> inputs;
-  for (const std::string& given : o.inputs) {
+  for (const std::string& given : given_inputs) {
     // A file whose own name ends in @N is taken whole.
     std::error_code ec;
     const report::InputSpec spec = std::filesystem::exists(given, ec) ? report::InputSpec{given, std::nullopt}
@@ -38,6 +32,17 @@ int run_compare(const CompareOptions& o) {
     if (!read.contains(spec.path)) read[spec.path] = io::read_evaluations(spec.path);
     inputs.push_back({given, report::pick_evaluation(given, read[spec.path], spec.id)});
   }
+  return inputs;
+}
+
+int run_compare(const CompareOptions& o) {
+  const bool html = o.format == "html";
+  const std::optional<report::Format> format = html ? report::Format::Table : report::parse_format(o.format);
+  if (!format) throw std::invalid_argument("unknown --format '" + o.format + "'; valid: table, csv, json, markdown, html");
+  if (o.inputs.size() < 2)
+    throw std::invalid_argument("compare needs 2 or more evaluations: FILE (its newest) or FILE@ID each, e.g. "
+                                "`ranktune compare m.h5@1 m.h5@2`");
+  const std::vector<report::CompareInput> inputs = read_compare_inputs(o.inputs);
   const report::Comparison c = report::compare_evaluations(inputs);
   const std::string text = html ? report::html_page("ranktune compare", report::comparison_html_section(c))
                                 : report::render_comparison(c, *format);

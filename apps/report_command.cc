@@ -84,6 +84,18 @@ int run_report(const ReportOptions& o) {
   html.log_y = o.log_y ? report::LogChoice::Always : o.linear_y ? report::LogChoice::Never : report::LogChoice::Auto;
   if (method) html.importance = *method;
 
+  if (!o.compare.empty() && o.html.empty())
+    throw std::invalid_argument("--compare adds a section to the page of --html: give --html OUT.html (or use "
+                                "`ranktune compare`)");
+  // The page's comparison: this file's newest evaluation (the baseline) against --compare's.
+  const auto comparison = [&o](const std::vector<io::Evaluation>& evaluations) -> std::string {
+    if (o.compare.empty()) return "";
+    const io::Evaluation& own = report::pick_evaluation(o.results, evaluations, std::nullopt);
+    const std::vector<report::CompareInput> inputs =
+        read_compare_inputs(o.compare, {{o.results + "@" + std::to_string(own.id), own}});
+    return report::comparison_html_section(report::compare_evaluations(inputs));
+  };
+
   if (o.watch_s > 0) {
     // A login node's view of a run: the live file read as SWMR does, the page rewritten
     // every S seconds with a refresh tag while a writer holds the file, and once more
@@ -103,7 +115,9 @@ int run_report(const ReportOptions& o) {
       html.config = &config;
       html.refresh_s = live ? o.watch_s : 0;
       html.writer_died = died;
-      sys::replace_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
+      const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
+      html.comparison_section = comparison(evaluations);
+      sys::replace_file(o.html, report::render_html(file, evaluations, html));
       if (!live) break;
       for (double waited = 0; waited < o.watch_s && !g_stop_watching; waited += 0.1)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -177,7 +191,9 @@ int run_report(const ReportOptions& o) {
   }
   if (!o.html.empty()) {
     html.config = &config;
-    write_file(o.html, report::render_html(file, io::read_evaluations(o.results), html));
+    const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
+    html.comparison_section = comparison(evaluations);
+    write_file(o.html, report::render_html(file, evaluations, html));
   }
   if (!o.plots.empty()) {
     write_file((dir / "curves.svg").string(), report::learning_curves_svg(file, o.top && *o.top ? *o.top : 10),
@@ -214,6 +230,9 @@ void setup_report(CLI::App& app) {
                          "Write a self-contained HTML report to this file: leaderboard, learning curves, best so far, "
                          "importance (--importance picks the method), parallel coordinates, scatter plots, the workers' "
                          "timeline, PBT lineage, evaluations, control, errors, stack");
+  report_cmd->add_option("--compare", report->compare,
+                         "With --html: add a comparison of this file's newest evaluation (the baseline) with these, "
+                         "FILE or FILE@ID each (repeatable), as `ranktune compare` makes it");
   report_cmd->add_option("--watch", report->watch_s,
                          "With --html: rewrite the page every S seconds from the live file (SWMR) while the run goes, "
                          "then once more at its end")

@@ -218,6 +218,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
       out += section("Pipeline sensitivity: the change of each pipeline against the first (the reference)",
                      render_html_table(*grid));
   }
+  out += o.comparison_section;
   const Grid control = event_grid(file, {search::EventKind::Control}, 200);
   if (!control.body.empty()) out += section("Live control (ranktune ctl)", render_html_table(control));
   const Grid errors = event_grid(file, {search::EventKind::Error, search::EventKind::Retry, search::EventKind::Warning, search::EventKind::Revert}, 200);

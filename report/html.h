@@ -35,6 +35,9 @@ struct HtmlOptions {
   /// The run's stored config (report::run_config): the space's scales, the algorithm and
   /// scheduler in the header. nullptr: the space is guessed from the values.
   const RunConfig* config = nullptr;
+  /// A comparison of evaluations (report::comparison_html_section), shown after the
+  /// evaluations; "" for none (`report --html --compare`).
+  std::string comparison_section;
 };
 
 std::string render_html(const io::ResultsFile& file, const std::vector<io::Evaluation>& evaluations,

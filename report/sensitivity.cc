@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -41,6 +42,8 @@ std::string fixed(double v, int digits, bool sign = false) {
   if (!std::isfinite(v)) return "";
   char buf[64];
   std::snprintf(buf, sizeof buf, sign ? "%+.*f" : "%.*f", digits, v);
+  // A change too small to show is no change: "+0.0000", never "-0.0000".
+  if (sign && buf[0] == '-' && std::strspn(buf + 1, "0.") == std::strlen(buf + 1)) buf[0] = '+';
   return buf;
 }
 

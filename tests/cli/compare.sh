@@ -65,6 +65,12 @@ grep -Eq '^\| compute\.threads +\| 1 +\| 2 +\|$' "$WORK/cmp.md" || { cat "$WORK/
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/cmp.html" --section "Comparison of evaluations (ranktune compare)" --svgs 0 \
   || fail "the HTML comparison is wrong"
 grep -q "<td>compute.threads</td>" "$WORK/cmp.html" || fail "the HTML page lacks compute.threads"
+# The report's own page: its newest evaluation (2, the baseline) against evaluation 1.
+"$R" report "$WORK/m.h5" --html "$WORK/report.html" --compare "$WORK/m.h5@1" > /dev/null || fail "report --compare failed"
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/report.html" --section "Comparison of evaluations (ranktune compare)" \
+  --section Leaderboard || fail "the report's comparison section is wrong"
+grep -q "<td>compute.threads</td>" "$WORK/report.html" || fail "the report's page lacks compute.threads"
+grep -q "m.h5@2" "$WORK/report.html" || fail "the report's comparison does not name its baseline m.h5@2"
 
 # A file alone is its newest evaluation; a model in one input only is listed as unmatched.
 read -r t1 t2 t3 <<<"$("$PY" -c "
@@ -95,6 +101,8 @@ expect_error() {  # CODE TEXT COMMAND...
   [[ $rc -eq $code ]] && grep -q -- "$text" "$WORK/err.txt" || { cat "$WORK/err.txt"; fail "$* : expected exit $code and '$text', got $rc"; }
 }
 expect_error 2 "compare needs 2 or more evaluations" "$R" compare "$WORK/m.h5"
+expect_error 2 "\-\-compare adds a section to the page of --html" "$R" report "$WORK/m.h5" --compare "$WORK/m.h5@1"
+expect_error 2 "no evaluation 9" "$R" report "$WORK/m.h5" --html "$WORK/bad.html" --compare "$WORK/m.h5@9"
 expect_error 5 "missing.h5: no such file" "$R" compare "$WORK/m.h5" "$WORK/missing.h5@1"
 expect_error 2 "no evaluation 9; it has evaluations 1, 2, 3" "$R" compare "$WORK/m.h5@1" "$WORK/m.h5@9"
 expect_error 2 "none.h5: no evaluation is recorded in it .*run \`ranktune eval" "$R" compare "$WORK/m.h5" "$WORK/none.h5"

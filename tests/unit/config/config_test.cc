@@ -2,6 +2,7 @@
 // --set overrides, rendering and the shipped examples. Hostile configs: config_hostile_test.cc.
 
 #include "config/config.h"
+#include "config/eval_manifest.h"
 #include "config/stored.h"
 #include "tests/unit/config/config_fixtures.h"
 #include "tests/unit/common/expect_text.h"
@@ -625,12 +626,21 @@ TEST(Config, RenderPrintsEveryAlgorithmDefault) {
 TEST(Config, ExamplesParse) {
   const fs::path dir = fs::path(RANKTUNE_SOURCE_DIR) / "configs";
   int n = 0;
+  int manifests = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".toml") continue;
     SCOPED_TRACE(entry.path().string());
+    // configs/eval_*.toml are evaluation manifests (`ranktune eval --manifest`), not
+    // experiment configs: they must read as manifests.
+    if (entry.path().filename().string().rfind("eval_", 0) == 0) {
+      EXPECT_NO_THROW(read_eval_manifest(entry.path().string()));
+      ++manifests;
+      continue;
+    }
     EXPECT_NO_THROW(load_config(entry.path().string()));
     ++n;
   }
+  EXPECT_GE(manifests, 1);
   std::ifstream in(dir / "README.md");
   std::stringstream readme;
   readme << in.rdbuf();

@@ -46,6 +46,10 @@ TEST(Sensitivity, NewestGroupAgainstItsReference) {
   // Accuracy in percentage points, loss as it is.
   EXPECT_EQ(grid->body[1], (std::vector<std::string>{"7", "4", "raw", "no", "float32", "0.8000", "0.5000", "-5.00",
                                                      "+0.1000"}));
+  // A change that rounds to nothing shows as +0, not -0.
+  const std::vector<io::Evaluation> tiny = {evaluation(1, "t", 0, "reference", 0.5, 1.0),
+                                            evaluation(2, "t", 1, "raw", 0.5, 1.0 - 1e-6)};
+  EXPECT_EQ(sensitivity_grid(newest_sensitivity_group(tiny))->body[1][8], "+0.0000");
 }
 
 TEST(Sensitivity, NoGroupNoTable) {
