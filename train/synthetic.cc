@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 #include <thread>
 #include <unordered_set>
 #include <variant>
@@ -64,15 +65,132 @@ double sphere(std::span<const double> x) {
   return f;
 }
 
+namespace {
+
+// ZDT's g: 1 + 9 (x2 + ... + xn) / (n - 1), which is 1 exactly on the front.
+double zdt_g(std::span<const double> x) {
+  double sum = 0;
+  for (std::size_t i = 1; i < x.size(); ++i) sum += x[i];
+  return 1 + 9 * sum / static_cast<double>(x.size() - 1);
+}
+
+// ZDT3's front as a curve of f1 (g = 1), dominated where it rises above its earlier part.
+double zdt3_curve(double f1) { return 1 - std::sqrt(f1) - f1 * std::sin(10 * std::numbers::pi * f1); }
+
+}  // namespace
+
+std::vector<double> zdt1(std::span<const double> x) {
+  const double g = zdt_g(x);
+  return {x[0], g * (1 - std::sqrt(x[0] / g))};
+}
+
+std::vector<double> zdt2(std::span<const double> x) {
+  const double g = zdt_g(x), r = x[0] / g;
+  return {x[0], g * (1 - r * r)};
+}
+
+std::vector<double> zdt3(std::span<const double> x) {
+  const double g = zdt_g(x), r = x[0] / g;
+  return {x[0], g * (1 - std::sqrt(r) - r * std::sin(10 * std::numbers::pi * x[0]))};
+}
+
+std::vector<double> dtlz2(std::span<const double> x, std::size_t objectives) {
+  const std::size_t m = objectives;
+  double g = 0;
+  for (std::size_t i = m - 1; i < x.size(); ++i) g += (x[i] - 0.5) * (x[i] - 0.5);
+  // f_j (1-based) = (1 + g) cos(x1 pi/2) ... cos(x_{M-j} pi/2) sin(x_{M-j+1} pi/2); f1 has
+  // no sine factor.
+  std::vector<double> f(m, 1 + g);
+  for (std::size_t j = 0; j < m; ++j) {
+    for (std::size_t i = 0; i + j + 1 < m; ++i) f[j] *= std::cos(x[i] * std::numbers::pi / 2);
+    if (j > 0) f[j] *= std::sin(x[m - j - 1] * std::numbers::pi / 2);
+  }
+  return f;
+}
+
+std::string objective_metric(std::size_t i) {
+  std::string name = "f";  // appended, not "f" + ...: GCC 12 warns falsely (-Wrestrict) on that
+  name += std::to_string(i + 1);
+  return name;
+}
+
+namespace {
+
+// A single-objective function as a row of the table: its one objective.
+template <double (*F)(std::span<const double>)>
+std::vector<double> one_objective(std::span<const double> x) {
+  return {F(x)};
+}
+
+// n points of a 2-objective front f2 = curve(f1), spread evenly in f1 over `pieces` laid end
+// to end; a point on a boundary between pieces belongs to the earlier piece, whose right end
+// is closed (a later piece's left end is dominated by it).
+std::vector<std::vector<double>> front_2d(double (*curve)(double), std::span<const double[2]> pieces, int n) {
+  double total = 0;
+  for (const auto& p : pieces) total += p[1] - p[0];
+  std::vector<std::vector<double>> out;
+  out.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    double u = total * i / (n - 1);
+    std::size_t k = 0;
+    for (; k + 1 < pieces.size() && u > pieces[k][1] - pieces[k][0]; ++k) u -= pieces[k][1] - pieces[k][0];
+    const double f1 = std::min(pieces[k][0] + u, pieces[k][1]);
+    out.push_back({f1, curve(f1)});
+  }
+  return out;
+}
+
+constexpr double kUnitInterval[1][2] = {{0.0, 1.0}};
+
+std::vector<std::vector<double>> zdt1_front(int n) {
+  return front_2d([](double f1) { return 1 - std::sqrt(f1); }, kUnitInterval, n);
+}
+std::vector<std::vector<double>> zdt2_front(int n) {
+  return front_2d([](double f1) { return 1 - f1 * f1; }, kUnitInterval, n);
+}
+std::vector<std::vector<double>> zdt3_front(int n) { return front_2d(&zdt3_curve, kZdt3Pieces, n); }
+
+// The simplex lattice of n divisions (Das and Dennis 1998) scaled onto the unit sphere.
+std::vector<std::vector<double>> dtlz2_front(int n) {
+  std::vector<std::vector<double>> out;
+  for (int i = 0; i <= n; ++i) {
+    for (int j = 0; i + j <= n; ++j) {
+      std::vector<double> w = {static_cast<double>(i), static_cast<double>(j), static_cast<double>(n - i - j)};
+      const double norm = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+      for (double& v : w) v /= norm;
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
+std::vector<double> dtlz2_3(std::span<const double> x) { return dtlz2(x, 3); }
+
+}  // namespace
+
 const std::vector<SyntheticFunction>& synthetic_functions() {
   static const std::vector<std::string> metrics = {"loss", "objective"};
+  static const std::vector<std::string> two = {objective_metric(0), objective_metric(1)};
+  static const std::vector<std::string> three = {objective_metric(0), objective_metric(1), objective_metric(2)};
+  // ZDT3's f2 is smallest at the right end of its last front piece.
+  static const double zdt3_min_f2 = zdt3_curve(kZdt3Pieces[4][1]);
   static const std::vector<SyntheticFunction> table = {
-      {"branin", {"x1", "x2"}, 0.397887357729739, metrics, &branin},
-      {"hartmann6", {"x1", "x2", "x3", "x4", "x5", "x6"}, -3.32236801141551, metrics, &hartmann6},
-      {"rosenbrock", {}, 0.0, metrics, &rosenbrock},
-      {"sphere", {}, 0.0, metrics, &sphere},
+      {"branin", {"x1", "x2"}, 0.397887357729739, metrics, &one_objective<branin>},
+      {"hartmann6", {"x1", "x2", "x3", "x4", "x5", "x6"}, -3.32236801141551, metrics, &one_objective<hartmann6>},
+      {"rosenbrock", {}, 0.0, metrics, &one_objective<rosenbrock>},
+      {"sphere", {}, 0.0, metrics, &one_objective<sphere>},
+      {"zdt1", {}, 0.0, two, &zdt1, {0.0}, 2, 0.0, 1.0, &zdt1_front},
+      {"zdt2", {}, 0.0, two, &zdt2, {0.0}, 2, 0.0, 1.0, &zdt2_front},
+      {"zdt3", {}, 0.0, two, &zdt3, {zdt3_min_f2}, 2, 0.0, 1.0, &zdt3_front},
+      {"dtlz2", {}, 0.0, three, &dtlz2_3, {0.0, 0.0}, 3, 0.0, 1.0, &dtlz2_front},
   };
   return table;
+}
+
+std::vector<std::vector<double>> pareto_front(const SyntheticFunction& function, int n) {
+  if (function.front == nullptr) return {};
+  if (n < 2) throw std::invalid_argument("pareto_front of " + function.name + " needs n >= 2, not " + std::to_string(n));
+  return function.front(n);
 }
 
 std::string variadic_param(int i) {
@@ -106,13 +224,16 @@ double open_unit(std::uint64_t bits) { return (static_cast<double>(bits >> 11) +
 
 }  // namespace
 
-double seeded_normal(std::uint64_t seed, std::int64_t trial_id, int attempt, std::int64_t t) {
+double seeded_normal(std::uint64_t seed, std::int64_t trial_id, int attempt, std::int64_t t, std::size_t stream) {
   // Chaining the keys through the mixer (rather than adding them) keeps nearby key tuples,
   // e.g. (trial 1, step 2) and (trial 2, step 1), from sharing a stream.
   std::uint64_t h = splitmix64(seed);
   h = splitmix64(h ^ static_cast<std::uint64_t>(trial_id));
   h = splitmix64(h ^ static_cast<std::uint64_t>(attempt));
   h = splitmix64(h ^ static_cast<std::uint64_t>(t));
+  // Only further streams mix once more, so stream 0 (every single-objective function) draws
+  // exactly what it drew before there were several.
+  if (stream > 0) h = splitmix64(h ^ static_cast<std::uint64_t>(stream));
   const double u1 = open_unit(splitmix64(h)), u2 = open_unit(splitmix64(h + 1));
   return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
 }
@@ -127,6 +248,10 @@ SyntheticPoint evaluate_synthetic(const SyntheticFunction& function, const searc
   if (function.variadic()) {
     for (int i = 1; config.contains(variadic_param(i)); ++i) names.push_back(variadic_param(i));
     if (names.empty()) throw TrialFailure(function.name + " needs parameters x1..xn; the config has no x1");
+    if (names.size() < static_cast<std::size_t>(function.min_params)) {
+      throw TrialFailure(function.name + " needs parameters x1..xn with n >= " + std::to_string(function.min_params) +
+                         "; the config has x1.." + names.back() + " (no " + variadic_param(static_cast<int>(names.size()) + 1) + ")");
+    }
   }
   std::vector<double> x;
   x.reserve(names.size());
@@ -136,16 +261,33 @@ SyntheticPoint evaluate_synthetic(const SyntheticFunction& function, const searc
     if (const auto* d = std::get_if<double>(&it->second)) x.push_back(*d);
     else if (const auto* i = std::get_if<std::int64_t>(&it->second)) x.push_back(static_cast<double>(*i));
     else throw TrialFailure("parameter '" + name + "' of " + function.name + " must be a number");
+    // Not !(x in range): a NaN is refused too.
+    if (!(x.back() >= function.lower && x.back() <= function.upper)) {
+      throw TrialFailure("parameter '" + name + "' of " + function.name + " is " + config::number_text(x.back()) +
+                         ", outside its domain [" + config::number_text(function.lower) + ", " +
+                         config::number_text(function.upper) + "]");
+    }
   }
-  const double value = function.eval(x);
-  return {value, std::max(0.0, value - function.optimum)};
+  SyntheticPoint point{function.eval(x), {}};
+  point.gaps.reserve(point.values.size());
+  for (std::size_t i = 0; i < point.values.size(); ++i) point.gaps.push_back(std::max(0.0, point.values[i] - function.optimum_of(i)));
+  return point;
 }
 
 search::Metrics synthetic_step(const SyntheticPoint& point, double noise, std::uint64_t seed,
                                search::TrialId trial, int attempt, std::int64_t t) {
-  double loss = point.value + learning_curve(point.gap, t);
-  if (noise > 0) loss += noise * seeded_normal(seed, trial, attempt, t);
-  return {{"loss", loss}, {"objective", point.value}};
+  if (point.values.size() == 1) {
+    double loss = point.values[0] + learning_curve(point.gaps[0], t);
+    if (noise > 0) loss += noise * seeded_normal(seed, trial, attempt, t);
+    return {{"loss", loss}, {"objective", point.values[0]}};
+  }
+  search::Metrics m;
+  for (std::size_t i = 0; i < point.values.size(); ++i) {
+    double f = point.values[i] + learning_curve(point.gaps[i], t);
+    if (noise > 0) f += noise * seeded_normal(seed, trial, attempt, t, i);
+    m[objective_metric(i)] = f;
+  }
+  return m;
 }
 
 void SyntheticTrainable::setup(const search::Config& config, const Context& context) {
@@ -199,7 +341,31 @@ int x_index(const std::string& name) {
   return name.size() > 6 ? 0 : std::atoi(name.c_str() + 1);
 }
 
-// The function exists, its parameters are in the space and numeric, the metric is one it reports.
+// A bounded function's input `p` draws nothing outside [lower, upper]: said at check time
+// rather than as a failure of every trial that draws such a value.
+void check_within(const config::ExperimentConfig& cfg, const SyntheticFunction& f, const search::Param& p) {
+  const search::Domain& d = p.domain;
+  double low = d.low, high = d.high;
+  if (d.is_listed()) {
+    low = std::numeric_limits<double>::infinity();
+    high = -low;
+    for (const auto& v : d.values) {
+      const double x = std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
+      low = std::min(low, x);
+      high = std::max(high, x);
+    }
+  } else if (d.kind == search::DomainKind::RandInt) {
+    high -= 1;  // [low, high)
+  }
+  if (low >= f.lower && high <= f.upper) return;
+  const std::string domain = "[" + config::number_text(f.lower) + ", " + config::number_text(f.upper) + "]";
+  cfg.fail("search.space." + p.name, "'" + p.name + "' is an input of " + f.name + ", which is defined on " + domain +
+                                         "; its values reach " + config::number_text(low < f.lower ? low : high) +
+                                         ". Keep its range within " + domain);
+}
+
+// The function exists, its parameters are in the space and numeric (and in its domain), the
+// metric is one it reports.
 void check_synthetic(const config::ExperimentConfig& cfg) {
   const auto& spec = options_of<SyntheticOptions>(cfg.trainable);
   const SyntheticFunction* f = find_synthetic_function(spec.function);
@@ -214,8 +380,11 @@ void check_synthetic(const config::ExperimentConfig& cfg) {
     // x1..xn up to the first gap are used; a later xk would be silently ignored, so refuse it.
     int highest = 0;
     for (const auto& p : cfg.space.params) highest = std::max(highest, x_index(p.name));
-    if (highest == 0) {
-      cfg.fail("search.space", spec.function + " needs parameters x1..xn (n >= 1); missing: x1");
+    if (highest < f->min_params) {
+      std::vector<std::string> missing;
+      for (int i = highest + 1; i <= f->min_params; ++i) missing.push_back(variadic_param(i));
+      cfg.fail("search.space", spec.function + " needs parameters x1..xn (n >= " + std::to_string(f->min_params) +
+                                   "); missing: " + sys::comma_list(missing));
     }
     for (int i = 1; i <= highest; ++i) needed.push_back(variadic_param(i));
   }
@@ -236,11 +405,15 @@ void check_synthetic(const config::ExperimentConfig& cfg) {
         cfg.fail("search.space." + p.name, "'" + p.name + "' is an input of " + spec.function + " and must be numeric");
       }
     }
+    if (f->bounded()) check_within(cfg, *f, p);
   }
 
   if (std::find(f->metrics.begin(), f->metrics.end(), cfg.metric) == f->metrics.end()) {
     cfg.fail("experiment.metric", "the synthetic trainable reports " + sys::comma_list(f->metrics) + "; '" + sys::excerpt(cfg.metric) +
-                                      "' is not one of them (\"objective\" is f(x) without noise)");
+                                      "' is not one of them" +
+                                      (f->multi_objective() ? " (" + spec.function + " has " + std::to_string(f->objectives()) +
+                                                                  " objectives, fi with its learning curve)"
+                                                            : " (\"objective\" is f(x) without noise)"));
   }
 }
 

@@ -87,7 +87,7 @@ std::string number(double v) {
 
 double regret_of(const Problem& p, const Trial* t) {
   if (t == nullptr) return NAN;
-  return train::evaluate_synthetic(*p.function, t->config).gap;
+  return train::evaluate_synthetic(*p.function, t->config).gaps[0];
 }
 
 int run(int argc, char** argv) {

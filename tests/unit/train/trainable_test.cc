@@ -125,6 +125,76 @@ TEST(Validate, WrongMetric) {
   EXPECT_CONTAINS(e.what(), "the synthetic trainable reports loss, objective");
 }
 
+// ZDT1 over x1..x`n` in [0, 1], optimizing f1.
+config::ExperimentConfig zdt1_config(int n) {
+  auto cfg = branin_config();
+  cfg.metric = "f1";
+  cfg.trainable = synthetic_spec("zdt1");
+  cfg.space.params.clear();
+  for (int i = 1; i <= n; ++i) cfg.space.params.push_back(uniform(variadic_param(i), 0, 1));
+  return cfg;
+}
+
+TEST(Validate, MultiObjectiveFunctionRecordsEveryObjective) {
+  auto cfg = zdt1_config(30);
+  validate(cfg);
+  EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"f1", "f2"}));
+  cfg.metric = "f2";
+  validate(cfg);
+  EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"f2", "f1"}));
+  cfg = zdt1_config(12);
+  cfg.trainable = synthetic_spec("dtlz2");
+  validate(cfg);
+  EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"f1", "f2", "f3"}));
+
+  cfg.metric = "loss";  // a single-objective function's metric
+  const auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "experiment.metric");
+  EXPECT_CONTAINS(e.what(), "the synthetic trainable reports f1, f2, f3; 'loss' is not one of them (dtlz2 has 3 objectives");
+}
+
+TEST(Validate, MultiObjectiveFunctionNeedsEnoughParameters) {
+  auto e = validate_error(zdt1_config(1));
+  EXPECT_EQ(e.key(), "search.space");
+  EXPECT_EQ(e.line(), 9);
+  EXPECT_CONTAINS(e.what(), "zdt1 needs parameters x1..xn (n >= 2); missing: x2");
+  auto cfg = zdt1_config(0);
+  cfg.space.params.push_back(uniform("lr", 0, 1));
+  EXPECT_CONTAINS(validate_error(cfg).what(), "zdt1 needs parameters x1..xn (n >= 2); missing: x1, x2");
+  cfg = zdt1_config(2);
+  cfg.trainable = synthetic_spec("dtlz2");
+  EXPECT_CONTAINS(validate_error(cfg).what(), "dtlz2 needs parameters x1..xn (n >= 3); missing: x3");
+  cfg = zdt1_config(2);
+  validate(cfg);
+}
+
+TEST(Validate, MultiObjectiveFunctionInputsStayInTheirDomain) {
+  auto cfg = zdt1_config(30);
+  cfg.space.params[4].domain.high = 1.5;
+  auto e = validate_error(cfg);
+  EXPECT_EQ(e.key(), "search.space.x5");
+  EXPECT_CONTAINS(e.what(), "'x5' is an input of zdt1, which is defined on [0, 1]; its values reach 1.5. Keep its range within [0, 1]");
+
+  cfg = zdt1_config(30);
+  cfg.space.params[0].domain = {search::DomainKind::Choice, 0, 0, 0, {0.5, std::int64_t{-1}}};
+  EXPECT_CONTAINS(validate_error(cfg).what(), "'x1' is an input of zdt1, which is defined on [0, 1]; its values reach -1.");
+  // randint's upper bound is exclusive: [0, 2) draws 0 and 1, both in [0, 1].
+  cfg.space.params[0].domain = {search::DomainKind::RandInt, 0, 2, 0, {}};
+  validate(cfg);
+  cfg.space.params[0].domain = {search::DomainKind::RandInt, 0, 3, 0, {}};
+  EXPECT_CONTAINS(validate_error(cfg).what(), "its values reach 2.");
+  cfg.space.params[0].domain = {search::DomainKind::Grid, 0, 0, 0, {0.0, 0.25, 1.0}};
+  validate(cfg);
+  // Parameters that are not inputs of the function may range anywhere; single-objective
+  // functions have no domain to keep.
+  cfg.space.params.push_back(uniform("lr", -10, 10));
+  validate(cfg);
+  auto sphere = branin_config();
+  sphere.trainable = synthetic_spec("sphere");
+  sphere.space.params = {uniform("x1", -100, 100)};
+  validate(sphere);
+}
+
 TEST(Validate, UnknownKind) {
   auto cfg = branin_config();
   cfg.trainable.kind = "magic";
