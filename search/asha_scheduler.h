@@ -41,9 +41,9 @@
 /// hash lookup. Memory is one double per (trial, rung reached).
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
+#include "search/asha_rungs.h"
 #include "search/early_stopping.h"
 #include "search/fifo_scheduler.h"
 #include "search/scheduler.h"
@@ -76,11 +76,11 @@ class AshaScheduler final : public Scheduler {
   /// Reads the options above; throws OptionError for a bad or unknown key.
   AshaScheduler(SchedulerContext ctx, const Options& options);
 
-  void on_trial_add(const Trial& trial) override;
+  void on_trial_add(const Trial& trial) override { rungs_.add(trial.id); }
   Decision on_trial_result(const Trial& trial) override;
   /// The trial's next unjudged rung milestone (no Stop can come before it), so a worker
   /// runs between rungs without waiting; past the last rung, never.
-  std::int64_t next_decision(const Trial& trial) const override;
+  std::int64_t next_decision(const Trial& trial) const override { return rungs_.next_decision(trial); }
   std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
     return order_.next(trials);
   }
@@ -93,30 +93,18 @@ class AshaScheduler final : public Scheduler {
   void restore(const std::string& state) override;
 
   /// milestones(s)[k]: the iteration of rung k of bracket s; strictly increasing.
-  std::vector<std::int64_t> milestones(std::size_t bracket) const;
-  std::size_t brackets() const { return brackets_.size(); }
+  std::vector<std::int64_t> milestones(std::size_t bracket) const { return rungs_.milestones(bracket); }
+  std::size_t brackets() const { return rungs_.brackets(); }
   /// The bracket of a trial seen before, or -1.
-  int bracket_of(TrialId id) const;
+  int bracket_of(TrialId id) const { return rungs_.bracket_of(id); }
 
  private:
   FifoOrder order_;
-  struct Rung {
-    std::int64_t milestone = 0;
-    RankSplit scores;
-  };
-  struct TrialRecord {
-    int bracket = 0;
-    std::size_t next_rung = 0;  ///< rungs below it have judged the trial
-  };
-
-  TrialRecord& record_for(TrialId id);
-
   SchedulerContext ctx_;
   double reduction_factor_ = 4;
   bool top_k_ = true;  ///< stop_rule: "top_k" (true) or "quantile"
-  std::vector<std::vector<Rung>> brackets_;  ///< brackets_[s][k]
-  std::unordered_map<TrialId, TrialRecord> records_;
-  std::int64_t added_ = 0;  ///< trials assigned so far (round-robin position)
+  AshaRungs rungs_;
+  std::vector<std::vector<RankSplit>> scores_;  ///< scores_[s][k]: the scores recorded at rung k of bracket s
 };
 
 }  // namespace ranktune::search
