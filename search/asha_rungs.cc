@@ -133,4 +133,11 @@ void AshaRungs::read_records(StateReader& r, std::size_t trials) {
   records_ = std::move(records);
 }
 
+AshaStoppingBase::AshaStoppingBase(const Options& options, std::int64_t default_max_t) {
+  OptionReader r(options, "asha");
+  options_ = read_asha_stopping_options(r, default_max_t);
+  r.finish();
+  rungs_ = AshaRungs(r, options_);
+}
+
 }  // namespace ranktune::search

@@ -9,11 +9,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "search/fifo_scheduler.h"
 #include "search/options.h"
 #include "search/saved_state.h"
+#include "search/scheduler.h"
 #include "search/trial.h"
 
 namespace ranktune::search {
@@ -84,6 +87,65 @@ class AshaRungs {
   std::vector<std::vector<std::int64_t>> milestones_;  ///< milestones_[s][k]
   std::unordered_map<TrialId, Record> records_;
   std::int64_t added_ = 0;  ///< trials assigned so far (round-robin position)
+};
+
+/// What the single- and multi-objective stopping variants share as schedulers: the options
+/// and rungs above, FIFO order for new trials, next_decision and the rung queries. Each
+/// derived scheduler records and ranks a rung's results its own way.
+class AshaStoppingBase : public Scheduler {
+ public:
+  void on_trial_add(const Trial& trial) override { rungs_.add(trial.id); }
+  /// The trial's next unjudged rung milestone (no Stop can come before it), so a worker
+  /// runs between rungs without waiting; past the last rung, never.
+  std::int64_t next_decision(const Trial& trial) const override { return rungs_.next_decision(trial); }
+  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
+    return order_.next(trials);
+  }
+  void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
+
+  /// milestones(s)[k]: the iteration of rung k of bracket s; strictly increasing.
+  std::vector<std::int64_t> milestones(std::size_t bracket) const { return rungs_.milestones(bracket); }
+  std::size_t brackets() const { return rungs_.brackets(); }
+  /// The bracket of a trial seen before, or -1.
+  int bracket_of(TrialId id) const { return rungs_.bracket_of(id); }
+
+ protected:
+  /// Reads the options ("asha" in messages; max_t defaults to `default_max_t`), refusing an
+  /// unknown key, and builds the rungs. Throws OptionError.
+  AshaStoppingBase(const Options& options, std::int64_t default_max_t);
+  /// Per rung of every bracket, a default T: shaped as the rungs, for a derived scheduler's
+  /// record of what each rung has seen.
+  template <class T>
+  std::vector<std::vector<T>> per_rung() const {
+    std::vector<std::vector<T>> out;
+    for (std::size_t s = 0; s < rungs_.brackets(); ++s) out.emplace_back(rungs_.milestones(s).size());
+    return out;
+  }
+
+  /// Restore's common part, after the derived scheduler read its own fields: ASHA's head,
+  /// then under `field` each rung's count of entries (named `what`) and that many entries, read
+  /// by `read_one(r, entries)` into a fresh T per rung, then the records and the end. Assigns
+  /// the rung bookkeeping only when everything read well, and returns the rungs' entries for
+  /// the caller to assign.
+  template <class T, class ReadOne>
+  std::vector<std::vector<T>> read_rungs(StateReader& r, std::string_view field, std::string_view what,
+                                         ReadOne read_one) {
+    AshaRungs rungs = rungs_;
+    const std::size_t ntrials = rungs.read_head(r);
+    auto out = per_rung<T>();
+    r.field(field);
+    for (auto& bracket : out)
+      for (T& entries : bracket)
+        for (std::size_t n = r.count(what); n > 0; --n) read_one(r, entries);
+    rungs.read_records(r, ntrials);
+    r.finish();
+    rungs_ = std::move(rungs);
+    return out;
+  }
+
+  AshaStoppingOptions options_;
+  AshaRungs rungs_;
+  FifoOrder order_;
 };
 
 }  // namespace ranktune::search

@@ -71,15 +71,7 @@ AshaRungOptions read_asha_rung_options(OptionReader& r, std::int64_t default_max
 }
 
 AshaScheduler::AshaScheduler(SchedulerContext ctx, const Options& options)
-    : ctx_(std::move(ctx)) {
-  OptionReader r(options, "asha");
-  const AshaStoppingOptions o = read_asha_stopping_options(r, ctx_.max_t);
-  reduction_factor_ = o.reduction_factor;
-  top_k_ = o.top_k;
-  r.finish();
-  rungs_ = AshaRungs(r, o);
-  for (std::size_t s = 0; s < rungs_.brackets(); ++s) scores_.emplace_back(rungs_.milestones(s).size());
-}
+    : AshaStoppingBase(options, ctx.max_t), ctx_(std::move(ctx)), scores_(per_rung<RankSplit>()) {}
 
 Decision AshaScheduler::on_trial_result(const Trial& trial) {
   rungs_.add(trial.id);  // its bracket, in the order trials are first seen
@@ -90,7 +82,7 @@ Decision AshaScheduler::on_trial_result(const Trial& trial) {
   RankSplit& scores = scores_[at->bracket][at->rung];
   Decision d = Decision::Continue;
   if (const std::size_t m = scores.size(); m > 0) {
-    scores.split_at(asha_cutoff_index(m, reduction_factor_, top_k_) + 1);  // moves by at most one since the previous insertion
+    scores.split_at(asha_cutoff_index(m, options_.reduction_factor, options_.top_k) + 1);  // moves by at most one since the previous insertion
     if (*score < scores.max_lower()) d = Decision::Stop;
   }
   scores.insert(*score);
@@ -120,24 +112,11 @@ std::string AshaScheduler::save() const {
 
 void AshaScheduler::restore(const std::string& state) {
   StateReader r(state, "asha", 2, "asha", /*named_since=*/2);
-  AshaRungs rungs = rungs_;
-  const std::size_t ntrials = rungs.read_head(r);
-  auto scores = scores_;
-  r.field("scores");
-  for (auto& bracket : scores) {
-    for (RankSplit& rung : bracket) {
-      rung = RankSplit{};
-      for (std::size_t n = r.count("a rung's scores"); n > 0; --n) {
-        const double v = r.number("a rung score");
-        r.require(!std::isnan(v), "NaN rung score");
-        rung.insert(v);
-      }
-    }
-  }
-  rungs.read_records(r, ntrials);
-  r.finish();
-  rungs_ = std::move(rungs);
-  scores_ = std::move(scores);
+  scores_ = read_rungs<RankSplit>(r, "scores", "a rung's scores", [](StateReader& r, RankSplit& scores) {
+    const double v = r.number("a rung score");
+    r.require(!std::isnan(v), "NaN rung score");
+    scores.insert(v);
+  });
 }
 
 }  // namespace ranktune::search

@@ -9,16 +9,9 @@
 
 namespace ranktune::search {
 
-MoAshaScheduler::MoAshaScheduler(SchedulerContext ctx, Objectives objectives, const Options& options)
-    : ctx_(std::move(ctx)), objectives_(std::move(objectives)) {
+MoAshaScheduler::MoAshaScheduler(const SchedulerContext& ctx, Objectives objectives, const Options& options)
+    : AshaStoppingBase(options, ctx.max_t), objectives_(std::move(objectives)), points_(per_rung<std::vector<ParetoPoint>>()) {
   objectives_.check();
-  OptionReader r(options, "asha");
-  const AshaStoppingOptions o = read_asha_stopping_options(r, ctx_.max_t);
-  reduction_factor_ = o.reduction_factor;
-  top_k_ = o.top_k;
-  r.finish();
-  rungs_ = AshaRungs(r, o);
-  for (std::size_t s = 0; s < rungs_.brackets(); ++s) points_.emplace_back(rungs_.milestones(s).size());
 }
 
 Decision MoAshaScheduler::on_trial_result(const Trial& trial) {
@@ -39,7 +32,7 @@ Decision MoAshaScheduler::on_trial_result(const Trial& trial) {
     const ParetoSelection s = pareto_selection(all);
     std::size_t ahead = 0;
     for (std::size_t j = 1; j <= m; ++j) ahead += selected_before(s, j, 0) ? 1 : 0;
-    if (ahead >= m - asha_cutoff_index(m, reduction_factor_, top_k_)) d = Decision::Stop;
+    if (ahead >= m - asha_cutoff_index(m, options_.reduction_factor, options_.top_k)) d = Decision::Stop;
   }
   recorded.push_back(std::move(point));
   return d;
@@ -89,26 +82,15 @@ void MoAshaScheduler::restore(const std::string& state) {
   }
   r.require(saved == objectives_, "saved with other objectives (" + saved.describe() + "; this experiment has " +
                                       objectives_.describe() + ")");
-  AshaRungs rungs = rungs_;
-  const std::size_t ntrials = rungs.read_head(r);
-  auto points = points_;
-  r.field("points");
-  for (auto& bracket : points) {
-    for (auto& rung : bracket) {
-      rung.clear();
-      for (std::size_t n = r.count("a rung's points"); n > 0; --n) {
+  const std::size_t m = objectives_.metrics.size();
+  points_ = read_rungs<std::vector<ParetoPoint>>(
+      r, "points", "a rung's points", [m](StateReader& r, std::vector<ParetoPoint>& points) {
         ParetoPoint p;
         p.violation = r.number("a point's violation");
         r.require(p.violation >= 0, "a point's violation must be >= 0 (got " + std::to_string(p.violation) + ")");
-        for (std::size_t i = 0; i < objectives_.metrics.size(); ++i) p.objectives.push_back(r.number("a point's objective"));
-        rung.push_back(std::move(p));
-      }
-    }
-  }
-  rungs.read_records(r, ntrials);
-  r.finish();
-  rungs_ = std::move(rungs);
-  points_ = std::move(points);
+        for (std::size_t i = 0; i < m; ++i) p.objectives.push_back(r.number("a point's objective"));
+        points.push_back(std::move(p));
+      });
 }
 
 }  // namespace ranktune::search

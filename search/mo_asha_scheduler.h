@@ -46,32 +46,23 @@
 /// rung (Deb's sort, pareto.cc), against ASHA's O(log n); about 1e8 comparisons at n = 10^4.
 /// Memory is M + 1 doubles per (trial, rung reached).
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "search/asha_rungs.h"
-#include "search/fifo_scheduler.h"
 #include "search/objectives.h"
 #include "search/pareto.h"
-#include "search/scheduler.h"
 
 namespace ranktune::search {
 
-class MoAshaScheduler final : public Scheduler {
+class MoAshaScheduler final : public AshaStoppingBase {
  public:
-  /// Throws std::invalid_argument for bad objectives (Objectives::check) and OptionError for
-  /// a bad or unknown option.
-  MoAshaScheduler(SchedulerContext ctx, Objectives objectives, const Options& options);
+  /// Throws OptionError for a bad or unknown option, and std::invalid_argument for bad
+  /// objectives (Objectives::check).
+  MoAshaScheduler(const SchedulerContext& ctx, Objectives objectives, const Options& options);
 
-  void on_trial_add(const Trial& trial) override { rungs_.add(trial.id); }
   /// Reads the objectives and constrained metrics from `trial.last_metrics`.
   Decision on_trial_result(const Trial& trial) override;
-  std::int64_t next_decision(const Trial& trial) const override { return rungs_.next_decision(trial); }
-  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
-    return order_.next(trials);
-  }
-  void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
   /// Line-based text (see the .cc): the objectives, ASHA's rung bookkeeping and each rung's
   /// points.
   std::string save() const override;
@@ -80,16 +71,9 @@ class MoAshaScheduler final : public Scheduler {
   void restore(const std::string& state) override;
 
   const Objectives& objectives() const { return objectives_; }
-  std::vector<std::int64_t> milestones(std::size_t bracket) const { return rungs_.milestones(bracket); }
-  int bracket_of(TrialId id) const { return rungs_.bracket_of(id); }
 
  private:
-  FifoOrder order_;
-  SchedulerContext ctx_;
   Objectives objectives_;
-  double reduction_factor_ = 4;
-  bool top_k_ = true;
-  AshaRungs rungs_;
   /// points_[s][k]: the points recorded at rung k of bracket s, in the order recorded.
   std::vector<std::vector<std::vector<ParetoPoint>>> points_;
 };

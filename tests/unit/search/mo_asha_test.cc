@@ -12,14 +12,12 @@
 
 #include "search/asha_scheduler.h"
 #include "search/mo_asha_scheduler.h"
+#include "tests/unit/search/scheduler_fixtures.h"
 
 namespace ranktune::search {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr Decision C = Decision::Continue;
-constexpr Decision S = Decision::Stop;
+using namespace fixtures;  // kNaN, kInf, C, S, SchedulerFeed
 
 /// acc (max) and size (min), feasible when latency <= 2.
 Objectives acc_size(bool constrained = true) {
@@ -28,32 +26,12 @@ Objectives acc_size(bool constrained = true) {
   return o;
 }
 
-/// The trial table a controller would keep; feeds results to one scheduler.
-struct Feed {
-  std::unique_ptr<Scheduler> sched;
-  std::vector<Trial> trials;
-
-  explicit Feed(std::unique_ptr<Scheduler> s) : sched(std::move(s)) {}
-
-  void add(int n) {
-    for (int i = 0; i < n; ++i) {
-      Trial& t = trials.emplace_back();
-      t.id = static_cast<TrialId>(trials.size());
-      sched->on_trial_add(t);
-      t.status = TrialStatus::Running;
-    }
-  }
-  /// Trial `id` reports its next iteration with these metrics.
-  Decision report(TrialId id, Metrics m) {
-    Trial& t = trials.at(static_cast<std::size_t>(id - 1));
-    ++t.iterations;
-    t.last_metrics = std::move(m);
-    const Decision d = sched->on_trial_result(t);
-    if (d == S) t.status = TrialStatus::Terminated;
-    return d;
-  }
+/// Feeds results of any metrics to one scheduler.
+struct Feed : fixtures::SchedulerFeed {
+  using SchedulerFeed::SchedulerFeed;
+  Decision report(TrialId id, Metrics m) { return report_metrics(id, std::move(m)); }
   Decision report(TrialId id, double acc, double size, double latency = 1.0) {
-    return report(id, Metrics{{"acc", acc}, {"size", size}, {"latency", latency}});
+    return report_metrics(id, {{"acc", acc}, {"size", size}, {"latency", latency}});
   }
 };
 
