@@ -71,95 +71,22 @@ AshaRungOptions read_asha_rung_options(OptionReader& r, std::int64_t default_max
 }
 
 AshaScheduler::AshaScheduler(SchedulerContext ctx, const Options& options)
-    : ctx_(std::move(ctx)) {
-  OptionReader r(options, "asha");
-  const auto [max_t, grace, rf] = read_asha_rung_options(r, ctx_.max_t);
-  reduction_factor_ = rf;
-  const std::int64_t brackets = r.integer("brackets", 1);
-  r.require(brackets >= 1, "brackets", "must be >= 1 (got " + std::to_string(brackets) + ")");
-  r.at_most("brackets", brackets, kMaxRungs);
-  // make_scheduler sends variant = "promotion" to AshaPromotionScheduler.
-  r.text("variant", "stopping", {"stopping"});
-  top_k_ = r.text("stop_rule", "top_k", {"top_k", "quantile"}) == "top_k";
-  r.finish();
-
-  for (std::int64_t s = 0; s < brackets; ++s) {
-    std::vector<Rung> rungs;
-    const auto milestones = asha_milestones(grace, reduction_factor_, max_t, static_cast<int>(s), kMaxRungs);
-    require_rung_count(r, milestones.size(), grace, reduction_factor_, max_t);
-    for (const std::int64_t at : milestones) rungs.push_back({at, {}});
-    // Checked here rather than with a formula so that rounding cannot disagree with it.
-    r.require(!rungs.empty(), brackets > 1 ? "brackets" : "grace_period",
-              "leaves bracket " + std::to_string(s) + " without a rung below max_t = " +
-                  std::to_string(max_t) + " (needs grace_period * reduction_factor^(brackets-1) < max_t); " +
-                  "lower it or raise max_t");
-    brackets_.push_back(std::move(rungs));
-  }
-}
-
-AshaScheduler::TrialRecord& AshaScheduler::record_for(TrialId id) {
-  auto [it, added] = records_.try_emplace(id);
-  if (added) it->second.bracket = static_cast<int>(added_++ % static_cast<std::int64_t>(brackets_.size()));
-  return it->second;
-}
-
-void AshaScheduler::on_trial_add(const Trial& trial) { record_for(trial.id); }
-
-int AshaScheduler::bracket_of(TrialId id) const {
-  const auto it = records_.find(id);
-  return it == records_.end() ? -1 : it->second.bracket;
-}
-
-std::vector<std::int64_t> AshaScheduler::milestones(std::size_t bracket) const {
-  std::vector<std::int64_t> out;
-  for (const auto& rung : brackets_.at(bracket)) out.push_back(rung.milestone);
-  return out;
-}
+    : AshaStoppingBase(options, ctx.max_t), ctx_(std::move(ctx)), scores_(per_rung<RankSplit>()) {}
 
 Decision AshaScheduler::on_trial_result(const Trial& trial) {
-  TrialRecord& rec = record_for(trial.id);
+  rungs_.add(trial.id);  // its bracket, in the order trials are first seen
   const auto score = latest_score(trial, ctx_);
   if (!score) return Decision::Continue;  // nothing to judge; the rung waits for a score
-  auto& rungs = brackets_[static_cast<std::size_t>(rec.bracket)];
-  // The highest rung reached: a trial whose metric was missing at a milestone is judged
-  // at the next one it reaches with a score, as Tune does.
-  std::size_t k = rungs.size();
-  while (k > 0 && rungs[k - 1].milestone > trial.iterations) --k;
-  if (k == 0 || k <= rec.next_rung) return Decision::Continue;
-  Rung& rung = rungs[k - 1];
-  rec.next_rung = k;
-
+  const auto at = rungs_.reach(trial);
+  if (!at) return Decision::Continue;
+  RankSplit& scores = scores_[at->bracket][at->rung];
   Decision d = Decision::Continue;
-  const std::size_t m = rung.scores.size();
-  if (m > 0) {
-    std::size_t i = 0;
-    if (top_k_) {
-      // Among the m + 1 trials at the rung with this one, the best k = max(1, floor((m+1)/rf))
-      // go on: this one does unless k recorded scores beat it, i.e. unless it is below the
-      // k-th largest recorded, x_{m-k}.
-      const auto k = std::max<std::size_t>(
-          1, static_cast<std::size_t>(std::floor(static_cast<double>(m + 1) / reduction_factor_)));
-      i = m - std::min(k, m);
-    } else {
-      // Exact for an integer rf: (m-1)*(rf-1) is an integer and the division rounds correctly.
-      const double pos = static_cast<double>(m - 1) * (reduction_factor_ - 1) / reduction_factor_;
-      i = std::min(m - 1, static_cast<std::size_t>(std::floor(pos)));
-    }
-    rung.scores.split_at(i + 1);  // moves by at most one since the previous insertion
-    if (*score < rung.scores.max_lower()) d = Decision::Stop;
+  if (const std::size_t m = scores.size(); m > 0) {
+    scores.split_at(asha_cutoff_index(m, options_.reduction_factor, options_.top_k) + 1);  // moves by at most one since the previous insertion
+    if (*score < scores.max_lower()) d = Decision::Stop;
   }
-  rung.scores.insert(*score);
+  scores.insert(*score);
   return d;
-}
-
-std::int64_t AshaScheduler::next_decision(const Trial& trial) const {
-  const auto it = records_.find(trial.id);
-  if (it == records_.end()) return trial.iterations + 1;  // not added: stay synchronous
-  const auto& rungs = brackets_[static_cast<std::size_t>(it->second.bracket)];
-  if (it->second.next_rung >= rungs.size()) return std::numeric_limits<std::int64_t>::max();
-  // A trial past an unjudged milestone (its result there lacked the metric) may be judged
-  // at its very next scored result.
-  return std::max(trial.iterations + 1, rungs[it->second.next_rung].milestone);
 }
 
 // Layout (version 2; version 1 is the same without the field names): the trials added,
@@ -169,73 +96,27 @@ std::int64_t AshaScheduler::next_decision(const Trial& trial) const {
 // "ID BRACKET NEXT_RUNG".
 std::string AshaScheduler::save() const {
   StateWriter w("asha", 2);
-  w.field("added").integer(added_).field("brackets").integer(static_cast<std::int64_t>(brackets_.size()));
-  w.field("trials").integer(static_cast<std::int64_t>(records_.size())).field("milestones").line();
-  for (const auto& rungs : brackets_) {
-    w.integer(static_cast<std::int64_t>(rungs.size()));
-    for (const auto& rung : rungs) w.integer(rung.milestone);
-    w.line();
-  }
+  rungs_.write_head(w);
   w.field("scores").line();
-  for (const auto& rungs : brackets_) {
-    for (const auto& rung : rungs) {
-      const auto values = rung.scores.values();
+  for (const auto& rungs : scores_) {
+    for (const RankSplit& scores : rungs) {
+      const auto values = scores.values();
       w.integer(static_cast<std::int64_t>(values.size()));
       for (double v : values) w.number(v);
       w.line();
     }
   }
-  std::vector<TrialId> ids;
-  ids.reserve(records_.size());
-  for (const auto& [id, rec] : records_) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());  // a deterministic text for the same state
-  w.field("records").line();
-  for (TrialId id : ids) {
-    const auto& rec = records_.at(id);
-    w.integer(id).integer(rec.bracket).integer(static_cast<std::int64_t>(rec.next_rung)).line();
-  }
+  rungs_.write_records(w);
   return w.str();
 }
 
 void AshaScheduler::restore(const std::string& state) {
   StateReader r(state, "asha", 2, "asha", /*named_since=*/2);
-  const std::int64_t added = r.integer_field("added", 0);
-  const std::size_t nbrackets = r.count_field("brackets");
-  const std::size_t ntrials = r.count_field("trials");
-  r.field("milestones");
-  r.require(nbrackets == brackets_.size(), "saved with other options (brackets differ)");
-  auto brackets = brackets_;
-  for (auto& rungs : brackets) {
-    r.require(r.count("rungs") == rungs.size(), "saved with other options (rungs differ)");
-    for (auto& rung : rungs) {
-      r.require(r.integer("a milestone") == rung.milestone, "saved with other options (rungs differ)");
-      rung.scores = RankSplit{};
-    }
-  }
-  r.field("scores");
-  for (auto& rungs : brackets) {
-    for (auto& rung : rungs) {
-      for (std::size_t n = r.count("a rung's scores"); n > 0; --n) {
-        const double v = r.number("a rung score");
-        r.require(!std::isnan(v), "NaN rung score");
-        rung.scores.insert(v);
-      }
-    }
-  }
-  std::unordered_map<TrialId, TrialRecord> records;
-  r.field("records");
-  for (std::size_t i = 0; i < ntrials; ++i) {
-    const TrialId id = r.integer("a trial id");
-    TrialRecord rec;
-    rec.bracket = static_cast<int>(r.integer("a trial's bracket", 0, static_cast<std::int64_t>(brackets.size()) - 1));
-    rec.next_rung = static_cast<std::size_t>(r.integer(
-        "a trial's next rung", 0, static_cast<std::int64_t>(brackets[static_cast<std::size_t>(rec.bracket)].size())));
-    r.require(records.emplace(id, rec).second, "trial " + std::to_string(id) + " twice");
-  }
-  r.finish();
-  brackets_ = std::move(brackets);
-  records_ = std::move(records);
-  added_ = added;
+  scores_ = read_rungs<RankSplit>(r, "scores", "a rung's scores", [](StateReader& r, RankSplit& scores) {
+    const double v = r.number("a rung score");
+    r.require(!std::isnan(v), "NaN rung score");
+    scores.insert(v);
+  });
 }
 
 }  // namespace ranktune::search

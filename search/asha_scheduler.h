@@ -41,12 +41,10 @@
 /// hash lookup. Memory is one double per (trial, rung reached).
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
+#include "search/asha_rungs.h"
 #include "search/early_stopping.h"
-#include "search/fifo_scheduler.h"
-#include "search/scheduler.h"
 
 namespace ranktune::search {
 
@@ -71,20 +69,12 @@ struct AshaRungOptions {
 };
 AshaRungOptions read_asha_rung_options(OptionReader& r, std::int64_t default_max_t);
 
-class AshaScheduler final : public Scheduler {
+class AshaScheduler final : public AshaStoppingBase {
  public:
   /// Reads the options above; throws OptionError for a bad or unknown key.
   AshaScheduler(SchedulerContext ctx, const Options& options);
 
-  void on_trial_add(const Trial& trial) override;
   Decision on_trial_result(const Trial& trial) override;
-  /// The trial's next unjudged rung milestone (no Stop can come before it), so a worker
-  /// runs between rungs without waiting; past the last rung, never.
-  std::int64_t next_decision(const Trial& trial) const override;
-  std::optional<TrialId> choose_trial_to_run(const std::vector<Trial>& trials) override {
-    return order_.next(trials);
-  }
-  void on_trial_requeued(const Trial& trial) override { order_.requeued(trial); }
   /// Line-based text (see the .cc): bracket assignment, each trial's next rung, each rung's
   /// scores.
   std::string save() const override;
@@ -92,31 +82,9 @@ class AshaScheduler final : public Scheduler {
   /// one saved with other rungs, and then keeps the current state.
   void restore(const std::string& state) override;
 
-  /// milestones(s)[k]: the iteration of rung k of bracket s; strictly increasing.
-  std::vector<std::int64_t> milestones(std::size_t bracket) const;
-  std::size_t brackets() const { return brackets_.size(); }
-  /// The bracket of a trial seen before, or -1.
-  int bracket_of(TrialId id) const;
-
  private:
-  FifoOrder order_;
-  struct Rung {
-    std::int64_t milestone = 0;
-    RankSplit scores;
-  };
-  struct TrialRecord {
-    int bracket = 0;
-    std::size_t next_rung = 0;  ///< rungs below it have judged the trial
-  };
-
-  TrialRecord& record_for(TrialId id);
-
   SchedulerContext ctx_;
-  double reduction_factor_ = 4;
-  bool top_k_ = true;  ///< stop_rule: "top_k" (true) or "quantile"
-  std::vector<std::vector<Rung>> brackets_;  ///< brackets_[s][k]
-  std::unordered_map<TrialId, TrialRecord> records_;
-  std::int64_t added_ = 0;  ///< trials assigned so far (round-robin position)
+  std::vector<std::vector<RankSplit>> scores_;  ///< scores_[s][k]: the scores recorded at rung k of bracket s
 };
 
 }  // namespace ranktune::search

@@ -12,51 +12,25 @@
 #include "search/asha_scheduler.h"
 #include "search/median_stopping.h"
 #include "search/scheduler.h"
+#include "tests/unit/search/scheduler_fixtures.h"
 
 namespace ranktune::search {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr Decision C = Decision::Continue;
-constexpr Decision S = Decision::Stop;
+using namespace fixtures;  // kNaN, kInf, C, S, SchedulerFeed
 
-/// Holds the trial table a controller would keep, and feeds results to a scheduler.
-struct Feed {
-  std::unique_ptr<Scheduler> sched;
-  std::vector<Trial> trials;
-
+/// Feeds results of the metric "loss" to a scheduler made by name.
+struct Feed : fixtures::SchedulerFeed {
   Feed(const std::string& name, Mode mode, Options options, std::int64_t max_t = 8)
-      : sched(make_scheduler(name, {"loss", mode, max_t}, options)) {}
+      : SchedulerFeed(make_scheduler(name, {"loss", mode, max_t}, options)) {}
 
-  void add(int n) {
-    for (int i = 0; i < n; ++i) {
-      Trial& t = trials.emplace_back();
-      t.id = static_cast<TrialId>(trials.size());
-      sched->on_trial_add(t);
-      t.status = TrialStatus::Running;
-    }
-  }
-  /// Trial `id` reports its next iteration with loss `v`, as the controller would.
+  /// Trial `id` reports its next iteration with loss `v`.
   Decision report(TrialId id, double v) {
-    Trial& t = trials.at(static_cast<std::size_t>(id - 1));
-    ++t.iterations;
-    t.last_metrics = {{"loss", v}};
-    if (std::isfinite(v)) t.last = v;
-    const Decision d = sched->on_trial_result(t);
-    if (d == S) {
-      t.status = TrialStatus::Terminated;
-      sched->on_trial_complete(t);
-    }
-    return d;
+    if (std::isfinite(v)) trial(id).last = v;
+    return report_metrics(id, {{"loss", v}});
   }
   /// A result without the experiment metric.
-  Decision report_other(TrialId id) {
-    Trial& t = trials.at(static_cast<std::size_t>(id - 1));
-    ++t.iterations;
-    t.last_metrics = {{"accuracy", 0.5}};
-    return sched->on_trial_result(t);
-  }
+  Decision report_other(TrialId id) { return report_metrics(id, {{"accuracy", 0.5}}); }
 };
 
 // ---------------------------------------------------------------- asha
