@@ -142,6 +142,19 @@ __global__ void activation_kernel(float* z, float* dropped, int n, int out, int 
   }
 }
 
+// The largest logit of a row and its class (ties to the lowest class, as on the CPU).
+__device__ float row_max(const float* z, int classes, int& best) {
+  float zmax = z[0];
+  best = 0;
+  for (int c = 1; c < classes; ++c) {
+    if (z[c] > zmax) {
+      zmax = z[c];
+      best = c;
+    }
+  }
+  return zmax;
+}
+
 // One thread per row: softmax, cross-entropy, the gradient (p - onehot) * inv_b, argmax.
 __global__ void softmax_xent_kernel(const float* logits, const std::uint8_t* labels, const std::int32_t* rows, int n,
                                     int classes, float inv_b, float* delta, double* loss_acc, double* correct_acc) {
@@ -149,14 +162,8 @@ __global__ void softmax_xent_kernel(const float* logits, const std::uint8_t* lab
   if (i >= n) return;
   const float* z = logits + std::size_t(i) * classes;
   const int y = labels[rows[i]];
-  float zmax = z[0];
   int best = 0;
-  for (int c = 1; c < classes; ++c) {
-    if (z[c] > zmax) {
-      zmax = z[c];
-      best = c;
-    }
-  }
+  const float zmax = row_max(z, classes, best);
   float sum = 0.0f;
   for (int c = 0; c < classes; ++c) sum += expf(z[c] - zmax);
   atomicAdd(loss_acc, static_cast<double>(logf(sum) - (z[y] - zmax)));
@@ -174,14 +181,8 @@ __global__ void softmax_argmax_kernel(float* logits, int n, int classes, std::in
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float* z = logits + std::size_t(i) * classes;
-  float zmax = z[0];
   int best = 0;
-  for (int c = 1; c < classes; ++c) {
-    if (z[c] > zmax) {
-      zmax = z[c];
-      best = c;
-    }
-  }
+  const float zmax = row_max(z, classes, best);
   float sum = 0.0f;
   for (int c = 0; c < classes; ++c) sum += (z[c] = expf(z[c] - zmax));
   const float inv = 1.0f / sum;

@@ -6,10 +6,7 @@
 # unmatched; bad inputs get clear errors.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=3 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+mlp_search "$WORK/m.h5" 3
 cp "$WORK/m.h5" "$WORK/none.h5"  # no evaluation recorded
 for t in 1 2; do
   "$R" eval "$WORK/m.h5" --top 2 --device cpu --threads $t --batch-sizes 1,32 --latency-s 0.1 --warmup 2 \

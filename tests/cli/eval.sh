@@ -68,37 +68,15 @@ PY
 ) || fail "the recorded evaluation is wrong"
 read -r id iteration accuracy loss <<<"$trial"
 "$R" export-checkpoint "$WORK/m.h5" --trial "$id" --iteration "$iteration" "$WORK/ck" > /dev/null || fail "export failed"
-"$PY" - "$WORK/ck/checkpoint.bin" "$accuracy" "$loss" <<'PY' || fail "numpy disagrees with ranktune eval"
-# The mlp checkpoint: tag, layer sizes, activation, then the weights (W out x in, then b,
-# per layer). A forward pass in numpy over the 10k test images must give the same figures.
-import gzip, struct, sys
+PYTHONPATH="$SRC/tests/data" "$PY" - "$WORK/ck/checkpoint.bin" "$accuracy" "$loss" <<'PY' || fail "numpy disagrees with ranktune eval"
+# A forward pass in numpy over the 10k test images must give the same figures.
+import sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read()
-assert raw[:8] == b"mlp-ckp1"
-at = 8
-(n,) = struct.unpack_from("<Q", raw, at); at += 8
-sizes = struct.unpack_from("<%di" % n, raw, at); at += 4 * n
-(act,) = struct.unpack_from("<i", raw, at); at += 4
-(count,) = struct.unpack_from("<Q", raw, at); at += 8
-p = np.frombuffer(raw, dtype="<f4", count=count, offset=at)
-d = "/usr/share/datasets/fashion-mnist"
-x = np.frombuffer(gzip.open(d + "/t10k-images-idx3-ubyte.gz").read(), np.uint8, offset=16).reshape(-1, 784)
-y = np.frombuffer(gzip.open(d + "/t10k-labels-idx1-ubyte.gz").read(), np.uint8, offset=8)
-h = x.astype(np.float32) / np.float32(255)
-off = 0
-for l in range(len(sizes) - 1):
-    i, o = sizes[l], sizes[l + 1]
-    W = p[off:off + i * o].reshape(o, i); off += i * o
-    b = p[off:off + o]; off += o
-    h = h @ W.T + b
-    if l < len(sizes) - 2:
-        h = np.tanh(h) if act == 1 else np.maximum(h, 0)
-assert off == count
-z = h.astype(np.float64)
-z -= z.max(axis=1, keepdims=True)
-logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+from mlp_numpy import forward, load_checkpoint, mean_cross_entropy, test_set
+x, y = test_set()
+h = forward(load_checkpoint(sys.argv[1]), x.astype(np.float32) / np.float32(255))
 acc = float((h.argmax(axis=1) == y).mean())
-nll = float(-logp[np.arange(len(y)), y].mean())
+nll = mean_cross_entropy(h, y)
 want_acc, want_loss = float(sys.argv[2]), float(sys.argv[3])
 # float32 summation order differs (OpenBLAS vs numpy): a near-tie may flip, nothing more.
 assert abs(acc - want_acc) <= 2e-4, (acc, want_acc)

@@ -7,10 +7,7 @@
 # manifests get file:line:key errors.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-"$R" run "$SRC/configs/fashion_mlp_asha.toml" --np 2 --results "$WORK/m.h5" --set experiment.num_samples=3 \
-  --set stop.max_t=2 --set trainable.batches_per_step=6 --set trainable.train_samples=3000 \
-  --set trainable.val_samples=300 --set checkpoint.at_end=true --set checkpoint.every=1 \
-  --set checkpoint.keep_best=1 > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "run failed"; }
+mlp_search "$WORK/m.h5" 3
 
 # The flags override the manifest's latency settings (and are recorded in the command line).
 "$R" eval "$WORK/m.h5" --top 2 --device cpu --manifest "$SRC/configs/eval_sensitivity.toml" --batch-sizes 4 \
@@ -55,37 +52,19 @@ print(first["trial"], first["checkpoint"]["iteration"])
 PY
 read -r id iteration < "$WORK/leader.txt"
 "$R" export-checkpoint "$WORK/m.h5" --trial "$id" --iteration "$iteration" "$WORK/ck" > /dev/null || fail "export failed"
-"$PY" - "$WORK/ck/checkpoint.bin" "$WORK/m.h5" "$id" <<'PY' || fail "numpy disagrees with ranktune eval"
-# The mlp checkpoint (tag, sizes, activation, weights) through each pipeline in numpy.
-import gzip, struct, sys
+PYTHONPATH="$SRC/tests/data" "$PY" - "$WORK/ck/checkpoint.bin" "$WORK/m.h5" "$id" <<'PY' || fail "numpy disagrees with ranktune eval"
+# The exported checkpoint through each pipeline in numpy (tests/data/mlp_numpy.py).
+import sys
 import h5py, numpy as np, pandas as pd
-raw = open(sys.argv[1], "rb").read()
-assert raw[:8] == b"mlp-ckp1"
-at = 8
-(n,) = struct.unpack_from("<Q", raw, at); at += 8
-sizes = struct.unpack_from("<%di" % n, raw, at); at += 4 * n
-(act,) = struct.unpack_from("<i", raw, at); at += 4
-(count,) = struct.unpack_from("<Q", raw, at); at += 8
-p = np.frombuffer(raw, dtype="<f4", count=count, offset=at)
-d = "/usr/share/datasets/fashion-mnist"
-x = np.frombuffer(gzip.open(d + "/t10k-images-idx3-ubyte.gz").read(), np.uint8, offset=16).reshape(-1, 784)
-y = np.frombuffer(gzip.open(d + "/t10k-labels-idx1-ubyte.gz").read(), np.uint8, offset=8)
+from mlp_numpy import forward as forward_of, load_checkpoint, mean_cross_entropy, test_set
+x, y = test_set()
+checkpoint = load_checkpoint(sys.argv[1])
+forward = lambda inputs: forward_of(checkpoint, inputs)
 
 def bfloat16(a):  # round to nearest even on the upper 16 bits
     u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
     u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
     return u.astype(np.uint32).view(np.float32)
-
-def forward(h):
-    off = 0
-    for l in range(len(sizes) - 1):
-        i, o = sizes[l], sizes[l + 1]
-        W = p[off:off + i * o].reshape(o, i); off += i * o
-        b = p[off:off + o]; off += o
-        h = h @ W.T + b
-        if l < len(sizes) - 2:
-            h = np.tanh(h) if act == 1 else np.maximum(h, 0)
-    return h
 
 pipelines = {1: x.astype(np.float32) / np.float32(255), 2: x.astype(np.float32)}
 pipelines[3] = pipelines[1].astype(np.float16).astype(np.float32)
@@ -99,8 +78,7 @@ for e, inputs in pipelines.items():
     order = np.argsort(-z, axis=1, kind="stable")  # ties to the lower class, as ranktune
     pred = order[:, 0]
     top3 = float((order[:, :3] == y[:, None]).any(axis=1).mean())
-    z -= z.max(axis=1, keepdims=True)
-    nll = float(-(z - np.log(np.exp(z).sum(axis=1, keepdims=True)))[np.arange(len(y)), y].mean())
+    nll = mean_cross_entropy(z, y)
     cm = np.zeros((10, 10), np.int64)
     np.add.at(cm, (y, pred), 1)
     got = lambda name: m[(m["eval_id"] == e) & (m["trial_id"] == trial) & (m["metric"] == name)]["value"].iloc[0]
