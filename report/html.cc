@@ -219,6 +219,10 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
                      render_html_table(*grid));
   }
   out += o.comparison_section;
+  // Where the searcher began (`[search] warm_start`, `run --warm-start`): the files and
+  // how many of their trials it learned from, as the text report says.
+  const Grid warm = event_grid(file, {search::EventKind::WarmStart}, 200);
+  if (!warm.body.empty()) out += section("Warm start: the searcher began from these experiments", render_html_table(warm));
   const Grid control = event_grid(file, {search::EventKind::Control}, 200);
   if (!control.body.empty()) out += section("Live control (ranktune ctl)", render_html_table(control));
   const Grid errors = event_grid(file, {search::EventKind::Error, search::EventKind::Retry, search::EventKind::Warning, search::EventKind::Revert}, 200);

@@ -98,6 +98,10 @@ assert (f"{outside} dropped: values outside this space" in warm[0]) == (outside 
 PY
 "$RANKTUNE" report "$WORK/warm.h5" > "$WORK/report.txt" 2>&1 || { cat "$WORK/report.txt"; fail "report exited $?"; }
 grep -q "^warm start  .* trials\? from $WORK/tpe.h5" "$WORK/report.txt" || { cat "$WORK/report.txt"; fail "the report does not name the warm start's file"; }
+"$RANKTUNE" report "$WORK/warm.h5" --html "$WORK/warm.html" > /dev/null 2>&1 || fail "report --html exited $?"
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/warm.html" --section "Warm start: the searcher began from these experiments" \
+  || fail "the HTML report has no warm start section"
+grep -qF "$WORK/tpe.h5" "$WORK/warm.html" || fail "the HTML report does not name the warm start's file"
 # A space that differs is refused, showing the difference.
 space tpe | sed '/points_to_evaluate/d; s/^epochs = 2$/epochs = 2\nwd = { uniform = [0.0, 0.1] }/; s/^algorithm = "tpe"$/algorithm = "tpe"\nwarm_start = ["tpe.h5"]/' \
   > "$WORK/warm_bad.toml"
