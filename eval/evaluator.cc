@@ -137,7 +137,9 @@ EvalOptions options_of(const config::EvalManifest& m, const config::EvalPipeline
   o.max_batches = m.max_batches;
   o.split = m.split;
   o.data_dir = m.data_dir;
-  o.pipeline = pipeline;
+  o.pipeline = pipeline.name;
+  o.normalize = pipeline.normalize;
+  o.input_dtype = pipeline.input_dtype;
   o.top_k = m.top_k;
   o.confusion = m.confusion;
   o.accuracy = m.accuracy;
@@ -161,19 +163,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
   ctx.start_cause = "start";
   // A trainable that runs and times its evaluation itself (a command) is told how.
   ctx.mode = "eval";
-  ctx.eval.device = o.device;
-  ctx.eval.threads = o.threads;
-  ctx.eval.batch_sizes = o.batch_sizes;
-  ctx.eval.warmup = o.warmup;
-  ctx.eval.latency_s = o.latency_s;
-  ctx.eval.min_batches = o.min_batches;
-  ctx.eval.max_batches = o.max_batches;
-  ctx.eval.split = o.split;
-  ctx.eval.data_dir = o.data_dir;
-  ctx.eval.normalize = o.pipeline.normalize;
-  ctx.eval.input_dtype = o.pipeline.input_dtype;
-  ctx.eval.top_k = o.top_k;
-  ctx.eval.confusion = o.confusion;
+  ctx.eval = o;  // its train::EvalSettings part
   std::string device;  // what the trainable is told to compute on
   if (o.device == "auto") {
     ctx.device = "cuda:0";  // taken if this build has CUDA and the device works, else the CPU
@@ -203,7 +193,8 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
   // A program evaluates itself: ranktune cannot change its inputs or compute its metrics.
   if (t->times_itself()) {
     std::string refused;
-    if (!(o.pipeline == config::EvalPipeline{o.pipeline.name})) refused = "a pipeline other than the training one";
+    if (!o.normalize || o.input_dtype != config::EvalPipeline{}.input_dtype)
+      refused = "a pipeline other than the training one";
     else if (!o.top_k.empty()) refused = "top-k accuracy";
     else if (o.confusion) refused = "the confusion matrix";
     else if (!o.data_dir.empty()) refused = "another data folder";
@@ -301,7 +292,7 @@ LeaderEvaluation evaluate_leader(const io::ResultsFile& file, const config::Expe
        }()},
       {"held_out", {{"split", o.split}, {"samples", held_out.samples}, {"files", data}}},
       {"pipeline",
-       {{"name", o.pipeline.name}, {"normalize", o.pipeline.normalize}, {"input_dtype", o.pipeline.input_dtype}}},
+       {{"name", o.pipeline}, {"normalize", o.normalize}, {"input_dtype", o.input_dtype}}},
       {"metrics_asked",
        {{"accuracy", o.accuracy}, {"loss", o.loss}, {"top_k", o.top_k}, {"confusion", o.confusion}}},
       {"compute", {{"device_requested", o.device}, {"path", out.path}, {"threads", out.threads}}},

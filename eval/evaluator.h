@@ -20,25 +20,16 @@
 #include "config/config.h"
 #include "config/eval_manifest.h"
 #include "io/store.h"
+#include "train/trainable.h"
 
 namespace ranktune::eval {
 
-struct EvalOptions {
-  /// "auto" (cuda:0 when this build has CUDA and a device is usable, else the CPU), "cpu" or
-  /// "cuda:N" (refused when unusable).
-  std::string device = "auto";
-  int threads = 0;                          ///< compute threads; 0 = the experiment's threads_per_worker
-  std::vector<std::int64_t> batch_sizes = {1, 128};  ///< latency batch sizes; empty = no latency
-  int warmup = 10;                          ///< untimed batches before each batch size's timing
-  double latency_s = 1.0;                   ///< timing budget per batch size, in seconds
-  std::int64_t min_batches = 20;            ///< timed batches per batch size, at least
-  std::int64_t max_batches = 100000;        ///< and at most
-  // What the leaders are evaluated on and how (config::EvalManifest).
-  std::string split = "test";               ///< "test" or "validation"
-  std::string data_dir;                     ///< "": the experiment's data folder
-  config::EvalPipeline pipeline;            ///< normalization and input type
-  std::vector<int> top_k;                   ///< <split>_top<k>_accuracy for each k
-  bool confusion = false;                   ///< record the confusion matrix
+/// What the trainable is told (train::EvalSettings: the device, the latency settings, the
+/// split, data folder, input pipeline and metrics asked for; it goes into Context::eval as
+/// it is), and what only the evaluator uses.
+struct EvalOptions : train::EvalSettings {
+  EvalOptions() { batch_sizes = {1, 128}; }  // `--batch-sizes`'s default
+  std::string pipeline = "reference";       ///< the pipeline's name (config::EvalPipeline::name)
   bool accuracy = true, loss = true;        ///< keep <split>_accuracy and <split>_loss
   /// A parallel evaluation's turns on this node (eval/turns.h): the latency is timed only in a
   /// timing turn, the rest runs in a compute turn. nullptr: no one to share with.

@@ -34,9 +34,9 @@ struct DistributedEnv {
   int master_port = 0;       ///< a free port on the leader's host; 0: none was picked
 };
 
-/// What `ranktune eval` asks of a held-out evaluation that a trainable runs and times
-/// itself (a command in evaluation mode, RANKTUNE_EVAL_*): the latency settings of
-/// eval::EvalOptions and the compute asked for.
+/// What `ranktune eval` asks of a held-out evaluation (the part of eval::EvalOptions that a
+/// trainable sees): the compute, the latency settings a trainable that times itself uses (a
+/// command in evaluation mode, RANKTUNE_EVAL_*), and what to evaluate on and how.
 struct EvalSettings {
   std::string device = "auto";               ///< "auto", "cpu" or "cuda:N" (--device)
   int threads = 0;                           ///< 0: as the trainable is configured
