@@ -40,6 +40,10 @@ struct Objectives {
   /// differs from the metric count, an empty or repeated objective name, a constraint on no
   /// metric or with a bound that is not finite.
   void check() const;
+  /// Whether these objectives need a multi-objective algorithm: several objectives, or any
+  /// constraint. An experiment with one metric and no constraint has empty objectives
+  /// (SchedulerContext, SearcherOptions) and runs the single-objective algorithms.
+  bool multi() const { return metrics.size() > 1 || !constraints.empty(); }
   /// "val_accuracy max, params_m min; latency_ms <= 2": for messages, and to tell whether a
   /// saved state was made with the same objectives.
   std::string describe() const;

@@ -9,6 +9,7 @@
 #include "search/fifo_scheduler.h"
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
+#include "search/mo_asha_scheduler.h"
 #include "search/pb2_scheduler.h"
 #include "search/pbt_scheduler.h"
 #include "sys/text.h"
@@ -28,6 +29,8 @@ std::unique_ptr<Scheduler> make_fifo(const SchedulerContext&, const Options& opt
 }
 
 std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options& options) {
+  // Several objectives or constraints: the same rungs, ranked by non-dominated sorting.
+  if (ctx.objectives.multi()) return std::make_unique<MoAshaScheduler>(ctx, ctx.objectives, options);
   const auto v = options.find("variant");
   if (v != options.end() && v->second == Value{std::string("promotion")})
     return std::make_unique<AshaPromotionScheduler>(ctx, options);
@@ -38,9 +41,10 @@ std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options&
 
 const std::vector<SchedulerKind>& schedulers() {
   static const std::vector<SchedulerKind> table = {
-      {"fifo", "runs every trial to max_t, in the order they were created", make_fifo, {}},
+      {"fifo", "runs every trial to max_t, in the order they were created", make_fifo, {.multi_objective = true}},
       {"asha", "asynchronous successive halving: stops (or, variant = \"promotion\", pauses) trials "
-               "below the top 1/reduction_factor at each rung", make_asha, {.rungs = true}},
+               "below the top 1/reduction_factor at each rung; several objectives: MO-ASHA (non-dominated "
+               "sorting, then crowding distance)", make_asha, {.rungs = true, .multi_objective = true}},
       {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor",
        make<HyperBandScheduler>, {.rungs = true, .brackets = true}},
       {"median_stopping", "stops a trial whose best result is worse than the median of the others' "
@@ -65,10 +69,24 @@ SchedulerTraits scheduler_traits(const std::string& name) {
   return {};
 }
 
+std::vector<std::string> multi_objective_scheduler_names() {
+  std::vector<std::string> out;
+  for (const auto& k : schedulers())
+    if (k.traits.multi_objective) out.emplace_back(k.name);
+  return out;
+}
+
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options) {
-  for (const auto& k : schedulers())
-    if (name == k.name) return k.make(ctx, options);
+  for (const auto& k : schedulers()) {
+    if (name != k.name) continue;
+    if (ctx.objectives.multi() && !k.traits.multi_objective)
+      throw std::invalid_argument("scheduler '" + name + "' ranks trials by one metric, and this experiment has " +
+                                  ctx.objectives.describe() + ". With several objectives or constraints use " +
+                                  sys::comma_list(multi_objective_scheduler_names()) +
+                                  ", or give one metric and no constraints");
+    return k.make(ctx, options);
+  }
   throw std::invalid_argument("unknown scheduler '" + name + "'; valid: " + sys::comma_list(scheduler_names()));
 }
 

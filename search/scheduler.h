@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "search/objectives.h"
 #include "search/options.h"
 #include "search/space.h"
 #include "search/trial.h"
@@ -39,6 +40,11 @@ struct SchedulerContext {
   std::int64_t max_t = 0;  ///< iterations per trial (the controller stops trials at it)
   const Space* space = nullptr;  ///< the search space (PBT explores it); outlives the scheduler
   std::uint64_t seed = 0;        ///< the experiment seed, for schedulers that draw
+  /// Several objectives or constraints (`metric = [...]`, `constraints`): multi() is true, and
+  /// only a kind with SchedulerTraits::multi_objective takes them (make_scheduler refuses the
+  /// others). Empty for a single-objective experiment, whose `metric` and `mode` are the above;
+  /// in a multi-objective one those are the first objective's (the report's primary metric).
+  Objectives objectives;
 };
 
 class Scheduler {
@@ -94,6 +100,8 @@ struct SchedulerTraits {
   /// It changes a running trial's hyperparameters (PBT's explore): only those of
   /// `[scheduler] mutable`, and never one the trainable calls shape-changing.
   bool mutates = false;
+  /// It ranks results by several objectives under constraints (SchedulerContext::objectives).
+  bool multi_objective = false;
 };
 
 /// The size and rungs of a bracket.
@@ -133,12 +141,16 @@ const std::vector<SchedulerKind>& schedulers();
 /// The names of schedulers(), accepted by make_scheduler.
 std::vector<std::string> scheduler_names();
 
+/// The names of the schedulers with SchedulerTraits::multi_objective, in schedulers() order.
+std::vector<std::string> multi_objective_scheduler_names();
+
 /// The traits of the scheduler named `name`; none (all false) for a name that is no
 /// scheduler's (a results file of a later version).
 SchedulerTraits scheduler_traits(const std::string& name);
 
 /// Builds a scheduler by name with its `[scheduler]` options. Throws std::invalid_argument
-/// listing the valid names, or OptionError for a bad option.
+/// listing the valid names, or, for multi-objective `ctx.objectives` and a kind that cannot
+/// take them, naming the kinds that can; OptionError for a bad option.
 std::unique_ptr<Scheduler> make_scheduler(const std::string& name, const SchedulerContext& ctx,
                                           const Options& options = {});
 

@@ -79,8 +79,8 @@ std::unique_ptr<Searcher> make_cmaes(const Space& space, const SearcherOptions& 
 
 const std::vector<SearcherKind>& searchers() {
   static const std::vector<SearcherKind> table = {
-      {"random", "samples each parameter from its domain, num_samples times per grid point", make_random},
-      {"grid", "every combination of the grid and choice values, num_samples times", make_grid},
+      {"random", "samples each parameter from its domain, num_samples times per grid point", make_random, true},
+      {"grid", "every combination of the grid and choice values, num_samples times", make_grid, true},
       {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials", make_tpe},
       {"bohb", "TPE over the results at the largest budget with enough of them (BOHB), for HyperBand "
                "or ASHA", make_bohb},
@@ -98,11 +98,22 @@ std::vector<std::string> searcher_names() {
   return out;
 }
 
+std::vector<std::string> multi_objective_searcher_names() {
+  std::vector<std::string> out;
+  for (const auto& k : searchers())
+    if (k.multi_objective) out.emplace_back(k.name);
+  return out;
+}
+
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
                                         const SearcherOptions& options,
                                         const Options& algorithm_options) {
   Options rest = algorithm_options;
   const Decorators d = take_decorators(rest);
+  // Repeats average one metric (repeater.h); averaging a Pareto point is not defined here.
+  if (options.objectives.multi() && d.repeat > 1)
+    throw OptionError("repeat", "averages one metric over the repeats; it cannot be used with several objectives "
+                                "or constraints. Remove it, or give one metric");
   std::unique_ptr<Searcher> searcher;
   try {
     const auto& table = searchers();
@@ -110,6 +121,11 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& sp
     if (kind == table.end()) {
       throw std::invalid_argument("unknown search algorithm '" + name + "'; valid: " + sys::comma_list(searcher_names()));
     }
+    if (options.objectives.multi() && !kind->multi_objective)
+      throw std::invalid_argument("search algorithm '" + name + "' optimizes one metric, and this experiment has " +
+                                  options.objectives.describe() + ". With several objectives or constraints use " +
+                                  sys::comma_list(multi_objective_searcher_names()) +
+                                  ", or give one metric and no constraints");
     searcher = kind->make(space, options, rest);
   } catch (const OptionError& e) {
     // The algorithm only knows its own keys; a typo of a generic key deserves its hint.

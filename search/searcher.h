@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "search/objectives.h"
 #include "search/options.h"
 #include "search/space.h"
 #include "search/types.h"
@@ -75,6 +76,10 @@ struct SearcherOptions {
   std::vector<Config> points_to_evaluate;
   /// `[search] warm_start`: earlier experiments' observations the algorithm starts from.
   std::vector<WarmObservation> warm;
+  /// Several objectives or constraints (Objectives::multi()): only a kind with
+  /// SearcherKind::multi_objective takes them; `metric` and `mode` are then the first
+  /// objective's. Empty for a single-objective experiment.
+  Objectives objectives;
 };
 
 /// One registered search algorithm: its `[search] algorithm`, one line of help, and its
@@ -85,6 +90,9 @@ struct SearcherKind {
   const char* help;
   std::unique_ptr<Searcher> (*make)(const Space& space, const SearcherOptions& options,
                                     const Options& algorithm_options);
+  /// It takes SearcherOptions::objectives with several objectives or constraints (it
+  /// ignores them, as random and grid do, or models them).
+  bool multi_objective = false;
 };
 
 /// Every search algorithm, in the order messages list them. Adding one is one line of this
@@ -94,8 +102,12 @@ const std::vector<SearcherKind>& searchers();
 /// The names of searchers(), accepted by make_searcher.
 std::vector<std::string> searcher_names();
 
+/// The names of the searchers with SearcherKind::multi_objective, in searchers() order.
+std::vector<std::string> multi_objective_searcher_names();
+
 /// Builds a searcher by name with its `[search]` options. Throws std::invalid_argument
-/// listing the valid names, or OptionError for a bad option. The keys `repeat` and
+/// listing the valid names, or, for multi-objective `options.objectives` and an algorithm
+/// that cannot take them, naming those that can; OptionError for a bad option. The keys `repeat` and
 /// `max_concurrent` apply to every algorithm: they wrap it in a Repeater, then a
 /// ConcurrencyLimiter, and the algorithm never sees them.
 std::unique_ptr<Searcher> make_searcher(const std::string& name, const Space& space,
