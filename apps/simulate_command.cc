@@ -95,7 +95,7 @@ int run_simulate(const SimulateOptions& o) {
   // (io::WriterOptions; a 10^6-trial simulation's file is about 20x smaller).
   io::WriterOptions options;
   options.compress = true;
-  io::ResultsWriter writer(cfg.results, meta, io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers,
+  io::ResultsWriter writer(cfg.results, meta, experiment::store_schema(cfg), workers,
                            options);
   experiment::Recorder recorder(writer, cfg.trainable.metrics);
   controller::Controller controller = experiment::make_controller(cfg, experiment::controller_options(cfg, experiment::Transport::Simulator), &recorder);
@@ -117,7 +117,10 @@ int run_simulate(const SimulateOptions& o) {
   };
   // Flushing by result count, not by lifecycle as the driver does: a flush per trial start
   // would dominate a simulation of 10^5 trials, and nothing reads the file while it runs.
-  sim.on_progress = [&](double) { recorder.flush(controller.trials()); };
+  sim.on_progress = [&](double) {
+    controller.rank_pareto();
+    recorder.flush(controller.trials());
+  };
   sim.progress_every = 1 << 20;
 
   std::printf("ranktune: simulating '%s' on %d virtual workers (%g s steps, jitter %g, speed spread %g, "
@@ -127,6 +130,7 @@ int run_simulate(const SimulateOptions& o) {
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
   const controller::SimulationSummary s = controller::simulate(controller, model, sim);
+  controller.rank_pareto();
   recorder.flush(controller.trials());
   const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -15,6 +15,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -389,6 +392,97 @@ void Parser::read_mutable(const Table& sch, ExperimentConfig& cfg) const {
   cfg.space.mutable_params = std::move(names);
 }
 
+namespace {
+
+/// One `constraints` entry, "METRIC <= BOUND" or "METRIC >= BOUND"; nullopt when it is not of
+/// that form. The metric is a name (letters, digits, '_', '.', '-', '/'), the bound a number.
+std::optional<search::Constraint> parse_constraint(const std::string& text) {
+  const auto op = text.find_first_of("<>");
+  if (op == std::string::npos || op + 1 >= text.size() || text[op + 1] != '=') return std::nullopt;
+  search::Constraint c;
+  c.metric = trim(text.substr(0, op));
+  c.at_most = text[op] == '<';
+  const std::string bound = trim(text.substr(op + 2));
+  if (c.metric.empty() || bound.empty()) return std::nullopt;
+  for (const unsigned char ch : c.metric)
+    if (!(std::isalnum(ch) || ch == '_' || ch == '.' || ch == '-' || ch == '/')) return std::nullopt;
+  char* end = nullptr;
+  c.bound = std::strtod(bound.c_str(), &end);
+  if (end == bound.c_str() || *end != '\0' || !std::isfinite(c.bound)) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+// [experiment] metric and mode: a string each (one objective), or lists of one name and one
+// mode per objective; `constraints`: bounds on reported metrics. Several objectives or any
+// constraint fill cfg.objectives; cfg.metric and cfg.mode are always the first objective.
+void Parser::read_objectives(const Table& e, ExperimentConfig& cfg) const {
+  const toml::value* m = find(e, "metric");
+  const toml::value* md = find(e, "mode");
+  if (m == nullptr) fail(e.v, e.key("metric"), "missing required key. Add metric = \"loss\" (or a list of metrics: metric = [\"val_accuracy\", \"params_m\"])");
+  if (md == nullptr) fail(e.v, e.key("mode"), "missing required key. Add mode = \"max\" or \"min\" (a list, one per metric, when metric is a list)");
+  std::vector<std::string> metrics, modes;
+  const bool list = m->is_array();
+  if (list) {
+    read(e, "metric", metrics);
+    if (metrics.empty()) fail(m, e.key("metric"), "is an empty list. Name the metric to optimize, or several");
+  } else {
+    metrics.emplace_back();
+    read(e, "metric", metrics.front());
+  }
+  for (const std::string& name : metrics)
+    if (name.empty()) fail(m, e.key("metric"), "names an empty metric. Name the metric to optimize");
+  for (std::size_t i = 0; i < metrics.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (metrics[i] == metrics[j])
+        fail(m, e.key("metric"), "names '" + sys::excerpt(metrics[i]) + "' twice. Each objective is one metric");
+  if (md->is_array() != list) {
+    if (list)
+      fail(md, e.key("mode"), "is one mode, and metric is a list of " + std::to_string(metrics.size()) +
+                                  ". Give one mode per metric: mode = [" +
+                                  [&] {
+                                    std::string out;
+                                    for (std::size_t i = 0; i < metrics.size(); ++i) out += i ? ", \"max\"" : "\"max\"";
+                                    return out;
+                                  }() + "] (each \"max\" or \"min\")");
+    fail(md, e.key("mode"), "is a list, and metric is one name. Give mode = \"max\" or \"min\", or list the metrics too");
+  }
+  if (list) {
+    read(e, "mode", modes);
+  } else {
+    modes.emplace_back();
+    read(e, "mode", modes.front());
+  }
+  if (modes.size() != metrics.size())
+    fail(md, e.key("mode"), "lists " + std::to_string(modes.size()) + " modes for " + std::to_string(metrics.size()) +
+                                " metrics. Give one mode (\"max\" or \"min\") per metric, in the same order");
+  search::Objectives o;
+  o.metrics = metrics;
+  for (const std::string& mode : modes) {
+    if (mode != "max" && mode != "min")
+      fail(md, e.key("mode"), "'" + sys::excerpt(mode) + "' is not a mode. Valid values: \"max\", \"min\"");
+    o.modes.push_back(mode == "max" ? search::Mode::Max : search::Mode::Min);
+  }
+  if (std::vector<std::string> constraints; read(e, "constraints", constraints)) {
+    const toml::value* c = find(e, "constraints");
+    for (std::size_t i = 0; i < constraints.size(); ++i) {
+      const toml::value* at = c->is_array() && i < c->as_array().size() ? &c->as_array()[i] : c;
+      const auto parsed = parse_constraint(constraints[i]);
+      if (!parsed)
+        fail(at, e.key("constraints"), "\"" + sys::excerpt(constraints[i]) +
+                                           "\" is not a constraint. Write \"METRIC <= BOUND\" or \"METRIC >= BOUND\" "
+                                           "with a reported metric and a finite number (\"latency_ms <= 2.0\")");
+      for (const search::Constraint& earlier : o.constraints)
+        if (earlier == *parsed) fail(at, e.key("constraints"), "\"" + sys::excerpt(constraints[i]) + "\" is given twice");
+      o.constraints.push_back(*parsed);
+    }
+  }
+  cfg.metric = o.metrics.front();
+  cfg.mode = o.modes.front();
+  if (o.multi()) cfg.objectives = std::move(o);
+}
+
 // [trainable]: only the kind here. Its own keys are the kind's to read (train/registry.h);
 // parse_config hands them over, with this reader, as TrainableKeys.
 void Parser::read_trainable(const Table& t, ExperimentConfig& cfg) const { read(t, "kind", cfg.trainable.kind); }
@@ -399,7 +493,7 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   check_keys(top, {"experiment", "search", "scheduler", "trainable", "stop", "resources", "checkpoint", "report"});
 
   const Table e = sub(top, "experiment", true);
-  check_keys(e, {"name", "metric", "mode", "seed", "num_samples", "results", "max_failures",
+  check_keys(e, {"name", "metric", "mode", "constraints", "seed", "num_samples", "results", "max_failures",
                  "non_finite", "flush_interval_ms", "status_interval_s"});
   read_required(e, "name", cfg.name, "\"my_experiment\"");
   if (cfg.name.empty() || !std::all_of(cfg.name.begin(), cfg.name.end(), [](unsigned char c) {
@@ -414,12 +508,7 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
          "is " + std::to_string(cfg.name.size()) + " characters long; at most " +
              std::to_string(kMaxNameLength) + " are allowed (got \"" + sys::excerpt(cfg.name) +
              "\"). It names the results file and the files beside it; use a shorter name");
-  read_required(e, "metric", cfg.metric, "\"loss\"");
-  if (cfg.metric.empty())
-    fail(find(e, "metric"), e.key("metric"), "must not be empty. Name the metric to optimize");
-  std::string mode;
-  read_enum(e, "mode", {"max", "min"}, mode, /*required=*/true);
-  cfg.mode = mode == "max" ? search::Mode::Max : search::Mode::Min;
+  read_objectives(e, cfg);
   std::int64_t seed = 0;
   read_min(e, "seed", seed, std::int64_t{0});
   cfg.seed = static_cast<std::uint64_t>(seed);
@@ -603,7 +692,7 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 }
 
 search::SchedulerContext scheduler_context(const ExperimentConfig& cfg) {
-  return {cfg.metric, cfg.mode, cfg.max_t, &cfg.space, cfg.seed};
+  return {cfg.metric, cfg.mode, cfg.max_t, &cfg.space, cfg.seed, cfg.objectives};
 }
 
 }  // namespace ranktune::config

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "search/objectives.h"
 #include "search/options.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
@@ -133,8 +134,14 @@ struct ExperimentConfig {
 
   // [experiment]
   std::string name;
+  /// The metric to optimize; with several objectives (`metric = [...]`), the first one: the
+  /// reports' primary metric (the `best` and `last` columns of /trials, the learning curves).
   std::string metric;
   search::Mode mode = search::Mode::Max;
+  /// Several objectives (`metric` and `mode` lists) or `constraints`: then multi() is true and
+  /// the schedulers and searchers that take several objectives rank trials by them. Empty for
+  /// a single metric without constraints (today's single-objective behaviour, unchanged).
+  search::Objectives objectives;
   std::uint64_t seed = 0;
   std::int64_t num_samples = 1;
   std::string results;           ///< results file, absolute; default "<cwd>/<name>.h5"

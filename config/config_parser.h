@@ -320,6 +320,8 @@ class Parser {
   void read_mutable(const Table& sch, ExperimentConfig& cfg) const;
   void read_points(const Table& s, ExperimentConfig& cfg) const;
   void read_trainable(const Table& t, ExperimentConfig& cfg) const;
+  // `metric` and `mode` (a string each, or lists of the same length) and `constraints`.
+  void read_objectives(const Table& e, ExperimentConfig& cfg) const;
 
  private:
   std::string file_;

@@ -76,8 +76,29 @@ std::string render_config(const ExperimentConfig& c) {
   }
   o.line("\n[experiment]");
   o.string("name", c.name);
-  o.string("metric", c.metric);
-  o.string("mode", search::to_string(c.mode));
+  if (c.objectives.metrics.size() > 1) {
+    // Several objectives: the lists as given, then what they mean for the algorithms.
+    std::string metrics, modes;
+    for (std::size_t i = 0; i < c.objectives.metrics.size(); ++i) {
+      metrics += (i ? ", " : "") + toml_string(c.objectives.metrics[i]);
+      modes += (i ? ", " : "") + toml_string(search::to_string(c.objectives.modes[i]));
+    }
+    o.raw("metric", "[" + metrics + "]");
+    o.raw("mode", "[" + modes + "]");
+  } else {
+    o.string("metric", c.metric);
+    o.string("mode", search::to_string(c.mode));
+  }
+  if (!c.objectives.constraints.empty()) {
+    std::string items;
+    for (const search::Constraint& k : c.objectives.constraints)
+      items += (items.empty() ? "" : ", ") +
+               toml_string(k.metric + (k.at_most ? " <= " : " >= ") + search::to_string(search::Value{k.bound}));
+    o.raw("constraints", "[" + items + "]");
+  }
+  if (c.objectives.multi())
+    o.comment("objectives: " + c.objectives.describe() + " (Pareto ranking: Deb's constrained non-dominated sorting; "
+              "the first metric is the reports' primary one)");
   o.raw("seed", std::to_string(c.seed));
   o.integer("num_samples", c.num_samples);
   o.string("results", c.results);
@@ -111,7 +132,9 @@ std::string render_config(const ExperimentConfig& c) {
   o.line("\n[search]");
   o.string("algorithm", c.algorithm);
   print_options(c.search_options, [&] {
-    return search::resolved_searcher_options(c.algorithm, c.space, {c.seed, c.num_samples, c.metric, c.mode, c.max_t},
+    search::SearcherOptions options{c.seed, c.num_samples, c.metric, c.mode, c.max_t};
+    options.objectives = c.objectives;
+    return search::resolved_searcher_options(c.algorithm, c.space, options,
                                              c.search_options);
   });
   if (!c.search_options.contains("max_concurrent")) o.comment("max_concurrent: not set (no limit)");

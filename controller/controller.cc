@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+
+#include "search/pareto.h"
 #include <utility>
 
 #include "controller/gang_placement.h"
@@ -53,6 +55,31 @@ const Trial* Controller::best() const {
   all.reserve(trials_.size());
   for (const auto& t : trials_) all.push_back(&t);
   return search::recommended(all, options_.mode);
+}
+
+void Controller::rank_pareto() {
+  if (!options_.objectives.multi() || !pareto_stale_) return;
+  pareto_stale_ = false;
+  std::vector<std::size_t> ranked;
+  std::vector<search::ParetoPoint> points;
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    const Trial& t = trials_[i];
+    // A trial that reported none of the objectives has no point to rank; one that reported
+    // some is a failed point (objectives.h), on the last front.
+    if (t.status != TrialStatus::Terminated || !options_.objectives.any_reported(t.last_metrics)) continue;
+    ranked.push_back(i);
+    points.push_back(options_.objectives.point(t.last_metrics));
+  }
+  std::vector<int> rank(trials_.size(), -1);
+  if (!points.empty()) {
+    const search::ParetoRanking r = search::nondominated_sort(points);
+    for (std::size_t k = 0; k < ranked.size(); ++k) rank[ranked[k]] = static_cast<int>(r.rank[k]);
+  }
+  for (std::size_t i = 0; i < trials_.size(); ++i) {
+    if (trials_[i].pareto_rank == rank[i]) continue;
+    trials_[i].pareto_rank = rank[i];
+    changed(trials_[i]);
+  }
 }
 
 std::array<std::int64_t, 5> Controller::counts() const { return counts_; }
@@ -239,6 +266,7 @@ void Controller::release(Trial& t) {
 
 void Controller::finish(Trial& t, TrialStatus s, TrialEnd why, double now) {
   set_status(t, s);
+  pareto_stale_ = true;
   t.end_time = now;
   t.end_reason = s == TrialStatus::Error ? TrialEnd::Error : why;
   live_.not_applied(*this, t, std::string("the trial ended (") + to_string(s) + ") at iteration " + std::to_string(t.iterations) +

@@ -45,6 +45,9 @@ enum class NonFinitePolicy {
 struct ControllerOptions {
   std::string metric;
   Mode mode = Mode::Max;
+  /// Several objectives or constraints (Objectives::multi()): rank_pareto() ranks the
+  /// finished trials by them. Empty for one objective.
+  search::Objectives objectives;
   std::int64_t max_t = 1;          ///< iterations per trial; the trial is stopped at it
   double time_budget_s = 0;        ///< 0: no budget. Past it, running trials are stopped.
   /// 0: no budget. The experiment ends once its trials have run this many iterations in all
@@ -232,6 +235,12 @@ class Controller {
   const Trial* find(TrialId id) const;
   /// Best trial so far (Terminated or not), nullptr if none has a finite best.
   const Trial* best() const;
+  /// Multi-objective experiments (ControllerOptions::objectives): ranks the finished trials
+  /// by their last results (Trial::pareto_rank, Deb's constrained non-dominated sort) and
+  /// reports each trial whose rank changed to the observer. O(M n^2) for n finished trials,
+  /// so the driver calls it before each flush rather than at each end; it returns at once
+  /// when no trial ended since the last call, and for one objective.
+  void rank_pareto();
   /// Trial counts indexed by TrialStatus.
   std::array<std::int64_t, 5> counts() const;
   /// Total trials the searcher will create, or -1 when unknown.
@@ -297,6 +306,7 @@ class Controller {
   /// A new PENDING trial with the next id, told to the scheduler and the observer.
   Trial& append_trial(Config config);
   void changed(const Trial& t);
+  bool pareto_stale_ = true;  ///< a trial ended (or the run resumed) since rank_pareto()
   void event(double now, const Trial* t, EventKind kind, const std::string& msg);
   bool accepting() const { return end_reason_ == EndReason::None; }
 

@@ -61,9 +61,13 @@ std::unique_ptr<search::Searcher> make_searcher(const config::ExperimentConfig& 
     search::SearcherOptions options{cfg.seed, cfg.num_samples, cfg.metric, cfg.mode, cfg.max_t};
     options.points_to_evaluate = cfg.points_to_evaluate;
     options.warm = cfg.warm;
+    options.objectives = cfg.objectives;
     return search::make_searcher(cfg.algorithm, cfg.space, options, cfg.search_options);
   } catch (const search::OptionError& e) {
     cfg.fail("search." + e.key(), e.what());
+  } catch (const std::invalid_argument& e) {
+    // An algorithm that cannot take this experiment's objectives: said at the algorithm.
+    cfg.fail("search.algorithm", e.what());
   }
 }
 
@@ -72,7 +76,15 @@ std::unique_ptr<search::Scheduler> make_scheduler(const config::ExperimentConfig
     return search::make_scheduler(cfg.scheduler, config::scheduler_context(cfg), cfg.scheduler_options);
   } catch (const search::OptionError& e) {
     cfg.fail("scheduler." + e.key(), e.what());
+  } catch (const std::invalid_argument& e) {
+    cfg.fail("scheduler.kind", e.what());
   }
+}
+
+io::StoreSchema store_schema(const config::ExperimentConfig& cfg) {
+  io::StoreSchema schema = io::StoreSchema::from(cfg.space, cfg.trainable.metrics);
+  if (cfg.objectives.multi()) schema.objectives = cfg.objectives.metrics;
+  return schema;
 }
 
 controller::ControllerOptions controller_options(const config::ExperimentConfig& cfg, Transport transport,
@@ -81,6 +93,7 @@ controller::ControllerOptions controller_options(const config::ExperimentConfig&
   o.continue_every_result = transport == Transport::Simulator;
   o.metric = cfg.metric;
   o.mode = cfg.mode;
+  o.objectives = cfg.objectives;
   o.max_t = cfg.max_t;
   o.time_budget_s = cfg.time_budget_s;
   o.max_total_steps = cfg.max_total_steps;

@@ -41,6 +41,10 @@ enum class Transport { Mpi, Simulator };
 controller::ControllerOptions controller_options(const config::ExperimentConfig& cfg, Transport transport,
                                              const std::vector<io::WorkerInfo>& workers = {});
 
+/// The results file's tables for an experiment: its hyperparameters, recorded metrics and,
+/// for several objectives or constraints, the objectives (/trials' Pareto columns).
+io::StoreSchema store_schema(const config::ExperimentConfig& cfg);
+
 /// The experiment's controller: `options` (controller_options) with the config's searcher
 /// and scheduler, reporting to `observer`.
 controller::Controller make_controller(const config::ExperimentConfig& cfg, controller::ControllerOptions options,

@@ -170,14 +170,23 @@ Layout layout_from_file(hid_t file_type, const TableSpec& spec) {
       layout.add(f.name, f.kind, kind->second);
     }
   }
-  layout.set_first_free(layout.size());
   int count = H5_CHECK(H5Tget_nmembers(file_type));
+  // Derived columns (TableSpec::derived) where the file has them, in its order.
+  for (unsigned i = 0; spec.derived != nullptr && i < static_cast<unsigned>(count); ++i) {
+    const std::string name = member_name(file_type, i);
+    if (!spec.derived(name)) continue;
+    h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, i))};
+    auto kind = member_kind(member.get());
+    if (!kind) throw StoreError("column '" + name + "' has an unsupported type");
+    layout.add(name, kind->first, kind->second);
+  }
+  layout.set_first_free(layout.size());
   for (unsigned i = 0; i < static_cast<unsigned>(count); ++i) {
     std::string name = member_name(file_type, i);
     const auto named = [&](const FixedColumn& f) { return name == f.name; };
     if (std::any_of(spec.fixed.begin(), spec.fixed.end(), named) ||
         std::any_of(spec.optional.begin(), spec.optional.end(), named) ||
-        std::any_of(spec.legacy.begin(), spec.legacy.end(), named))
+        std::any_of(spec.legacy.begin(), spec.legacy.end(), named) || (spec.derived != nullptr && spec.derived(name)))
       continue;
     h5::Datatype member{H5_CHECK(H5Tget_member_type(file_type, i))};
     auto kind = member_kind(member.get());

@@ -76,6 +76,8 @@ StoreMeta read_meta(hid_t file) {
 std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
   const Layout& L = t.layout;
   schema.params = params_of(L);
+  schema.objectives = objectives_of(L);
+  const auto pareto_rank = column_index(L, kParetoRankName);
   std::vector<search::Trial> trials;
   for (std::size_t i = 0; i < t.rows; ++i) {
     const std::byte* row = t.row(i);
@@ -110,6 +112,7 @@ std::vector<search::Trial> read_trials(const RawTable& t, StoreSchema& schema) {
     // A name this reader does not know (a newer ranktune's) is a reason all the same.
     if (const auto r = column_index(L, "end_reason"); r && trial.finished())
       trial.end_reason = search::parse_trial_end(get_str(row, L[*r])).value_or(search::TrialEnd::Unknown);
+    if (pareto_rank) trial.pareto_rank = static_cast<int>(get_int(row, L[*pareto_rank]));
     for (std::size_t c = L.first_free(); c < L.size(); ++c) {
       const Column& col = L[c];
       if (col.kind == Kind::F64) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -232,6 +233,7 @@ void ResultsWriter::Impl::open_existing(ResumeInfo& info) {
   open_checkpoints(root);
   open_state(root, info);
   schema.params = params_of(trials.layout);
+  schema.objectives = objectives_of(trials.layout);
   schema.metrics = metrics_of(results.layout);
   index_metrics();
   H5_CHECK(H5Fstart_swmr_write(root));
@@ -303,6 +305,14 @@ void ResultsWriter::Impl::pack_trial(const search::Trial& t, std::byte* row) con
   // Files from before the column have none: their rows keep only the ranks.
   if (const auto h = column_index(L, "hosts")) put_str(row, L[*h], join_fitting(t.hosts, L[*h].size));
   if (const auto r = column_index(L, "end_reason")) put_str(row, L[*r], search::to_string(t.end_reason));
+  // A multi-objective experiment's rank and the point it ranks by (the last result's).
+  if (const auto p = column_index(L, kParetoRankName)) {
+    put_int(row, L[*p], t.pareto_rank);
+    for (std::size_t c = *p + 1; c < L.first_free(); ++c) {
+      const auto it = t.last_metrics.find(L[c].name.substr(kObjectivePrefix.size()));
+      put_f64(row, L[c], it == t.last_metrics.end() ? std::numeric_limits<double>::quiet_NaN() : it->second);
+    }
+  }
   for (std::size_t c = L.first_free(); c < L.size(); ++c) {
     auto it = t.config.find(L[c].name);
     put_value(row, L[c], it == t.config.end() ? nullptr : &it->second);

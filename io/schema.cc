@@ -15,6 +15,7 @@ std::vector<std::string> trial_column_names() {
   for (const detail::FixedColumn& c : detail::kTrialColumns) names.emplace_back(c.name);
   for (const detail::FixedColumn& c : detail::kTrialOptionalColumns) names.emplace_back(c.name);
   for (const detail::FixedColumn& c : detail::kTrialLegacyColumns) names.emplace_back(c.name);
+  names.emplace_back(detail::kParetoRankName);
   return names;
 }
 
@@ -78,6 +79,11 @@ void check_extra_names(const TableSpec& spec, const std::vector<std::string>& na
 
 Layout trial_layout(const StoreSchema& schema) {
   Layout layout = fixed_layout(kTrials);
+  if (!schema.objectives.empty()) {
+    layout.add(kParetoRankName, Kind::I32);
+    for (const std::string& m : schema.objectives) layout.add(std::string(kObjectivePrefix) + m, Kind::F64);
+    layout.set_first_free(layout.size());
+  }
   for (const ParamColumn& p : schema.params) layout.add(p.name, kind_of(p.type), p.length);
   return layout;
 }
@@ -112,6 +118,13 @@ std::vector<std::string> metrics_of(const Layout& results) {
   std::vector<std::string> metrics;
   for (std::size_t c = results.first_free(); c < results.size(); ++c) metrics.push_back(results[c].name);
   return metrics;
+}
+
+std::vector<std::string> objectives_of(const Layout& trials) {
+  std::vector<std::string> objectives;
+  for (std::size_t c = 0; c < trials.first_free(); ++c)
+    if (trials[c].name.starts_with(kObjectivePrefix)) objectives.push_back(trials[c].name.substr(kObjectivePrefix.size()));
+  return objectives;
 }
 
 std::string checkpoint_name(search::TrialId trial, std::int64_t iteration) {

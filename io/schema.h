@@ -10,6 +10,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ranktune::io {
@@ -86,6 +87,10 @@ struct TableSpec {
   std::uint64_t chunk_rows;
   std::span<const FixedColumn> optional = {};
   std::span<const FixedColumn> legacy = {};
+  /// Columns that some files have, by name, between the optional ones and the free ones
+  /// (/trials of a multi-objective experiment: pareto_rank and objective:METRIC); a
+  /// reader takes them where it finds them, and never as hyperparameters.
+  bool (*derived)(std::string_view name) = nullptr;
 };
 
 // Column order of each table as documented in store.h; the enums below index into them.
@@ -139,7 +144,19 @@ static_assert(std::size(kWorkerColumns) == kWorkerFixed);
 // hyperparameter column, which is all it can be to that reader, and reads on.
 inline constexpr FixedColumn kTrialOptionalColumns[] = {{"hosts", Kind::Str, kHostsLen},
                                                         {"end_reason", Kind::Str, kEndReasonLen}};
-inline constexpr TableSpec kTrials{"trials", kTrialColumns, 64, kTrialOptionalColumns, kTrialLegacyColumns};
+/// /trials of a multi-objective experiment (StoreSchema::objectives): `pareto_rank` (int32: 0
+/// for the front of the finished trials, 1 for the next, ...; -1 while the trial is not
+/// ranked: not finished, failed, or reporting none of the objectives) and one float64 column
+/// `objective:METRIC` per objective, the value the trial is ranked by (its last result's).
+/// No hyperparameter can take these names (a parameter name has no ':', and pareto_rank is
+/// reserved), and a file of one objective has none of them.
+inline constexpr const char* kParetoRankName = "pareto_rank";
+inline constexpr std::string_view kObjectivePrefix = "objective:";
+inline bool is_pareto_column(std::string_view name) {
+  return name == kParetoRankName || name.substr(0, kObjectivePrefix.size()) == kObjectivePrefix;
+}
+inline constexpr TableSpec kTrials{"trials", kTrialColumns, 64, kTrialOptionalColumns, kTrialLegacyColumns,
+                                   is_pareto_column};
 inline constexpr TableSpec kTrialTexts{"trial_texts", kTrialTextColumns, 16};
 inline constexpr TableSpec kResults{"results", kResultColumns, 1024};
 inline constexpr TableSpec kEvents{"events", kEventColumns, 128};

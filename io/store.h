@@ -96,6 +96,9 @@ struct ParamColumn {
 struct StoreSchema {
   std::vector<ParamColumn> params;   ///< one trials column per parameter, declared order
   std::vector<std::string> metrics;  ///< one results column per metric, in this order
+  /// The objectives of a multi-objective experiment (empty: one objective): /trials then
+  /// has pareto_rank and objective:METRIC columns (io/schema.h).
+  std::vector<std::string> objectives;
 
   /// Columns for `space`; string widths come from the longest listed value.
   static StoreSchema from(const search::Space& space, std::vector<std::string> metrics);

@@ -30,6 +30,8 @@ Layout checkpoint_layout();
 /// The hyperparameter columns of a /trials layout, the metric columns of a /results layout.
 std::vector<ParamColumn> params_of(const Layout& trials);
 std::vector<std::string> metrics_of(const Layout& results);
+/// The objectives of a /trials layout: the METRIC of each objective:METRIC column, in order.
+std::vector<std::string> objectives_of(const Layout& trials);
 /// "checkpoint of trial T at iteration I", or for trial 0 of a file from before /state,
 /// "experiment state I".
 std::string checkpoint_name(search::TrialId trial, std::int64_t iteration);

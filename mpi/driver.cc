@@ -188,6 +188,7 @@ class Driver {
         // crash finds state and rows that match.
         trace_trial("driver: flush begins", -1);
         writer_.append_state(t, controller_.save_state());
+        controller_.rank_pareto();
         recorder_.flush(controller_.trials());
         trace_trial("driver: flush ends", -1);
         last_flush = t;
@@ -214,6 +215,7 @@ class Driver {
     getrusage(RUSAGE_SELF, &usage);
     recorder_.on_event(now(), -1, 0, search::EventKind::Driver, "peak RSS " + std::to_string(usage.ru_maxrss) + " KiB");
     writer_.append_state(now(), controller_.save_state());
+    controller_.rank_pareto();
     recorder_.flush(controller_.trials());
     board_.final(controller_, now());
     trace("driver: final flush done");
@@ -535,7 +537,7 @@ int drive(const boost::mpi::communicator& world, const config::ExperimentConfig&
       std::printf("ranktune: [search] algorithm not given: %s\n", cfg.algorithm_reason.c_str());
   } else {
     writer = std::make_unique<io::ResultsWriter>(cfg.results, meta,
-                                                 io::StoreSchema::from(cfg.space, cfg.trainable.metrics), workers);
+                                                 experiment::store_schema(cfg), workers);
   }
   trace("driver: results file open");
   writer->set_retention({cfg.checkpoint_keep_last, cfg.checkpoint_keep_best, cfg.mode});

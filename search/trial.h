@@ -51,6 +51,10 @@ struct Trial {
   double best = NAN;          ///< best value of the metric over all attempts
   std::int64_t best_iteration = 0;  ///< iteration at which `best` was reported
   Metrics last_metrics;       ///< every metric of the last result
+  /// Multi-objective experiments: the trial's non-domination rank among the finished trials
+  /// by their last results (0: on the Pareto front), -1 while it has none (running, failed,
+  /// no objective reported, or a single-objective experiment). Controller::rank_pareto.
+  int pareto_rank = -1;
   std::vector<int> workers;   ///< ranks running it (empty unless Running)
   /// Ranks that ran its latest attempt, leader first: kept after it ends (/trials.workers).
   std::vector<int> ran_on;

@@ -121,6 +121,7 @@ void check_command(const config::ExperimentConfig& cfg) {
 
 TrainableTraits command_traits(const config::TrainableSpec& spec) {
   TrainableTraits t;
+  t.open_metrics = true;
   t.can_checkpoint = options_of<CommandOptions>(spec).checkpoint;
   t.can_evaluate = t.can_checkpoint;  // `ranktune eval` restores the checkpoint (command_eval.cc)
   if (!t.can_evaluate)

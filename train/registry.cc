@@ -112,6 +112,24 @@ void check_mutable(const config::ExperimentConfig& cfg) {
   }
 }
 
+// The objectives and constrained metrics must be ones the trainable reports: a typo there
+// would make every trial a failed point, which no message would explain. A kind whose
+// metrics are its program's (a command) reports whatever the config names.
+void check_objectives(const config::ExperimentConfig& cfg, const TrainableTraits& t,
+                      const std::vector<std::string>& reported) {
+  if (t.open_metrics || !cfg.objectives.multi()) return;
+  const auto known = [&](const std::string& m) { return contains(reported, m); };
+  const auto why = [&](const std::string& m) {
+    const std::string near = sys::closest_name(m, reported);
+    return "the " + cfg.trainable.kind + " trainable never reports '" + sys::excerpt(m) + "' (it reports " +
+           sys::comma_list(reported) + ")" + (near.empty() ? ". Name one of those" : ". Did you mean '" + near + "'?");
+  };
+  for (const auto& m : cfg.objectives.metrics)
+    if (!known(m)) cfg.fail("experiment.metric", why(m));
+  for (const auto& c : cfg.objectives.constraints)
+    if (!known(c.metric)) cfg.fail("experiment.constraints", "a constraint on a metric that never comes: " + why(c.metric));
+}
+
 }  // namespace
 
 void validate(config::ExperimentConfig& cfg) {
@@ -120,9 +138,17 @@ void validate(config::ExperimentConfig& cfg) {
   // The experiment metric first (the results table's first metric column), no duplicates.
   std::vector<std::string> metrics = {cfg.metric};
   std::unordered_set<std::string> seen = {cfg.metric};
-  for (const auto& m : reported_metrics(cfg.trainable)) {
+  const TrainableTraits t = traits(cfg.trainable);
+  for (const auto& m : t.metrics) {
     if (seen.insert(m).second) metrics.push_back(m);
   }
+  check_objectives(cfg, t, metrics);
+  // Every objective and constrained metric is a column of /results: the Pareto ranks
+  // (controller) and the reports read them from there.
+  for (const auto& m : cfg.objectives.metrics)
+    if (seen.insert(m).second) metrics.push_back(m);
+  for (const auto& c : cfg.objectives.constraints)
+    if (seen.insert(c.metric).second) metrics.push_back(c.metric);
   // Each metric is a column of the results file's /results (io/schema.h, the limits): said
   // here rather than by HDF5 once the run has started.
   const std::string key = cfg.trainable.keys.has("metrics") ? "trainable.metrics" : "experiment.metric";

@@ -34,6 +34,10 @@ struct TrainableTraits {
   /// The metrics it reports (a command: the declared `metrics`, which may be just the
   /// experiment metric).
   std::vector<std::string> metrics;
+  /// Its metrics are whatever its program prints (a command), so `metrics` cannot tell
+  /// what it never reports: validate() records the objectives and constrained metrics as
+  /// the config names them instead of refusing those not in `metrics`.
+  bool open_metrics = false;
   /// Parameters that change the shape of its state (a layer's width): a checkpoint saved
   /// with one value cannot be loaded with another, so PBT may not mutate them (validate()).
   std::vector<std::string> shape_params;
