@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "search/observation_log.h"
 #include "search/saved_state.h"
 
 namespace ranktune::search {
@@ -96,10 +97,7 @@ Suggestion Nsga2Searcher::suggest(TrialId id) {
 }
 
 Nsga2Searcher::Point Nsga2Searcher::breed(Rng& rng) const {
-  std::vector<ParetoPoint> values;
-  values.reserve(population_.size());
-  for (const Member& m : population_) values.push_back(m.value);
-  const ParetoSelection selection = pareto_selection(values);
+  const ParetoSelection selection = ranked();
   std::vector<std::size_t> position(population_.size());  // a member's place in the order, 0 best
   for (std::size_t k = 0; k < selection.order.size(); ++k) position[selection.order[k]] = k;
 
@@ -161,20 +159,21 @@ void Nsga2Searcher::on_trial_complete(TrialId id, const Metrics& last, bool erro
 
 void Nsga2Searcher::truncate() {
   while (population_.size() > static_cast<std::size_t>(nsga2_.population_size)) {
-    std::vector<ParetoPoint> values;
-    values.reserve(population_.size());
-    for (const Member& m : population_) values.push_back(m.value);
-    const std::size_t worst = pareto_selection(values).order.back();
+    const std::size_t worst = ranked().order.back();
     population_.erase(population_.begin() + static_cast<std::ptrdiff_t>(worst));
   }
 }
 
-std::vector<TrialId> Nsga2Searcher::population() const {
+ParetoSelection Nsga2Searcher::ranked() const {
   std::vector<ParetoPoint> values;
   values.reserve(population_.size());
   for (const Member& m : population_) values.push_back(m.value);
+  return pareto_selection(values);
+}
+
+std::vector<TrialId> Nsga2Searcher::population() const {
   std::vector<TrialId> out;
-  for (const std::size_t i : pareto_selection(values).order) out.push_back(population_[i].id);
+  for (const std::size_t i : ranked().order) out.push_back(population_[i].id);
   return out;
 }
 
@@ -185,12 +184,7 @@ std::string Nsga2Searcher::save() const {
   StateWriter w("nsga2", 1);
   w.field("objectives").text(objectives_.describe());
   w.field("next").integer(next_);
-  w.field("pending").integer(static_cast<std::int64_t>(pending_.size())).line();
-  for (const auto& [id, point] : pending_) {
-    w.integer(id);
-    parzen::write_point(w, point);
-    w.line();
-  }
+  write_pending(w, pending_);
   w.field("population").integer(static_cast<std::int64_t>(population_.size())).line();
   for (const Member& m : population_) {
     w.integer(m.id).number(m.value.violation);
@@ -208,11 +202,7 @@ void Nsga2Searcher::restore(const std::string& state) {
   r.require(saved == objectives_.describe(),
             "saved with other objectives (" + saved + "; this experiment has " + objectives_.describe() + ")");
   const std::int64_t next = r.integer_field("next", 0);
-  std::map<TrialId, Point> pending;
-  for (std::size_t n = r.count_field("pending"); n > 0; --n) {
-    const TrialId id = r.integer("a pending trial id");
-    pending[id] = parzen::read_point(r, space_);
-  }
+  std::map<TrialId, Point> pending = read_pending(r, space_);
   std::vector<Member> population;
   for (std::size_t n = r.count_field("population"); n > 0; --n) {
     Member m;

@@ -127,6 +127,8 @@ class Nsga2Searcher final : public NumSamplesSearcher {
     Point point;
   };
 
+  /// The population's ranks, crowding distances and selection order (indices into population_).
+  ParetoSelection ranked() const;
   /// Drops the last members by selection order until at most population_size are left.
   void truncate();
   /// The child of the current population (which is full and has a member that did not fail).
