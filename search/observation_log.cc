@@ -6,6 +6,24 @@
 
 namespace ranktune::search {
 
+void write_pending(StateWriter& w, const std::map<TrialId, parzen::Point>& pending) {
+  w.field("pending").integer(static_cast<std::int64_t>(pending.size())).line();
+  for (const auto& [id, point] : pending) {
+    w.integer(id);
+    parzen::write_point(w, point);
+    w.line();
+  }
+}
+
+std::map<TrialId, parzen::Point> read_pending(StateReader& r, const Space& space) {
+  std::map<TrialId, parzen::Point> pending;
+  for (std::size_t n = r.count_field("pending"); n > 0; --n) {
+    const TrialId id = r.integer("a pending trial id");
+    pending[id] = parzen::read_point(r, space);
+  }
+  return pending;
+}
+
 const ObservationLog::Observation* ObservationLog::complete(TrialId id, const Metrics& last, bool error) {
   const auto it = pending_.find(id);
   if (it == pending_.end()) return nullptr;  // not ours, or already complete
@@ -19,12 +37,7 @@ const ObservationLog::Observation* ObservationLog::complete(TrialId id, const Me
 }
 
 void ObservationLog::write(StateWriter& w) const {
-  w.field("pending").integer(static_cast<std::int64_t>(pending_.size())).line();
-  for (const auto& [id, point] : pending_) {
-    w.integer(id);
-    parzen::write_point(w, point);
-    w.line();
-  }
+  write_pending(w, pending_);
   w.field("observed").integer(static_cast<std::int64_t>(observed_.size())).line();
   for (const auto& o : observed_) {
     w.integer(o.id).number(sign(mode_) * o.score);
@@ -34,11 +47,7 @@ void ObservationLog::write(StateWriter& w) const {
 }
 
 void ObservationLog::read(StateReader& r, const Space& space) {
-  std::map<TrialId, Point> pending;
-  for (std::size_t n = r.count_field("pending"); n > 0; --n) {
-    const TrialId id = r.integer("a pending trial id");
-    pending[id] = parzen::read_point(r, space);
-  }
+  std::map<TrialId, Point> pending = read_pending(r, space);
   std::vector<Observation> observed;
   for (std::size_t n = r.count_field("observed"); n > 0; --n) {
     Observation o;

@@ -17,6 +17,13 @@
 
 namespace ranktune::search {
 
+/// The field "pending": a row "ID POINT" per trial suggested (or adopted) and not yet
+/// complete. ObservationLog writes it, and the nsga2 searcher, whose completed trials are a
+/// population instead of observations.
+void write_pending(StateWriter& w, const std::map<TrialId, parzen::Point>& pending);
+/// Reads what write_pending wrote; the reader throws naming the field on damage.
+std::map<TrialId, parzen::Point> read_pending(StateReader& r, const Space& space);
+
 class ObservationLog {
  public:
   using Point = parzen::Point;

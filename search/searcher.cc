@@ -12,6 +12,7 @@
 #include "search/concurrency_limiter.h"
 #include "search/gp_searcher.h"
 #include "search/grid_searcher.h"
+#include "search/nsga2_searcher.h"
 #include "search/random_searcher.h"
 #include "search/repeater.h"
 #include "search/tpe_searcher.h"
@@ -75,6 +76,10 @@ std::unique_ptr<Searcher> make_cmaes(const Space& space, const SearcherOptions& 
   return std::make_unique<CmaesSearcher>(space, options, CmaesOptions::read(algorithm, dims));
 }
 
+std::unique_ptr<Searcher> make_nsga2(const Space& space, const SearcherOptions& options, const Options& algorithm) {
+  return std::make_unique<Nsga2Searcher>(space, options, Nsga2Options::read(algorithm, Nsga2Options::varying_params(space)));
+}
+
 }  // namespace
 
 const std::vector<SearcherKind>& searchers() {
@@ -88,6 +93,8 @@ const std::vector<SearcherKind>& searchers() {
                 "restarts; choice parameters at random", make_cmaes},
       {"gp", "Gaussian-process Bayesian optimization: log expected improvement under a Matern-5/2 kernel "
              "fitted by marginal likelihood", make_gp},
+      {"nsga2", "NSGA-II (Deb et al.), steady-state: each suggestion bred from the best completed trials by "
+                "Pareto rank and crowding; for several objectives and constraints", make_nsga2, true},
   };
   return table;
 }

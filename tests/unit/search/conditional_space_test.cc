@@ -212,7 +212,7 @@ TEST(PointsToEvaluate, ComeFirstInOrderWithinTheTotalAndTheModelLearnsFromThem) 
   const Space s = box_space();
   SearcherOptions o = opts(5, 6);
   o.points_to_evaluate = {{{"x1", 1.0}, {"x2", 2.0}}, {{"x1", 3.0}, {"x2", 4.0}}};
-  for (const char* name : {"random", "tpe", "gp", "cmaes", "bohb"}) {
+  for (const char* name : {"random", "tpe", "gp", "cmaes", "bohb", "nsga2"}) {
     auto searcher = make_searcher(name, s, o, name == std::string("tpe") ? Options{{"n_startup", std::int64_t{2}}} : Options{});
     const auto configs = drive(*searcher, bowl, 10);
     ASSERT_EQ(configs.size(), 6u) << name;  // the points count in num_samples
