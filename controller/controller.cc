@@ -57,6 +57,25 @@ const Trial* Controller::best() const {
   return search::recommended(all, options_.mode);
 }
 
+void Controller::warn_partial_objectives(const Trial& t, const Metrics& metrics, double now) {
+  // A result with some objectives and not the others (a latency measured only at the end)
+  // is a failed point for MO-ASHA and MO-HyperBand at every rung it meets: say so once.
+  if (!options_.objectives.any_reported(metrics)) return;
+  std::vector<std::string> names = options_.objectives.metrics;
+  for (const auto& c : options_.objectives.constraints) names.push_back(c.metric);
+  std::string missing;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!metrics.contains(names[i]) && std::find(names.begin(), names.begin() + i, names[i]) == names.begin() + i)
+      missing += (missing.empty() ? "" : ", ") + names[i];
+  if (missing.empty()) return;
+  partial_objectives_warned_ = true;
+  event(now, &t, EventKind::Warning,
+        "trial " + std::to_string(t.id) + " reported some objectives but not " + missing + " at iteration " +
+            std::to_string(t.iterations) +
+            ": such a result ranks as failed (behind every complete one) wherever the scheduler judges it. Report "
+            "every objective and constrained metric with each result (once per experiment)");
+}
+
 void Controller::rank_pareto() {
   if (!options_.objectives.multi() || !pareto_stale_) return;
   pareto_stale_ = false;
@@ -323,6 +342,7 @@ void Controller::on_result(TrialId id, int attempt, const Metrics& metrics_in, d
   const Metrics& metrics = t.last_metrics;
   if (observer_ != nullptr) observer_->on_result(t, t.iterations, now, metrics);
 
+  if (options_.objectives.multi() && !partial_objectives_warned_) warn_partial_objectives(t, metrics, now);
   const auto it = metrics.find(options_.metric);
   if (it == metrics.end() && !t.reported) FailedAttempts::note_other_metrics(t, metrics);
   if (it != metrics.end()) {

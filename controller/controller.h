@@ -307,6 +307,8 @@ class Controller {
   Trial& append_trial(Config config);
   void changed(const Trial& t);
   bool pareto_stale_ = true;  ///< a trial ended (or the run resumed) since rank_pareto()
+  bool partial_objectives_warned_ = false;
+  void warn_partial_objectives(const Trial& t, const Metrics& metrics, double now);
   void event(double now, const Trial* t, EventKind kind, const std::string& msg);
   bool accepting() const { return end_reason_ == EndReason::None; }
 

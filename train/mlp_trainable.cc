@@ -77,7 +77,8 @@ const std::vector<std::string>& mlp_param_names() {
 }
 
 const std::vector<std::string>& mlp_metrics() {
-  static const std::vector<std::string> m = {"train_loss", "val_loss", "val_accuracy", "samples_per_s", "step_time_s"};
+  static const std::vector<std::string> m = {"train_loss", "val_loss",    "val_accuracy",
+                                              "samples_per_s", "step_time_s", "params_m"};
   return m;
 }
 
@@ -262,6 +263,9 @@ StepResult MlpTrainable::step() {
     r.metrics["val_accuracy"] = v > 0 ? sums[2] / static_cast<double>(v) : std::nan("");
     r.metrics["samples_per_s"] = static_cast<double>(samples) / std::max(seconds(t0, t1), 1e-9);
     r.metrics["step_time_s"] = seconds(t0, t2);
+    // The model's size, for an accuracy-against-size front (metric = ["val_accuracy",
+    // "params_m"]): weights and biases, in millions.
+    r.metrics["params_m"] = static_cast<double>(shape_.param_count()) / 1e6;
     return r;
   } catch (const CollectiveError& e) {
     throw TrialFailure(std::string("gang collective failed: ") + e.what());

@@ -161,6 +161,8 @@ TEST(MlpTrainable, LearnsFashionMnistFromAFewHundredImages) {
     acc = r.metrics.at("val_accuracy");
     EXPECT_GT(r.metrics.at("samples_per_s"), 0);
     EXPECT_GE(r.metrics.at("step_time_s"), 0);
+    // 784 inputs, 64 hidden, 10 classes: 784*64 + 64 + 64*10 + 10 weights and biases.
+    EXPECT_DOUBLE_EQ(r.metrics.at("params_m"), (784.0 * 64 + 64 + 64 * 10 + 10) / 1e6);
   }
   EXPECT_LT(last, 0.7 * first);
   EXPECT_GT(acc, 0.6) << "4 epochs of 600 images reach about 0.75";
