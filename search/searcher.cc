@@ -81,7 +81,8 @@ const std::vector<SearcherKind>& searchers() {
   static const std::vector<SearcherKind> table = {
       {"random", "samples each parameter from its domain, num_samples times per grid point", make_random, true},
       {"grid", "every combination of the grid and choice values, num_samples times", make_grid, true},
-      {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials", make_tpe},
+      {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials; MOTPE with several "
+              "objectives or constraints", make_tpe, true},
       {"bohb", "TPE over the results at the largest budget with enough of them (BOHB), for HyperBand "
                "or ASHA", make_bohb},
       {"cmaes", "CMA-ES (Hansen) over the numeric parameters, asynchronous generations, optional IPOP "

@@ -1,14 +1,24 @@
 // MOTPE: the split of search/motpe_split.h on hand-built fronts (rank order, the hypervolume
-// cut of the last front, infeasible and failed points, depths, weights).
+// cut of the last front, infeasible and failed points, depths, weights), and the "tpe"
+// searcher with several objectives (search/tpe_searcher.h): determinism, what counts as an
+// observation, the constant liar, save/restore, and ZDT1 against random search.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
+#include "search/hypervolume.h"
 #include "search/motpe_split.h"
+#include "search/random_searcher.h"
+#include "search/searcher.h"
+#include "search/tpe_searcher.h"
+#include "tests/unit/search/searcher_fixtures.h"
+#include "train/synthetic.h"
 
 using namespace ranktune::search;
+using namespace ranktune::search::searcher_fixtures;
 
 namespace {
 
@@ -25,6 +35,69 @@ std::vector<std::size_t> good_of(const motpe::Split& s) {
 }
 
 using Indices = std::vector<std::size_t>;
+
+// ---------------------------------------------------------------- ZDT1 through the searcher
+
+Objectives zdt_objectives() { return {{"f1", "f2"}, {Mode::Min, Mode::Min}, {}}; }
+
+SearcherOptions mo_opts(std::uint64_t seed, std::int64_t n, const Objectives& o) {
+  SearcherOptions s;
+  s.seed = seed;
+  s.num_samples = n;
+  s.metric = o.metrics[0];
+  s.mode = o.modes[0];
+  s.objectives = o;
+  return s;
+}
+
+Space cube(int dims) {
+  Space s;
+  for (int i = 1; i <= dims; ++i) s.params.push_back({"x" + std::to_string(i), uniform(0, 1)});
+  return s;
+}
+
+std::vector<double> coords(const Config& c, int dims) {
+  std::vector<double> x;
+  for (int i = 1; i <= dims; ++i) x.push_back(std::get<double>(c.at("x" + std::to_string(i))));
+  return x;
+}
+
+Metrics zdt1_metrics(const Config& c, int dims) {
+  const auto f = ranktune::train::zdt1(coords(c, dims));
+  return {{"f1", f[0]}, {"f2", f[1]}};
+}
+
+/// The sequential loop on ZDT1: suggest, evaluate, complete. The configs in order.
+std::vector<Config> drive_zdt1(Searcher& s, int dims, int trials) {
+  std::vector<Config> out;
+  for (TrialId id = 1; id <= trials; ++id) {
+    auto sug = s.suggest(id);
+    if (sug.kind != Suggestion::Kind::Config) break;
+    s.on_trial_complete(id, zdt1_metrics(sug.config, dims), false);
+    out.push_back(std::move(sug.config));
+  }
+  return out;
+}
+
+double zdt1_hypervolume(const std::vector<Config>& configs, int dims) {
+  std::vector<std::vector<double>> points;
+  for (const auto& c : configs) points.push_back(ranktune::train::zdt1(coords(c, dims)));
+  return hypervolume(points, {1.1, 11.0});
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void expect_refused(Searcher& s, const std::string& state, const std::string& text) {
+  try {
+    s.restore(state);
+    ADD_FAILURE() << "restored: " << state;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 
@@ -125,4 +198,190 @@ TEST(MotpeSplit, HugeValuesFallBackInsteadOfFailing) {
   EXPECT_EQ(good_of(s), (Indices{0, 1}));
   EXPECT_EQ(s.weights[0], 1.0);
   EXPECT_EQ(s.weights[1], 1.0);
+}
+
+// ---------------------------------------------------------------- the searcher
+
+TEST(Motpe, TpeIsRegisteredForSeveralObjectives) {
+  const auto o = zdt_objectives();
+  EXPECT_NO_THROW(make_searcher("tpe", cube(2), mo_opts(1, 10, o), {}));
+  const auto names = multi_objective_searcher_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "tpe"), names.end());
+}
+
+TEST(Motpe, SameSeedSameSuggestionsAndTheModelFollowsTheObjectives) {
+  const int dims = 4;
+  const auto o = zdt_objectives();
+  TpeSearcher a(cube(dims), mo_opts(11, 60, o), {.n_startup = 10}), b(cube(dims), mo_opts(11, 60, o), {.n_startup = 10}),
+      c(cube(dims), mo_opts(12, 60, o), {.n_startup = 10});
+  const auto ca = drive_zdt1(a, dims, 60), cb = drive_zdt1(b, dims, 60), cc = drive_zdt1(c, dims, 60);
+  ASSERT_EQ(ca.size(), 60u);
+  EXPECT_EQ(ca, cb);
+  EXPECT_NE(std::vector<Config>(ca.begin() + 10, ca.end()), std::vector<Config>(cc.begin() + 10, cc.end()));
+  EXPECT_EQ(a.observations(), 60u);
+  // Maximizing both instead: the same startup draws, then other suggestions.
+  const Objectives flipped{{"f1", "f2"}, {Mode::Max, Mode::Max}, {}};
+  TpeSearcher d(cube(dims), mo_opts(11, 60, flipped), {.n_startup = 10});
+  const auto cd = drive_zdt1(d, dims, 60);
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(ca[i], cd[i]) << "startup suggestion " << i;
+  int differ = 0;
+  for (std::size_t i = 10; i < 60; ++i) differ += ca[i] != cd[i];
+  EXPECT_GE(differ, 45);
+  // And the model does what the modes ask: the later half of the maximizing run has larger
+  // objectives on average.
+  double sum_min = 0, sum_max = 0;
+  for (std::size_t i = 30; i < 60; ++i) {
+    const auto fa = zdt1_metrics(ca[i], dims), fd = zdt1_metrics(cd[i], dims);
+    sum_min += fa.at("f1") + fa.at("f2");
+    sum_max += fd.at("f1") + fd.at("f2");
+  }
+  EXPECT_GT(sum_max, sum_min);
+}
+
+TEST(Motpe, WhatCountsAsAnObservation) {
+  const auto o = zdt_objectives();
+  TpeSearcher s(cube(2), mo_opts(3, 20, o), {.n_startup = 3});
+  for (TrialId id = 1; id <= 6; ++id) s.suggest(id);
+  s.on_trial_complete(1, {{"f1", 0.5}, {"f2", 0.5}}, false);
+  s.on_trial_complete(2, {{"f1", 0.5}, {"f2", 0.5}}, true);  // errored: not an observation
+  s.on_trial_complete(3, {{"other", 1.0}}, false);           // none of the objectives: not one
+  s.on_trial_complete(4, {{"f1", 0.5}}, false);              // f2 missing: a failed one
+  s.on_trial_complete(5, {{"f1", kNaN}, {"f2", 1}}, false);  // NaN: a failed one
+  s.on_trial_complete(99, {{"f1", 0.1}, {"f2", 0.1}}, false);  // never suggested
+  EXPECT_EQ(s.observations(), 3u);
+  // Past n_startup with only one good observation and two failed: the model proposes.
+  const auto next = s.suggest(7);
+  ASSERT_EQ(next.kind, Suggestion::Kind::Config);
+  EXPECT_EQ(next.config.size(), 2u);
+}
+
+// With the constant liar, trials still running join g(x): a searcher that holds three
+// running trials proposes otherwise than one that holds none; without it, the same. adopt()
+// adds the running trials without taking a suggestion index, so both make suggestion 41.
+TEST(Motpe, ConstantLiarPutsRunningTrialsInTheBadSet) {
+  const int dims = 3;
+  const auto o = zdt_objectives();
+  for (const bool liar : {true, false}) {
+    SCOPED_TRACE(liar ? "constant_liar" : "no liar");
+    TpeSearcher a(cube(dims), mo_opts(5, 100, o), {.n_startup = 10, .constant_liar = liar});
+    TpeSearcher b(cube(dims), mo_opts(5, 100, o), {.n_startup = 10, .constant_liar = liar});
+    drive_zdt1(a, dims, 40);
+    drive_zdt1(b, dims, 40);
+    for (TrialId id = 101; id <= 103; ++id)
+      a.adopt(id, {{"x1", 0.1 * static_cast<double>(id - 100)}, {"x2", 0.0}, {"x3", 0.0}});
+    int differ = 0;
+    for (TrialId id = 41; id <= 50; ++id) differ += a.suggest(id).config != b.suggest(id).config;
+    if (liar) EXPECT_GE(differ, 8);
+    else EXPECT_EQ(differ, 0);
+  }
+}
+
+// 40 workers asking at once after 15 completed trials: with the liar the suggestions spread
+// out (each running one makes its neighbourhood bad for the next), without it they crowd
+// l(x)'s modes. The mean distance to the nearest other suggestion, in [0, 1]^2.
+double mo_spread(bool liar) {
+  const auto o = zdt_objectives();
+  TpeSearcher s(cube(2), mo_opts(9, 100, o), {.n_startup = 10, .constant_liar = liar});
+  drive_zdt1(s, 2, 15);
+  std::vector<std::vector<double>> xs;
+  for (TrialId id = 16; id < 56; ++id) xs.push_back(coords(s.suggest(id).config, 2));
+  double sum = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    double nearest = 2;
+    for (std::size_t j = 0; j < xs.size(); ++j)
+      if (j != i) nearest = std::min(nearest, std::hypot(xs[i][0] - xs[j][0], xs[i][1] - xs[j][1]));
+    sum += nearest;
+  }
+  return sum / static_cast<double>(xs.size());
+}
+
+TEST(Motpe, ConstantLiarSpreadsSimultaneousSuggestions) {
+  const double with = mo_spread(true), without = mo_spread(false);
+  std::printf("mean nearest-neighbour distance of 40 simultaneous suggestions: %.4f with the liar, %.4f without\n",
+              with, without);
+  EXPECT_GT(with, 1.3 * without);
+}
+
+TEST(Motpe, SaveRestoreMidRunContinuesIdentically) {
+  const int dims = 3;
+  // A constraint too, so that violations go through the state: f1 >= 0.2.
+  Objectives o = zdt_objectives();
+  o.constraints.push_back({"f1", false, 0.2});
+  TpeSearcher a(cube(dims), mo_opts(21, 100, o), {.n_startup = 5});
+  drive_zdt1(a, dims, 25);
+  a.on_trial_result(30, 1, {});  // not ours: ignored
+  const auto p26 = a.suggest(26).config, p27 = a.suggest(27).config;  // running at save time
+  a.on_trial_result(26, 2, zdt1_metrics(p26, dims));
+  const std::string state = a.save();
+  EXPECT_EQ(state.rfind("tpe 3\n", 0), 0u) << state;
+
+  TpeSearcher b(cube(dims), mo_opts(21, 100, o), {.n_startup = 5});
+  b.restore(state);
+  EXPECT_EQ(b.save(), state);
+  EXPECT_EQ(b.observations(), 25u);
+  EXPECT_EQ(a.suggest(28).config, b.suggest(28).config);
+  for (auto* s : {&a, &b}) {
+    s->on_trial_complete(26, zdt1_metrics(p26, dims), false);
+    s->on_trial_complete(27, zdt1_metrics(p27, dims), false);
+  }
+  for (TrialId id = 29; id < 40; ++id) {
+    const auto ca = a.suggest(id).config, cb = b.suggest(id).config;
+    ASSERT_EQ(ca, cb) << "suggestion " << id;
+    a.on_trial_complete(id, zdt1_metrics(ca, dims), false);
+    b.on_trial_complete(id, zdt1_metrics(cb, dims), false);
+  }
+  EXPECT_EQ(a.save(), b.save());
+}
+
+TEST(Motpe, RestoreRefusesOtherObjectivesAndDamage) {
+  const int dims = 2;
+  const auto o = zdt_objectives();
+  TpeSearcher a(cube(dims), mo_opts(1, 50, o), {.n_startup = 3});
+  drive_zdt1(a, dims, 6);
+  const std::string state = a.save();
+  // Other modes, another constraint, one objective.
+  TpeSearcher other_mode(cube(dims), mo_opts(1, 50, {{"f1", "f2"}, {Mode::Min, Mode::Max}, {}}));
+  expect_refused(other_mode, state, "saved with other objectives (f1 min, f2 min; this experiment has f1 min, f2 max)");
+  TpeSearcher constrained(cube(dims), mo_opts(1, 50, {{"f1", "f2"}, {Mode::Min, Mode::Min}, {{"f1", true, 0.5}}}));
+  expect_refused(constrained, state, "this experiment has f1 min, f2 min; f1 <= 0.5");
+  TpeSearcher single(cube(dims), {1, 50, "f1", Mode::Min});
+  expect_refused(single, state, "saved with other objectives (f1 min, f2 min; this experiment has a single objective)");
+  drive_zdt1(single, dims, 3);
+  TpeSearcher multi(cube(dims), mo_opts(1, 50, o));
+  expect_refused(multi, single.save(), "this experiment has f1 min, f2 min)");
+  // A state of the version before objectives were recorded is of one metric.
+  expect_refused(multi, "tpe 2\nnext 0\nlegacy_ranking 0\npending 0\nobserved 0\n",
+                 "saved by a single-objective run (version 2); this experiment has f1 min, f2 min");
+  // Damaged points: a negative or NaN violation, a row cut short.
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string s = state;
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from << " in " << s;
+    return s.replace(at, from.size(), to);
+  };
+  const std::string row = "\n1 0 ";  // trial 1: violation 0
+  expect_refused(multi, replaced(row, "\n1 -1 "), "violation must be >= 0");
+  expect_refused(multi, replaced(row, "\n1 nan "), "violation must be >= 0");
+  expect_refused(multi, state.substr(0, state.rfind(' ')), "tpe searcher: saved state");  // a coordinate short
+  // Refused states change nothing, and the good one reads back.
+  EXPECT_EQ(multi.save(), TpeSearcher(cube(dims), mo_opts(1, 50, o)).save());
+  multi.restore(state);
+  EXPECT_EQ(multi.save(), state);
+}
+
+// ZDT1 in 10 dimensions, 200 trials each, 5 seeds: the median hypervolume of MOTPE's
+// trials beats random search's (reference point (1.1, 11), past every value ZDT1 takes).
+TEST(Motpe, BeatsRandomSearchOnZdt1) {
+  const int dims = 10, trials = 200;
+  const auto o = zdt_objectives();
+  std::vector<double> motpe_hv, random_hv;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    TpeSearcher t(cube(dims), mo_opts(seed, trials, o));
+    RandomSearcher r(cube(dims), mo_opts(seed, trials, o));
+    motpe_hv.push_back(zdt1_hypervolume(drive_zdt1(t, dims, trials), dims));
+    random_hv.push_back(zdt1_hypervolume(drive_zdt1(r, dims, trials), dims));
+    std::printf("seed %d: hypervolume MOTPE %.4f, random %.4f\n", static_cast<int>(seed), motpe_hv.back(),
+                random_hv.back());
+  }
+  EXPECT_GT(median(motpe_hv), median(random_hv));
 }
