@@ -84,7 +84,7 @@ const std::vector<SearcherKind>& searchers() {
       {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials; MOTPE with several "
               "objectives or constraints", make_tpe, true},
       {"bohb", "TPE over the results at the largest budget with enough of them (BOHB), for HyperBand "
-               "or ASHA", make_bohb},
+               "or ASHA; MOTPE's split with several objectives or constraints", make_bohb, true},
       {"cmaes", "CMA-ES (Hansen) over the numeric parameters, asynchronous generations, optional IPOP "
                 "restarts; choice parameters at random", make_cmaes},
       {"gp", "Gaussian-process Bayesian optimization: log expected improvement under a Matern-5/2 kernel "

@@ -1,7 +1,8 @@
 // MOTPE: the split of search/motpe_split.h on hand-built fronts (rank order, the hypervolume
-// cut of the last front, infeasible and failed points, depths, weights), and the "tpe"
-// searcher with several objectives (search/tpe_searcher.h): determinism, what counts as an
-// observation, the constant liar, save/restore, and ZDT1 against random search.
+// cut of the last front, infeasible and failed points, depths, weights), the "tpe" searcher
+// with several objectives (search/tpe_searcher.h): determinism, what counts as an
+// observation, the constant liar, save/restore, and ZDT1 against random search; and "bohb"
+// with several objectives (search/bohb_searcher.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "search/bohb_searcher.h"
 #include "search/hypervolume.h"
 #include "search/motpe_split.h"
 #include "search/random_searcher.h"
@@ -77,6 +79,36 @@ std::vector<Config> drive_zdt1(Searcher& s, int dims, int trials) {
     out.push_back(std::move(sug.config));
   }
   return out;
+}
+
+/// BOHB's loop: trial i runs 1 + (i % 3) * 4 iterations, reporting ZDT1 plus 1 / t in both
+/// objectives at iteration t, so that budgets 1..9 fill at different rates.
+std::vector<Config> drive_bohb_zdt1(Searcher& s, int dims, TrialId first, TrialId last) {
+  std::vector<Config> out;
+  for (TrialId id = first; id <= last; ++id) {
+    auto sug = s.suggest(id);
+    if (sug.kind != Suggestion::Kind::Config) break;
+    const std::int64_t iterations = 1 + (id % 3) * 4;
+    Metrics m;
+    for (std::int64_t t = 1; t <= iterations; ++t) {
+      m = zdt1_metrics(sug.config, dims);
+      for (auto& [name, v] : m) v += 1.0 / static_cast<double>(t);
+      s.on_trial_result(id, t, m);
+    }
+    s.on_trial_complete(id, m, false);
+    out.push_back(std::move(sug.config));
+  }
+  return out;
+}
+
+/// f1 + f2 of ZDT1 summed over configs[from..]: where a run's suggestions went.
+double objective_sum(const std::vector<Config>& configs, std::size_t from, int dims) {
+  double sum = 0;
+  for (std::size_t i = from; i < configs.size(); ++i) {
+    const auto f = zdt1_metrics(configs[i], dims);
+    sum += f.at("f1") + f.at("f2");
+  }
+  return sum;
 }
 
 double zdt1_hypervolume(const std::vector<Config>& configs, int dims) {
@@ -202,11 +234,13 @@ TEST(MotpeSplit, HugeValuesFallBackInsteadOfFailing) {
 
 // ---------------------------------------------------------------- the searcher
 
-TEST(Motpe, TpeIsRegisteredForSeveralObjectives) {
+TEST(Motpe, TpeAndBohbAreRegisteredForSeveralObjectives) {
   const auto o = zdt_objectives();
-  EXPECT_NO_THROW(make_searcher("tpe", cube(2), mo_opts(1, 10, o), {}));
   const auto names = multi_objective_searcher_names();
-  EXPECT_NE(std::find(names.begin(), names.end(), "tpe"), names.end());
+  for (const char* name : {"tpe", "bohb"}) {
+    EXPECT_NO_THROW(make_searcher(name, cube(2), mo_opts(1, 10, o), {})) << name;
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
 }
 
 TEST(Motpe, SameSeedSameSuggestionsAndTheModelFollowsTheObjectives) {
@@ -229,13 +263,7 @@ TEST(Motpe, SameSeedSameSuggestionsAndTheModelFollowsTheObjectives) {
   EXPECT_GE(differ, 45);
   // And the model does what the modes ask: the later half of the maximizing run has larger
   // objectives on average.
-  double sum_min = 0, sum_max = 0;
-  for (std::size_t i = 30; i < 60; ++i) {
-    const auto fa = zdt1_metrics(ca[i], dims), fd = zdt1_metrics(cd[i], dims);
-    sum_min += fa.at("f1") + fa.at("f2");
-    sum_max += fd.at("f1") + fd.at("f2");
-  }
-  EXPECT_GT(sum_max, sum_min);
+  EXPECT_GT(objective_sum(cd, 30, dims), objective_sum(ca, 30, dims));
 }
 
 TEST(Motpe, WhatCountsAsAnObservation) {
@@ -384,4 +412,50 @@ TEST(Motpe, BeatsRandomSearchOnZdt1) {
                 random_hv.back());
   }
   EXPECT_GT(median(motpe_hv), median(random_hv));
+}
+
+// ---------------------------------------------------------------- bohb
+
+// BOHB's model at its model budget takes MOTPE's split: the same seed gives the same
+// suggestions, and the model follows the objectives' modes.
+TEST(MotpeBohb, SameSeedSameSuggestionsAndTheModelFollowsTheObjectives) {
+  const int dims = 3;
+  const BohbOptions random_never{4, 0.0, {0.15, 0, 64, 1.0, true}};
+  BohbSearcher a(cube(dims), mo_opts(2, 80, zdt_objectives()), random_never),
+      b(cube(dims), mo_opts(2, 80, zdt_objectives()), random_never);
+  const auto ca = drive_bohb_zdt1(a, dims, 1, 80), cb = drive_bohb_zdt1(b, dims, 1, 80);
+  EXPECT_EQ(ca, cb);
+  EXPECT_EQ(a.model_budget(), std::optional<std::int64_t>{9});
+  EXPECT_EQ(a.random_suggestions(), 4);  // until budget 1 has 4 observations
+  BohbSearcher d(cube(dims), mo_opts(2, 80, {{"f1", "f2"}, {Mode::Max, Mode::Max}, {}}), random_never);
+  const auto cd = drive_bohb_zdt1(d, dims, 1, 80);
+  EXPECT_GT(objective_sum(cd, 40, dims), objective_sum(ca, 40, dims));
+}
+
+TEST(MotpeBohb, SaveRestoreMidRunAndRefusals) {
+  const int dims = 3;
+  Objectives o = zdt_objectives();
+  o.constraints.push_back({"f1", false, 0.2});
+  BohbSearcher a(cube(dims), mo_opts(21, 100, o));
+  drive_bohb_zdt1(a, dims, 1, 25);
+  const auto p26 = a.suggest(26).config;  // running, with a result
+  a.on_trial_result(26, 1, zdt1_metrics(p26, dims));
+  const std::string state = a.save();
+  EXPECT_EQ(state.rfind("bohb 2\n", 0), 0u) << state;
+  BohbSearcher b(cube(dims), mo_opts(21, 100, o));
+  b.restore(state);
+  EXPECT_EQ(b.save(), state);
+  ASSERT_TRUE(a.model_budget().has_value());
+  EXPECT_EQ(a.model_budget(), b.model_budget());
+  for (auto* s : {&a, &b}) s->on_trial_complete(26, zdt1_metrics(p26, dims), false);
+  EXPECT_EQ(drive_bohb_zdt1(a, dims, 27, 45), drive_bohb_zdt1(b, dims, 27, 45));
+  EXPECT_EQ(a.save(), b.save());
+  // Other objectives, one objective, and a single-objective state.
+  BohbSearcher unconstrained(cube(dims), mo_opts(21, 100, zdt_objectives()));
+  expect_refused(unconstrained, state, "saved with other objectives (f1 min, f2 min; f1 >= 0.2; this experiment has "
+                                       "f1 min, f2 min)");
+  BohbSearcher single(cube(dims), {21, 100, "f1", Mode::Min});
+  expect_refused(single, state, "this experiment has a single objective");
+  expect_refused(a, "bohb 1\nnext 0\nrandom 0\nbudget -1\nruns 0\nbudgets 0\n",
+                 "saved by a single-objective run (version 1); this experiment has f1 min, f2 min; f1 >= 0.2");
 }
