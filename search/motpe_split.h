@@ -14,7 +14,8 @@
 /// 1. Feasible observations first, by depth (how far the trial got, as in TPE's ranking of
 ///    stopped trials: a point after 1 iteration does not compete with one after 27), deepest
 ///    first; equal depths are one group. Within a group, fronts of the non-dominated sort
-///    (search/pareto.h) are taken whole while they fit. The first front that does not fit is
+///    (search/pareto.h) are taken whole while they fit; they are found one at a time, only as
+///    many as the good set needs. The first front that does not fit is
 ///    cut by greedy hypervolume subset selection: starting from nothing, repeatedly add the
 ///    point whose addition raises the selection's hypervolume most (ties: the smaller index),
 ///    as Optuna does (the greedy 1 - 1/e approximation of A. P. Guerreiro, C. M. Fonseca and
@@ -67,7 +68,10 @@ std::vector<double> reference_point(std::span<const std::vector<double>> points)
 
 /// Greedy hypervolume subset selection: `count` indices into `points` (all finite, mutually
 /// non-dominated or not), in the order they were chosen, each the one adding the most
-/// hypervolume to those before it against `reference` (ties: the smaller index).
+/// hypervolume to those before it against `reference` (ties: the smaller index). Gains are
+/// evaluated lazily (a gain only shrinks as the selection grows), so a front of F points
+/// costs far fewer than count * F hypervolumes. Throws std::invalid_argument when a volume is
+/// not finite, or past hypervolume.h's cap.
 std::vector<std::size_t> greedy_hypervolume_subset(std::span<const std::vector<double>> points, std::size_t count,
                                                    const std::vector<double>& reference);
 

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
 #include "search/bohb_searcher.h"
 #include "search/hypervolume.h"
@@ -147,6 +149,36 @@ TEST(MotpeSplit, WholeFrontsInRankOrder) {
   EXPECT_TRUE(good_of(motpe::split({}, 3)).empty());
 }
 
+// The split finds the fronts one at a time (motpe_split.cc); they must be the non-dominated
+// sort's: every good point ranks no worse than every other one, on random sets with ties.
+TEST(MotpeSplit, FrontsAreTheNonDominatedSorts) {
+  Rng rng(5);
+  std::uniform_int_distribution<int> value(0, 6);  // few values: many ties and equal points
+  for (std::size_t m : {2u, 3u}) {
+    for (int round = 0; round < 20; ++round) {
+      std::vector<motpe::Observation> o;
+      std::vector<ParetoPoint> points;
+      for (int i = 0; i < 40; ++i) {
+        std::vector<double> v(m);
+        for (auto& x : v) x = value(rng);
+        o.push_back({{v, 0.0}, 0});
+        points.push_back(o.back().point);
+      }
+      const auto rank = nondominated_sort(points).rank;
+      for (std::size_t n_good : {1u, 5u, 12u, 25u}) {
+        const auto s = motpe::split(o, n_good);
+        ASSERT_EQ(good_of(s).size(), n_good);
+        std::size_t worst_good = 0, best_other = SIZE_MAX;
+        for (std::size_t i = 0; i < o.size(); ++i) {
+          if (s.good[i]) worst_good = std::max(worst_good, rank[i]);
+          else best_other = std::min(best_other, rank[i]);
+        }
+        EXPECT_LE(worst_good, best_other) << "m " << m << ", round " << round << ", n_good " << n_good;
+      }
+    }
+  }
+}
+
 TEST(MotpeSplit, TheLastFrontIsCutByGreedyHypervolume) {
   // The front P0 (1, 9), P1 (2, 4), P2 (3, 3.5), P3 (9, 1): worst (9, 9), reference (9.9, 9.9).
   // Boxes: P0 8.9 * 0.9 = 8.01, P1 7.9 * 5.9 = 46.61, P2 6.9 * 6.4 = 44.16, P3 0.9 * 8.9 = 8.01,
@@ -172,6 +204,42 @@ TEST(MotpeSplit, TheLastFrontIsCutByGreedyHypervolume) {
   const auto neg = motpe::reference_point(std::vector<std::vector<double>>{{-5, -1}, {-2, 0}});
   EXPECT_DOUBLE_EQ(neg[0], -1.8);
   EXPECT_DOUBLE_EQ(neg[1], 1e-12);
+}
+
+// The lazy evaluation chooses what a full scan of every gain in every round chooses, on
+// fronts (what the split cuts: random points of the unit sphere's positive part, mutually
+// non-dominated), where every gain is positive. (Among dominated points gains are zero, and
+// which one a full scan takes is decided by rounding.)
+TEST(MotpeSplit, LazyGreedyChoosesAsTheFullScan) {
+  Rng rng(8);
+  std::uniform_real_distribution<double> u(0.01, 1);
+  for (std::size_t m : {2u, 3u, 4u}) {
+    for (int round = 0; round < 10; ++round) {
+      std::vector<std::vector<double>> pts(30, std::vector<double>(m));
+      for (auto& p : pts) {
+        for (auto& x : p) x = u(rng);
+        const double norm = std::sqrt(std::inner_product(p.begin(), p.end(), p.begin(), 0.0));
+        for (auto& x : p) x /= norm;
+      }
+      const auto ref = motpe::reference_point(pts);
+      std::vector<std::size_t> full;
+      std::vector<std::vector<double>> selected;
+      for (int k = 0; k < 12; ++k) {
+        std::size_t best = 0;
+        double best_gain = -1;
+        const double before = hypervolume(selected, ref);
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+          if (std::find(full.begin(), full.end(), i) != full.end()) continue;
+          selected.push_back(pts[i]);
+          if (const double gain = hypervolume(selected, ref) - before; gain > best_gain) best = i, best_gain = gain;
+          selected.pop_back();
+        }
+        full.push_back(best);
+        selected.push_back(pts[best]);
+      }
+      EXPECT_EQ(motpe::greedy_hypervolume_subset(pts, 12, ref), full) << "m " << m << ", round " << round;
+    }
+  }
 }
 
 TEST(MotpeSplit, InfeasibleOnlyAfterTheFeasibleAndFailedNever) {
