@@ -54,15 +54,23 @@ SearcherOptions mo_opts(std::uint64_t seed, std::int64_t n, const Objectives& o)
   return s;
 }
 
+/// "x1", "x2", ...: the synthetic functions' parameters. (Appended rather than "x" + a
+/// string, which GCC 12 warns about wrongly, -Wrestrict.)
+std::string param(int i) {
+  std::string name = "x";
+  name += std::to_string(i);
+  return name;
+}
+
 Space cube(int dims) {
   Space s;
-  for (int i = 1; i <= dims; ++i) s.params.push_back({"x" + std::to_string(i), uniform(0, 1)});
+  for (int i = 1; i <= dims; ++i) s.params.push_back({param(i), uniform(0, 1)});
   return s;
 }
 
 std::vector<double> coords(const Config& c, int dims) {
   std::vector<double> x;
-  for (int i = 1; i <= dims; ++i) x.push_back(std::get<double>(c.at("x" + std::to_string(i))));
+  for (int i = 1; i <= dims; ++i) x.push_back(std::get<double>(c.at(param(i))));
   return x;
 }
 
