@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "search/motpe_split.h"
 #include "search/saved_state.h"
 
 namespace ranktune::search {
@@ -30,6 +31,7 @@ BohbOptions BohbOptions::read(const Options& options, std::size_t dims) {
 BohbSearcher::BohbSearcher(Space space, SearcherOptions options, BohbOptions bohb)
     : NumSamplesSearcher(std::move(options)), space_(std::move(space)), bohb_(bohb) {
   if (bohb_.min_points_in_model <= 0) bohb_.min_points_in_model = static_cast<std::int64_t>(space_.params.size()) + 1;
+  if (multi()) options_.objectives.check();
 }
 
 std::optional<std::int64_t> BohbSearcher::model_budget() const {
@@ -54,10 +56,22 @@ Suggestion BohbSearcher::suggest(TrialId id) {
     point = parzen::sample_point(space_, rng);
   } else {
     const auto& at_budget = by_budget_.at(budget_);
-    std::vector<parzen::Scored> scored;
-    scored.reserve(at_budget.size());
-    for (const auto& o : at_budget) scored.push_back({o.score, &runs_.at(o.id).point});
-    point = parzen::propose(space_, scored, bohb_.model, rng);
+    if (multi()) {
+      // One budget: every observation at the same depth.
+      std::vector<motpe::Observation> observations;
+      std::vector<const parzen::Point*> points;
+      for (const auto& o : at_budget) {
+        observations.push_back({o.pareto, 0});
+        points.push_back(&runs_.at(o.id).point);
+      }
+      const auto split = motpe::split(observations, parzen::good_count(observations.size(), bohb_.model));
+      point = parzen::propose(space_, points, {split.good, split.weights}, bohb_.model, rng);
+    } else {
+      std::vector<parzen::Scored> scored;
+      scored.reserve(at_budget.size());
+      for (const auto& o : at_budget) scored.push_back({o.score, &runs_.at(o.id).point});
+      point = parzen::propose(space_, scored, bohb_.model, rng);
+    }
   }
   Config config = parzen::settle(space_, point);  // inactive parameters: absent, NaN in the model
   runs_[id] = {std::move(point), 0, false};
@@ -70,10 +84,19 @@ void BohbSearcher::adopt(TrialId id, const Config& config) {
   runs_[id] = {parzen::encode(space_, active), 0, false};
 }
 
-void BohbSearcher::observe(TrialId id, std::int64_t budget, double value) {
+void BohbSearcher::observe(TrialId id, std::int64_t budget, const Metrics& m) {
   if (budget < budget_) return;  // below the model budget: no suggestion will ever use it
+  Observation o{id, 0, {}};
+  if (multi()) {
+    if (!options_.objectives.any_reported(m)) return;  // a result of other metrics only
+    o.pareto = options_.objectives.point(m);
+  } else {
+    const auto v = m.find(options_.metric);
+    if (v == m.end() || !std::isfinite(v->second)) return;
+    o.score = sign(options_.mode) * v->second;
+  }
   auto& at = by_budget_[budget];
-  at.push_back({id, sign(options_.mode) * value});
+  at.push_back(std::move(o));
   if (budget > budget_ && static_cast<std::int64_t>(at.size()) >= bohb_.min_points_in_model) {
     budget_ = budget;
     forget_below_model_budget();
@@ -94,8 +117,7 @@ void BohbSearcher::on_trial_result(TrialId id, std::int64_t iteration, const Met
   // The budget is the iteration the result reports: a retry or a resume that restarts from
   // an older checkpoint reports the same budgets again, which counting results would not.
   const std::int64_t budget = it->second.results = iteration;
-  const auto m = metrics.find(options_.metric);
-  if (m != metrics.end() && std::isfinite(m->second)) observe(id, budget, m->second);
+  observe(id, budget, metrics);
 }
 
 void BohbSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error) {
@@ -106,8 +128,7 @@ void BohbSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error
   if (run.results == 0 && !error) {
     // The searcher saw none of its results (a Repeater forwards only the group's mean): the
     // final value is all there is, at an unknown budget.
-    const auto m = last.find(options_.metric);
-    if (m != last.end() && std::isfinite(m->second)) observe(id, 0, m->second);
+    observe(id, 0, last);
   }
   // A complete trial is kept only while an observation refers to it; its observations are
   // at budgets up to `results` (0 if none), so none is kept when that is below the model budget.
@@ -115,8 +136,12 @@ void BohbSearcher::on_trial_complete(TrialId id, const Metrics& last, bool error
 }
 
 std::string BohbSearcher::save() const {
-  StateWriter w("bohb", 1);
+  // Version 2 adds the objectives (write_objectives; none for one metric), and with several
+  // an observation's Pareto point (violation, then the objectives in minimization form) in
+  // place of its value.
+  StateWriter w("bohb", 2);
   w.field("next").integer(next_).field("random").integer(random_).field("budget").integer(budget_);
+  write_objectives(w, options_.objectives);
   w.field("runs").integer(static_cast<std::int64_t>(runs_.size())).line();
   for (const auto& [id, run] : runs_) {
     w.integer(id).integer(run.results).integer(run.complete ? 1 : 0);
@@ -126,17 +151,31 @@ std::string BohbSearcher::save() const {
   w.field("budgets").integer(static_cast<std::int64_t>(by_budget_.size())).line();
   for (const auto& [budget, at] : by_budget_) {
     w.integer(budget).integer(static_cast<std::int64_t>(at.size())).line();
-    // The metric as reported, not the signed score, so the text reads like the results.
-    for (const auto& o : at) w.integer(o.id).number(sign(options_.mode) * o.score).line();
+    for (const auto& o : at) {
+      w.integer(o.id);
+      if (multi()) {
+        write_pareto_point(w, o.pareto);
+      } else {
+        w.number(sign(options_.mode) * o.score);  // the metric as reported, so the text reads like the results
+      }
+      w.line();
+    }
   }
   return w.str();
 }
 
 void BohbSearcher::restore(const std::string& state) {
-  StateReader r(state, "bohb", 1, "bohb searcher");
+  StateReader r(state, "bohb", 2, "bohb searcher");
   const std::int64_t next = r.integer_field("next", 0);
   const std::int64_t random = r.integer_field("random", 0);
   const std::int64_t budget = r.integer_field("budget", -1);
+  // Before version 2 every state was of one metric.
+  if (r.version() >= 2) {
+    read_objectives(r, options_.objectives);
+  } else {
+    r.require(!multi(), "saved by a single-objective run (version 1); this experiment has " +
+                            options_.objectives.describe() + ". Resume it with the objectives it was saved with");
+  }
   r.require(random <= next, "more random suggestions than suggestions");
   std::map<TrialId, Run> runs;
   for (std::size_t n = r.count_field("runs"); n > 0; --n) {
@@ -159,8 +198,12 @@ void BohbSearcher::restore(const std::string& state) {
       r.require(run != runs.end() && run->second.results >= b,
                 "observation of trial " + std::to_string(o.id) + " at budget " + std::to_string(b) +
                     " that the trial never reached");
-      o.score = sign(options_.mode) * r.finite("an observation's value");
-      at.push_back(o);
+      if (multi()) {
+        o.pareto = read_pareto_point(r, options_.objectives.metrics.size());
+      } else {
+        o.score = sign(options_.mode) * r.finite("an observation's value");
+      }
+      at.push_back(std::move(o));
     }
   }
   r.require(budget < 0 || (by_budget.contains(budget) && static_cast<std::int64_t>(by_budget.at(budget).size()) >=

@@ -46,6 +46,13 @@
 /// evaluations); non-finite values are not observations. Every suggestion draws from its
 /// own generator, seeded by (seed, suggestion index): the first draw decides random or
 /// model, so a suggestion depends only on the seed, its index and the observations so far.
+///
+/// With several objectives or constraints (SearcherOptions::objectives.multi()) the model at
+/// the model budget splits its observations as MOTPE does (search/motpe_split.h: Pareto rank
+/// and hypervolume, feasible first; l(x) weighted by hypervolume contribution), the rest as
+/// above. An observation is then the Pareto point of a result that reports at least one
+/// objective; one that lacks an objective or a constrained metric (a metric reported only at
+/// the end, seen at a lower budget) is a failed point there, never good.
 
 #include <cstdint>
 #include <map>
@@ -53,6 +60,7 @@
 #include <vector>
 
 #include "search/num_samples_searcher.h"
+#include "search/objectives.h"
 #include "search/parzen.h"
 
 namespace ranktune::search {
@@ -78,9 +86,10 @@ class BohbSearcher final : public NumSamplesSearcher {
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// Takes a trial it did not propose as its own (its config joins the model once complete).
   void adopt(TrialId id, const Config& config) override;
-  /// Text: the suggestion and random-suggestion counts, the model budget, the trials still
-  /// needed (id, results seen, complete, point) and the observations kept, per budget in
-  /// arrival order (id, value as reported).
+  /// Text: the suggestion and random-suggestion counts, the model budget, the objectives
+  /// (none for one metric), the trials still needed (id, results seen, complete, point) and
+  /// the observations kept, per budget in arrival order (id, value as reported, or Pareto
+  /// point). A state saved with other objectives is refused.
   std::string save() const override;
   void restore(const std::string& state) override;
 
@@ -102,12 +111,15 @@ class BohbSearcher final : public NumSamplesSearcher {
   };
   struct Observation {
     TrialId id;
-    double score;  ///< sign(mode) * metric: bigger is better
+    double score;        ///< sign(mode) * metric: bigger is better (one objective)
+    ParetoPoint pareto;  ///< the result's Pareto point (several objectives; else empty)
   };
 
-  /// Adds an observation at `budget`, and raises the model budget when `budget` is above
-  /// it and has enough observations.
-  void observe(TrialId id, std::int64_t budget, double value);
+  bool multi() const { return options_.objectives.multi(); }
+  /// Adds the observation of result `m` of trial `id` at `budget` if `m` is one (it reports
+  /// the metric, finite, or with several objectives any of them), and raises the model
+  /// budget when `budget` is above it and has enough observations.
+  void observe(TrialId id, std::int64_t budget, const Metrics& m);
   /// Drops the budgets below the model budget and the complete trials no kept
   /// observation refers to.
   void forget_below_model_budget();

@@ -56,4 +56,22 @@ struct Objectives {
   friend bool operator==(const Objectives&, const Objectives&) = default;
 };
 
+class StateWriter;
+class StateReader;
+
+/// Writes `o` into a saved state (search/saved_state.h): "objectives" with the count and a
+/// line per objective (its metric, and its mode as 1 for max), then "constraints" likewise
+/// (metric, 1 for "<=", bound). Empty objectives (a single-objective run) write two zero
+/// counts. The multi-objective algorithms record them so that a resume with other
+/// objectives is refused instead of ranking old points by new rules.
+void write_objectives(StateWriter& w, const Objectives& o);
+/// Reads what write_objectives wrote, and refuses (through `r`) objectives other than
+/// `expected`, naming both: "saved with other objectives (X; this experiment has Y)".
+void read_objectives(StateReader& r, const Objectives& expected);
+/// A Pareto point in a saved state: its violation, then its objectives (minimization form).
+StateWriter& write_pareto_point(StateWriter& w, const ParetoPoint& p);
+/// Reads what write_pareto_point wrote, with `count` objectives; refuses a violation that is
+/// NaN or below 0.
+ParetoPoint read_pareto_point(StateReader& r, std::size_t count);
+
 }  // namespace ranktune::search

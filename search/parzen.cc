@@ -92,14 +92,15 @@ std::size_t pick_component(const std::vector<double>& cumulative, Rng& rng) {
 class Mixture {
  public:
   /// `sorted`, if given, is the components' order by (mean, index), the prior (index n)
-  /// included; else it is sorted here.
+  /// included; else it is sorted here. `weights`, if given, are the observations' weights
+  /// (one per x) in place of the forgetting weights.
   Mixture(const std::vector<double>& xs, double low, double high, double prior_weight,
-          const std::vector<std::uint32_t>* sorted = nullptr)
+          const std::vector<std::uint32_t>* sorted = nullptr, const std::vector<double>* weights = nullptr)
       : low_(low), high_(high) {
     const std::size_t n = xs.size(), k = n + 1;
     mu_ = xs;
     mu_.push_back(0.5 * (low + high));
-    std::vector<double> w = forgetting_weights(n);
+    std::vector<double> w = weights ? *weights : forgetting_weights(n);
     w.push_back(prior_weight);
 
     // Bandwidth: the larger gap to the sorted neighbours (the range ends count as
@@ -196,12 +197,13 @@ class Mixture {
   std::vector<double> mu_, sigma_, cumulative_, log_coef_, log_weight_;
 };
 
-// Log probabilities of a categorical estimator: forgetting-weighted counts plus
-// prior_weight spread evenly, so no value ever has probability zero.
+// Log probabilities of a categorical estimator: weighted counts (the forgetting weights
+// unless `weights` gives others) plus prior_weight spread evenly, so no value ever has
+// probability zero.
 std::vector<double> categorical_log_probs(const std::vector<double>& indices, std::size_t size,
-                                          double prior_weight) {
+                                          double prior_weight, const std::vector<double>* weights = nullptr) {
   std::vector<double> p(size, prior_weight / static_cast<double>(size));
-  const auto w = forgetting_weights(indices.size());
+  const auto w = weights ? *weights : forgetting_weights(indices.size());
   for (std::size_t i = 0; i < indices.size(); ++i) p[static_cast<std::size_t>(indices[i])] += w[i];
   const double total = std::accumulate(p.begin(), p.end(), 0.0);
   for (auto& x : p) x = std::log(x / total);
@@ -329,24 +331,31 @@ std::vector<std::uint32_t> merged_order(const std::vector<std::uint32_t>& along,
 // The model-based choice of one parameter from its good and bad values. With `along` (the
 // observations' order along this parameter) and the positions of each observation among
 // the good and the bad ones, the estimators' components are merged rather than sorted.
+// `good_weights`, if given, weigh the good points in l(x) (one per point of `good`).
 double propose_param(const Domain& d, std::size_t param, const std::vector<const Point*>& good,
                      const std::vector<const Point*>& bad, const ModelOptions& options, Rng& rng,
                      const std::vector<std::uint32_t>* along = nullptr, const std::vector<std::int64_t>* good_pos = nullptr,
-                     const std::vector<std::int64_t>* bad_pos = nullptr, std::size_t bad_observed = 0) {
-  std::vector<double> xs_good, xs_bad;
+                     const std::vector<std::int64_t>* bad_pos = nullptr, std::size_t bad_observed = 0,
+                     const std::vector<double>* good_weights = nullptr) {
+  std::vector<double> xs_good, xs_bad, ws_good;
   xs_good.reserve(good.size());
   xs_bad.reserve(bad.size());
   const bool listed = d.is_listed();
   // Only the observations where the parameter was active (Optuna's TPE fits each
   // parameter's estimators on the trials that have it).
-  for (const auto* p : good)
-    if (!std::isnan((*p)[param])) xs_good.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    const double x = (*good[i])[param];
+    if (std::isnan(x)) continue;
+    xs_good.push_back(listed ? x : to_model(d, x));
+    if (good_weights) ws_good.push_back((*good_weights)[i]);
+  }
   for (const auto* p : bad)
     if (!std::isnan((*p)[param])) xs_bad.push_back(listed ? (*p)[param] : to_model(d, (*p)[param]));
+  const std::vector<double>* wl = good_weights ? &ws_good : nullptr;
 
   double best = 0.0, best_score = kNegInf;
   if (listed) {
-    const auto l = categorical_log_probs(xs_good, d.values.size(), options.prior_weight);
+    const auto l = categorical_log_probs(xs_good, d.values.size(), options.prior_weight, wl);
     const auto g = categorical_log_probs(xs_bad, d.values.size(), options.prior_weight);
     std::vector<double> pl(l.size());
     for (std::size_t c = 0; c < l.size(); ++c) pl[c] = std::exp(l[c]);
@@ -363,7 +372,7 @@ double propose_param(const Domain& d, std::size_t param, const std::vector<const
     order_l = merged_order(*along, *good_pos, xs_good, xs_good.size(), 0.5 * (low + high));
     order_g = merged_order(*along, *bad_pos, xs_bad, bad_observed, 0.5 * (low + high));
   }
-  const Mixture l(xs_good, low, high, options.prior_weight, along ? &order_l : nullptr);
+  const Mixture l(xs_good, low, high, options.prior_weight, along ? &order_l : nullptr, wl);
   const Mixture g(xs_bad, low, high, options.prior_weight, along ? &order_g : nullptr);
   for (std::int64_t c = 0; c < options.n_ei_candidates; ++c) {
     const double x = l.draw(rng);
@@ -379,9 +388,12 @@ double propose_param(const Domain& d, std::size_t param, const std::vector<const
 // (to_model for numbers, the index for listed values).
 class Joint {
  public:
-  Joint(const Space& space, const std::vector<const Point*>& points, double prior_weight) : space_(space) {
+  /// `weights`, if given, weigh the points (one each) in place of the forgetting weights.
+  Joint(const Space& space, const std::vector<const Point*>& points, double prior_weight,
+        const std::vector<double>* weights = nullptr)
+      : space_(space) {
     const std::size_t n = points.size(), k = n + 1;
-    std::vector<double> w = forgetting_weights(n);
+    std::vector<double> w = weights ? *weights : forgetting_weights(n);
     w.push_back(prior_weight);
     const double total = std::accumulate(w.begin(), w.end(), 0.0);
     double run = 0.0;
@@ -396,7 +408,7 @@ class Joint {
       for (const auto* pt : points) xs.push_back(d.is_listed() ? (*pt)[p] : to_model(d, (*pt)[p]));
       if (!d.is_listed()) {
         const auto [low, high] = model_range(d);
-        mixtures_.emplace_back(Mixture(xs, low, high, prior_weight));
+        mixtures_.emplace_back(Mixture(xs, low, high, prior_weight, nullptr, weights));
         categorical_.emplace_back();
         continue;
       }
@@ -461,8 +473,8 @@ class Joint {
 
 // The joint choice of every parameter: the best of n_ei_candidates joint draws from l.
 Point propose_joint(const Space& space, const std::vector<const Point*>& good, const std::vector<const Point*>& bad,
-                    const ModelOptions& options, Rng& rng) {
-  const Joint l(space, good, options.prior_weight), g(space, bad, options.prior_weight);
+                    const ModelOptions& options, Rng& rng, const std::vector<double>* good_weights = nullptr) {
+  const Joint l(space, good, options.prior_weight, good_weights), g(space, bad, options.prior_weight);
   Point best;
   double best_score = kNegInf;
   for (std::int64_t c = 0; c < options.n_ei_candidates; ++c) {
@@ -486,7 +498,7 @@ Point propose_joint(const Space& space, const std::vector<const Point*>& good, c
 // search space by co-occurrence in past trials finds these same groups; here the conditions
 // give them without looking at the history.
 Point propose_groups(const Space& space, const std::vector<const Point*>& good, const std::vector<const Point*>& bad,
-                     const ModelOptions& options, Rng& rng) {
+                     const ModelOptions& options, Rng& rng, const std::vector<double>* good_weights = nullptr) {
   std::vector<std::vector<std::size_t>> groups;
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < space.params.size(); ++i) {
@@ -503,22 +515,27 @@ Point propose_groups(const Space& space, const std::vector<const Point*>& good, 
   for (const auto& group : groups) {
     Space sub;
     for (const std::size_t i : group) sub.params.push_back({space.params[i].name, space.params[i].domain});
-    // A group's members are active together: its first coordinate tells.
-    const auto project = [&](const std::vector<const Point*>& from, std::vector<Point>& store) {
-      for (const Point* p : from) {
+    // A group's members are active together: its first coordinate tells. `from_w`, if
+    // given, are the points' weights: those of the points kept go to `kept_w`.
+    const auto project = [&](const std::vector<const Point*>& from, std::vector<Point>& store,
+                             const std::vector<double>* from_w, std::vector<double>& kept_w) {
+      for (std::size_t k = 0; k < from.size(); ++k) {
+        const Point* p = from[k];
         if (std::isnan((*p)[group.front()])) continue;
         Point q;
         for (const std::size_t i : group) q.push_back((*p)[i]);
         store.push_back(std::move(q));
+        if (from_w) kept_w.push_back((*from_w)[k]);
       }
     };
     std::vector<Point> good_store, bad_store;
-    project(good, good_store);
-    project(bad, bad_store);
+    std::vector<double> good_w, bad_w;
+    project(good, good_store, good_weights, good_w);
+    project(bad, bad_store, nullptr, bad_w);
     std::vector<const Point*> g, b;
     for (const Point& p : good_store) g.push_back(&p);
     for (const Point& p : bad_store) b.push_back(&p);
-    const Point chosen = propose_joint(sub, g, b, options, rng);
+    const Point chosen = propose_joint(sub, g, b, options, rng, good_weights ? &good_w : nullptr);
     for (std::size_t k = 0; k < group.size(); ++k) out[group[k]] = chosen[k];
   }
   return out;
@@ -562,6 +579,13 @@ void SortedObservations::assign(const Space& space, const std::vector<const Poin
   }
 }
 
+std::size_t good_count(std::size_t n, const ModelOptions& options) {
+  if (n == 0) return 0;
+  std::size_t cap = n;
+  if (options.max_good > 0) cap = std::min(cap, static_cast<std::size_t>(options.max_good));
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(options.gamma * static_cast<double>(n))), 1, cap);
+}
+
 Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
               Rng& rng, const std::vector<const Point*>& running, const SortedObservations* sorted) {
   // Split by score, best first; a stable sort keeps ties in observation order so the split
@@ -575,17 +599,32 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
     if (observations[a].depth != observations[b].depth) return observations[a].depth > observations[b].depth;
     return observations[a].score > observations[b].score;
   });
-  std::size_t cap = n;
-  if (options.max_good > 0) cap = std::min(cap, static_cast<std::size_t>(options.max_good));
-  const auto n_good = std::clamp<std::size_t>(
-      static_cast<std::size_t>(std::ceil(options.gamma * static_cast<double>(n))), 1, cap);
-  std::vector<bool> is_good(n, false);
-  for (std::size_t i = 0; i < n_good; ++i) is_good[rank[i]] = true;
+  Split split;
+  split.good.assign(n, false);
+  const std::size_t n_good = good_count(n, options);
+  for (std::size_t i = 0; i < n_good; ++i) split.good[rank[i]] = true;
+  std::vector<const Point*> points(n);
+  for (std::size_t i = 0; i < n; ++i) points[i] = observations[i].point;
+  return propose(space, points, split, options, rng, running, sorted);
+}
+
+Point propose(const Space& space, const std::vector<const Point*>& observations, const Split& split,
+              const ModelOptions& options, Rng& rng, const std::vector<const Point*>& running,
+              const SortedObservations* sorted) {
+  const std::size_t n = observations.size();
+  if (split.good.size() != n || (!split.weights.empty() && split.weights.size() != n))
+    throw std::invalid_argument("parzen::propose: the split does not match the observations");
+  const std::vector<bool>& is_good = split.good;
   std::vector<const Point*> good, bad;
-  for (std::size_t i = 0; i < n; ++i) (is_good[i] ? good : bad).push_back(observations[i].point);
+  std::vector<double> good_weights;  // only with the split's own weights
+  for (std::size_t i = 0; i < n; ++i) {
+    (is_good[i] ? good : bad).push_back(observations[i]);
+    if (is_good[i] && !split.weights.empty()) good_weights.push_back(split.weights[i]);
+  }
+  const std::vector<double>* gw = split.weights.empty() ? nullptr : &good_weights;
   bad.insert(bad.end(), running.begin(), running.end());
-  if (options.multivariate) return space.conditional() ? propose_groups(space, good, bad, options, rng)
-                                                       : propose_joint(space, good, bad, options, rng);
+  if (options.multivariate) return space.conditional() ? propose_groups(space, good, bad, options, rng, gw)
+                                                       : propose_joint(space, good, bad, options, rng, gw);
   // Each observation's index among the good ones and among the bad ones (-1: not there).
   std::vector<std::int64_t> good_pos, bad_pos;
   const bool merge = sorted != nullptr && sorted->size() == n;
@@ -605,7 +644,7 @@ Point propose(const Space& space, const std::vector<Scored>& observations, const
   for (std::size_t i = 0; i < space.params.size(); ++i) {
     const Domain& d = space.params[i].domain;
     const auto* along = merge && !d.is_listed() && !space.params[i].conditional() ? &sorted->order(i) : nullptr;
-    point[i] = propose_param(d, i, good, bad, options, rng, along, &good_pos, &bad_pos, bad.size() - running.size());
+    point[i] = propose_param(d, i, good, bad, options, rng, along, &good_pos, &bad_pos, bad.size() - running.size(), gw);
   }
   return point;
 }

@@ -126,6 +126,28 @@ class SortedObservations {
 Point propose(const Space& space, const std::vector<Scored>& observations, const ModelOptions& options,
               Rng& rng, const std::vector<const Point*>& running = {}, const SortedObservations* sorted = nullptr);
 
+/// How many of n observations the good set holds: ceil(gamma n), at least one (none of
+/// none), at most max_good when that is set. The score split above takes this many.
+std::size_t good_count(std::size_t n, const ModelOptions& options);
+
+/// A good/bad split that the caller made (MOTPE's, search/motpe_split.h), for the proposal
+/// below: per observation, whether it is good, and optionally its weight in l(x).
+struct Split {
+  std::vector<bool> good;       ///< one per observation
+  /// Empty: the good observations weigh as the score split's do (the forgetting weights).
+  /// Else one per observation (only the good ones' are read): MOTPE weighs l(x)'s
+  /// components by hypervolume contribution instead.
+  std::vector<double> weights;
+};
+
+/// The proposal of the other propose, from a split made by the caller: l(x) from the good
+/// observations (weighted by split.weights when given), g(x) from the others and `running`
+/// (the constant liar). The good set may be empty (l(x) is then the prior alone). Throws
+/// std::invalid_argument when the split's sizes differ from the observations'.
+Point propose(const Space& space, const std::vector<const Point*>& observations, const Split& split,
+              const ModelOptions& options, Rng& rng, const std::vector<const Point*>& running = {},
+              const SortedObservations* sorted = nullptr);
+
 /// Writes a point into a saved state: its coordinates, as exact doubles.
 void write_point(StateWriter& w, const Point& point);
 /// Reads a point of `space` that write_point wrote, and checks it lies in the space (finite,

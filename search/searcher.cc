@@ -86,9 +86,10 @@ const std::vector<SearcherKind>& searchers() {
   static const std::vector<SearcherKind> table = {
       {"random", "samples each parameter from its domain, num_samples times per grid point", make_random, true},
       {"grid", "every combination of the grid and choice values, num_samples times", make_grid, true},
-      {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials", make_tpe},
+      {"tpe", "tree-structured Parzen estimator (Optuna's default) over the completed trials; MOTPE with several "
+              "objectives or constraints", make_tpe, true},
       {"bohb", "TPE over the results at the largest budget with enough of them (BOHB), for HyperBand "
-               "or ASHA", make_bohb},
+               "or ASHA; MOTPE's split with several objectives or constraints", make_bohb, true},
       {"cmaes", "CMA-ES (Hansen) over the numeric parameters, asynchronous generations, optional IPOP "
                 "restarts; choice parameters at random", make_cmaes},
       {"gp", "Gaussian-process Bayesian optimization: log expected improvement under a Matern-5/2 kernel "

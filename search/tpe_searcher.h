@@ -12,12 +12,23 @@
 /// suggestion depends only on the seed, its index and the observations completed before it.
 /// Observations are the experiment metric's last value; errored trials and non-finite
 /// values are not observations.
+///
+/// With several objectives or constraints (SearcherOptions::objectives.multi()) it is MOTPE
+/// (Ozaki et al., GECCO 2020 and JAIR 2022): an observation is the Pareto point of the
+/// trial's last result (search/objectives.h), and the good set is MOTPE's split,
+/// search/motpe_split.h (non-domination rank and hypervolume, feasible before infeasible,
+/// failed never good; l(x) weighted by hypervolume contribution). The good count, the
+/// estimators, the constant liar (running trials join g(x), as the worst) and the depth
+/// ranking are TPE's. Errored trials, and results that report none of the objectives, are
+/// not observations; a result with a NaN or missing objective or constrained metric is a
+/// failed one (it shapes g(x) only).
 
 #include <cstdint>
 #include <map>
 #include <vector>
 
 #include "search/num_samples_searcher.h"
+#include "search/objectives.h"
 #include "search/parzen.h"
 
 namespace ranktune::search {
@@ -57,8 +68,9 @@ class TpeSearcher final : public NumSamplesSearcher {
   void on_trial_complete(TrialId id, const Metrics& last, bool error) override;
   /// Takes a trial it did not propose as its own (its config joins the model once complete).
   void adopt(TrialId id, const Config& config) override;
-  /// Text: the suggestion count, the configs of trials not yet complete, and the
-  /// observations in the order they completed (id, value, one number per parameter).
+  /// Text: the suggestion count, the objectives (none for one metric), the configs of trials
+  /// not yet complete, and the observations in the order they completed (id, value or Pareto
+  /// point, depth, one number per parameter). A state saved with other objectives is refused.
   std::string save() const override;
   void restore(const std::string& state) override;
 
@@ -69,10 +81,15 @@ class TpeSearcher final : public NumSamplesSearcher {
   using Point = parzen::Point;
   struct Observation {
     TrialId id;
-    double score;  ///< sign(mode) * metric: bigger is better
+    double score;  ///< sign(mode) * metric: bigger is better (one objective)
     Point point;
     std::int64_t depth = 0;  ///< iterations it reached (0 when ranked by value alone)
+    ParetoPoint pareto;      ///< the result's Pareto point (several objectives; else empty)
   };
+
+  bool multi() const { return options_.objectives.multi(); }
+  /// The MOTPE proposal (several objectives), with `running` in g(x).
+  Point propose_multi(Rng& rng, const std::vector<const Point*>& running) const;
 
   Space space_;
   TpeOptions tpe_;
