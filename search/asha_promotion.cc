@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "search/asha_scheduler.h"
+#include "search/early_stopping.h"
 #include "search/saved_state.h"
 
 namespace ranktune::search {
@@ -40,15 +41,21 @@ std::int64_t AshaPromotionScheduler::next_decision(const Trial& trial) const {
 }
 
 Decision AshaPromotionScheduler::on_trial_result(const Trial& trial) {
-  const std::size_t k = next_rung(trial.id);
+  std::size_t k = next_rung(trial.id);
   // Reporting past rung k - 1 means the trial was promoted from it.
   if (k > 0 && rungs_[k - 1].promoted.insert(trial.id).second) leave_waiting(trial.id);
   if (k >= milestones_.size() || trial.iterations < milestones_[k]) return Decision::Continue;
-  const double score = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
-  const Entry entry{-score, trial.id};
+  // The result itself is recorded, not the trial's last finite value: a NaN is the worst
+  // score, and a result without the metric records nothing (the trial runs on).
+  const auto score = latest_score(trial, ctx_);
+  if (!score) return Decision::Continue;
+  // At the highest rung reached, as ASHA's stopping variant: one whose metric was missing at
+  // a milestone is recorded at the next one it reaches with a score.
+  while (k + 1 < milestones_.size() && milestones_[k + 1] <= trial.iterations) ++k;
+  const Entry entry{-*score, trial.id};
   rungs_[k].scores.insert(entry);
   rungs_[k].waiting.insert(entry);
-  reached_[trial.id] = {k + 1, -score};
+  reached_[trial.id] = {k + 1, -*score};
   return Decision::Pause;
 }
 

@@ -4,8 +4,10 @@
 ///
 /// Rungs lie at the milestones of asha_milestones(grace_period, reduction_factor, max_t, 0),
 /// and max_t ends a trial. A trial *pauses* at each rung it reaches, its score s = sign(mode)
-/// * metric (non-finite: -inf) recorded there. Whenever a worker is free, the scheduler
-/// looks from the highest rung down for a paused trial among the top floor(n_k /
+/// * metric of the result there (non-finite: -inf) recorded there. A result without the
+/// metric records nothing: the trial runs on, and its next result with the metric is recorded
+/// at the highest rung it has reached (as the stopping variant). Whenever a worker is free,
+/// the scheduler looks from the highest rung down for a paused trial among the top floor(n_k /
 /// reduction_factor) of the n_k trials recorded at rung k (ties: lower id first) that has
 /// not been promoted from k yet, and resumes it from its checkpoint towards rung k + 1; if
 /// there is none, a new trial starts. Paused trials that are never promoted end when the

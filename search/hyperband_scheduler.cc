@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "search/early_stopping.h"
 #include "search/saved_state.h"
 
 namespace ranktune::search {
@@ -96,8 +97,12 @@ Decision HyperBandScheduler::on_trial_result(const Trial& trial) {
   if (trial.iterations < milestone || b.rung + 1 == b.shape.milestones.size()) return Decision::Continue;
   const auto live = b.live.find(trial.id);
   if (live == b.live.end()) return Decision::Stop;  // abandoned while its result was in flight
-  const double v = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
-  live->second = v;
+  // The result at the rung is judged, not the trial's last finite value: a NaN there is the
+  // worst score, and a result without the metric judges nothing (the trial goes on, and its
+  // next result with the metric is its entry at this rung), as ASHA's.
+  const auto score = latest_score(trial, ctx_);
+  if (!score) return Decision::Continue;
+  live->second = *score;
   // The last trial to reach a rung settles it: it goes on (or stops) at once instead of
   // pausing only to be resumed (or dropped) a moment later. Only this settle's lists count:
   // promoted_ may still hold this trial from an earlier rung (it is pruned lazily).

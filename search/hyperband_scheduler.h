@@ -15,9 +15,11 @@
 /// next bracket opens. A trial pauses when it reaches its bracket's current rung. When
 /// every live trial of the bracket has reached the rung (or failed), and the bracket is
 /// full (or no more trials will come), the best floor(m / eta) of the m trials at the rung
-/// (at least 1; scores sign(mode) * metric, ties to the lower id) are promoted to the next
-/// rung and resume; the others are abandoned (the controller terminates them). At rung s
-/// the controller stops the trials at max_t.
+/// (at least 1; scores sign(mode) * metric of the result at the rung, a non-finite one the
+/// worst, ties to the lower id) are promoted to the next rung and resume; the others are
+/// abandoned (the controller terminates them). At rung s the controller stops the trials at
+/// max_t. A result at or past the rung that lacks the metric judges nothing: the trial runs on
+/// and is judged at this rung by its next result with the metric (as ASHA).
 ///
 /// Options (`[scheduler]` keys):
 ///   - `max_t` (integer >= 1, default: `[stop] max_t`, iterations): R.

@@ -91,6 +91,51 @@ TEST(HyperBand, LastTrialOfARungThatWinsGoesOnWithoutPausing) {
   EXPECT_EQ(c.find(9)->status, TrialStatus::Running);
 }
 
+// R = 5, eta = 3: s_max = 1, and the first bracket (s = 1) takes 3 trials with rungs at 2 and
+// 5 iterations; one of the 3 goes on from rung 2.
+Controller small_bracket() {
+  ControllerOptions o = opts(5);
+  o.non_finite = NonFinitePolicy::Worst;  // NaN reaches the scheduler
+  Controller c(o, make_searcher("random", one_param(), {1, 3}), make_scheduler("hyperband", {"loss", Mode::Min, 5}));
+  for (int w = 1; w <= 3; ++w) c.on_worker_free(w, 0);
+  return c;
+}
+
+TEST(HyperBand, ANaNAtTheRungIsTheWorstNotTheValueBefore) {
+  Controller c = small_bracket();
+  c.on_result(1, 0, {{"loss", 0.1}}, 1);  // the best loss of all, at iteration 1
+  ASSERT_EQ(c.on_result(1, 0, {{"loss", NAN}}, 2)[0].kind, Kind::Pause);  // diverged at the rung
+  c.on_checkpoint(1, 0, 2, 2);
+  c.on_result(2, 0, {{"loss", 1.0}}, 3);
+  ASSERT_EQ(c.on_result(2, 0, {{"loss", 1.0}}, 4)[0].kind, Kind::Pause);
+  c.on_checkpoint(2, 0, 2, 4);
+  c.on_result(3, 0, {{"loss", 2.0}}, 5);
+  // The last one settles the rung: trial 2 (loss 1) goes on, trial 1 (NaN) ends. Judged by
+  // its last finite value (0.1), trial 1 would have gone on.
+  EXPECT_EQ(c.on_result(3, 0, {{"loss", 2.0}}, 6)[0].kind, Kind::Stop);
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Running);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Terminated);
+}
+
+TEST(HyperBand, AResultWithoutTheMetricAtTheRungJudgesNothing) {
+  Controller c = small_bracket();
+  c.on_result(1, 0, {{"loss", 0.1}}, 1);
+  // Trial 1 reaches the rung with a result that lacks the metric: it runs on, unjudged.
+  c.on_result(1, 0, {{"epoch_s", 3.0}}, 2);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Running);
+  for (TrialId id : {2, 3}) {
+    c.on_result(id, 0, {{"loss", 1.0 + id}}, 3);
+    ASSERT_EQ(c.on_result(id, 0, {{"loss", 1.0 + id}}, 4)[0].kind, Kind::Pause);
+    c.on_checkpoint(id, 0, 2, 4);
+  }
+  // Its next result with the metric is its entry at rung 2, and the last one: the best of
+  // the three, it goes on without pausing; 2 and 3 end.
+  EXPECT_EQ(c.on_result(1, 0, {{"loss", 0.5}}, 5)[0].kind, Kind::Continue);
+  EXPECT_EQ(c.find(1)->status, TrialStatus::Running);
+  EXPECT_EQ(c.find(2)->status, TrialStatus::Terminated);
+  EXPECT_EQ(c.find(3)->status, TrialStatus::Terminated);
+}
+
 TEST(HyperBand, SaveRestoreKeepsBracketsAndPromotions) {
   HyperBandScheduler a({"loss", Mode::Min, 9}, {});
   std::vector<Trial> trials(3);
