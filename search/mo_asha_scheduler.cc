@@ -45,19 +45,14 @@ Decision MoAshaScheduler::on_trial_result(const Trial& trial) {
 // as recorded); ASHA's records.
 std::string MoAshaScheduler::save() const {
   StateWriter w("mo_asha", 1);
-  w.field("objectives").integer(static_cast<std::int64_t>(objectives_.metrics.size())).line();
-  for (std::size_t i = 0; i < objectives_.metrics.size(); ++i)
-    w.text(objectives_.metrics[i]).integer(objectives_.modes[i] == Mode::Max ? 1 : 0).line();
-  w.field("constraints").integer(static_cast<std::int64_t>(objectives_.constraints.size())).line();
-  for (const Constraint& c : objectives_.constraints) w.text(c.metric).integer(c.at_most ? 1 : 0).number(c.bound).line();
+  write_objectives(w, objectives_);
   rungs_.write_head(w);
   w.field("points").line();
   for (const auto& bracket : points_) {
     for (const auto& rung : bracket) {
       w.integer(static_cast<std::int64_t>(rung.size())).line();
       for (const ParetoPoint& p : rung) {
-        w.number(p.violation);
-        for (const double v : p.objectives) w.number(v);
+        write_point(w, p);
         w.line();
       }
     }
@@ -68,29 +63,11 @@ std::string MoAshaScheduler::save() const {
 
 void MoAshaScheduler::restore(const std::string& state) {
   StateReader r(state, "mo_asha", 1, "mo_asha");
-  Objectives saved;
-  for (std::size_t n = r.count_field("objectives"); n > 0; --n) {
-    saved.metrics.push_back(r.text("an objective's metric"));
-    saved.modes.push_back(r.flag("an objective's mode") ? Mode::Max : Mode::Min);
-  }
-  for (std::size_t n = r.count_field("constraints"); n > 0; --n) {
-    Constraint c;
-    c.metric = r.text("a constraint's metric");
-    c.at_most = r.flag("a constraint's direction");
-    c.bound = r.number("a constraint's bound");
-    saved.constraints.push_back(std::move(c));
-  }
-  r.require(saved == objectives_, "saved with other objectives (" + saved.describe() + "; this experiment has " +
-                                      objectives_.describe() + ")");
+  read_objectives(r, objectives_);
   const std::size_t m = objectives_.metrics.size();
   points_ = read_rungs<std::vector<ParetoPoint>>(
-      r, "points", "a rung's points", [m](StateReader& r, std::vector<ParetoPoint>& points) {
-        ParetoPoint p;
-        p.violation = r.number("a point's violation");
-        r.require(p.violation >= 0, "a point's violation must be >= 0 (got " + std::to_string(p.violation) + ")");
-        for (std::size_t i = 0; i < m; ++i) p.objectives.push_back(r.number("a point's objective"));
-        points.push_back(std::move(p));
-      });
+      r, "points", "a rung's points",
+      [m](StateReader& r, std::vector<ParetoPoint>& points) { points.push_back(read_point(r, m)); });
 }
 
 }  // namespace ranktune::search

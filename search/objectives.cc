@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "search/saved_state.h"
+
 namespace ranktune::search {
 
 namespace {
@@ -62,6 +64,44 @@ ParetoPoint Objectives::point(const Metrics& m) const {
   // infinite one is a violation of infinite size on one side and holds on the other.
   for (const Constraint& c : constraints) constraint_values.push_back(c.value(metric_or_nan(m, c.metric)));
   return make_pareto_point(values, modes, constraint_values);
+}
+
+void write_objectives(StateWriter& w, const Objectives& o) {
+  w.field("objectives").integer(static_cast<std::int64_t>(o.metrics.size())).line();
+  for (std::size_t i = 0; i < o.metrics.size(); ++i)
+    w.text(o.metrics[i]).integer(o.modes[i] == Mode::Max ? 1 : 0).line();
+  w.field("constraints").integer(static_cast<std::int64_t>(o.constraints.size())).line();
+  for (const Constraint& c : o.constraints) w.text(c.metric).integer(c.at_most ? 1 : 0).number(c.bound).line();
+}
+
+void read_objectives(StateReader& r, const Objectives& expected) {
+  Objectives saved;
+  for (std::size_t n = r.count_field("objectives"); n > 0; --n) {
+    saved.metrics.push_back(r.text("an objective's metric"));
+    saved.modes.push_back(r.flag("an objective's mode") ? Mode::Max : Mode::Min);
+  }
+  for (std::size_t n = r.count_field("constraints"); n > 0; --n) {
+    Constraint c;
+    c.metric = r.text("a constraint's metric");
+    c.at_most = r.flag("a constraint's direction");
+    c.bound = r.number("a constraint's bound");
+    saved.constraints.push_back(std::move(c));
+  }
+  r.require(saved == expected, "saved with other objectives (" + saved.describe() + "; this experiment has " +
+                                   expected.describe() + ")");
+}
+
+void write_point(StateWriter& w, const ParetoPoint& p) {
+  w.number(p.violation);
+  for (const double v : p.objectives) w.number(v);
+}
+
+ParetoPoint read_point(StateReader& r, std::size_t objectives) {
+  ParetoPoint p;
+  p.violation = r.number("a point's violation");
+  r.require(p.violation >= 0, "a point's violation must be >= 0 (got " + std::to_string(p.violation) + ")");
+  for (std::size_t i = 0; i < objectives; ++i) p.objectives.push_back(r.number("a point's objective"));
+  return p;
 }
 
 }  // namespace ranktune::search

@@ -20,6 +20,9 @@
 
 namespace ranktune::search {
 
+class StateReader;
+class StateWriter;
+
 /// `metric <= bound` (at_most) or `metric >= bound`.
 struct Constraint {
   std::string metric;
@@ -55,5 +58,18 @@ struct Objectives {
 
   friend bool operator==(const Objectives&, const Objectives&) = default;
 };
+
+/// The saved state of a multi-objective algorithm (search/saved_state.h) starts with its
+/// objectives: "objectives" with the count and a line per objective (its metric, 1 for max),
+/// then "constraints" likewise (metric, 1 for "<=", bound).
+void write_objectives(StateWriter& w, const Objectives& o);
+/// Reads what write_objectives wrote and requires it to be `expected`: a state saved with
+/// other objectives is refused, naming both.
+void read_objectives(StateReader& r, const Objectives& expected);
+/// A point in a saved state: its violation, then its objectives (minimization form).
+void write_point(StateWriter& w, const ParetoPoint& p);
+/// Reads what write_point wrote, a point of `objectives` objectives; refuses a violation that
+/// is negative or NaN.
+ParetoPoint read_point(StateReader& r, std::size_t objectives);
 
 }  // namespace ranktune::search
