@@ -28,9 +28,13 @@
 /// Pausing needs a trainable that can checkpoint (synthetic, mlp, or a command that uses
 /// RANKTUNE_CHECKPOINT_DIR). Choosing: promoted paused trials first, then new trials in
 /// creation order.
+///
+/// What "best" means at a full rung is a RungRanking: the one metric above by default, or
+/// several objectives under constraints (mo_hyperband_ranking.h), over the same brackets.
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -39,10 +43,49 @@
 
 namespace ranktune::search {
 
+class StateReader;
+class StateWriter;
+
+/// How HyperBand orders the trials of a full rung, and what it keeps of each trial that has
+/// reached its bracket's current rung (its entry: a score, a Pareto point).
+class RungRanking {
+ public:
+  virtual ~RungRanking() = default;
+  /// The same ranking without entries (restore reads into one, and keeps it only if all reads).
+  virtual std::unique_ptr<RungRanking> fresh() const = 0;
+  /// Records `trial`'s latest result as its entry at the rung it has reached. false when the
+  /// result judges nothing (it reports no metric ranked here): then the trial has not reached
+  /// the rung yet, and its next result that does is its entry.
+  virtual bool record(const Trial& trial) = 0;
+  /// `ids` (ascending, each recorded), best first; full ties to the lower id.
+  virtual std::vector<TrialId> best_first(const std::vector<TrialId>& ids) const = 0;
+  /// The trial left the rung (promoted, abandoned, ended): its entry goes.
+  virtual void forget(TrialId id) = 0;
+
+  /// The saved state's header (StateReader's arguments) and what comes before the brackets.
+  struct StateTag {
+    const char* tag;
+    int version;
+    const char* owner;
+    int named_since;
+  };
+  virtual StateTag state_tag() const = 0;
+  virtual void write_head(StateWriter& w) const {}
+  /// Reads what write_head wrote; throws std::invalid_argument when it does not fit.
+  virtual void read_head(StateReader& r) const {}
+  /// The entry of live trial `id`, or that it has none (it has not reached the rung).
+  virtual void write_entry(StateWriter& w, TrialId id) const = 0;
+  /// Reads what write_entry wrote into this ranking; true when the trial had an entry.
+  virtual bool read_entry(StateReader& r, TrialId id) = 0;
+};
+
 class HyperBandScheduler final : public Scheduler, public BracketLayout {
  public:
-  /// Reads the options above; throws OptionError for a bad or unknown key.
+  /// Reads the options above; throws OptionError for a bad or unknown key. Ranks by
+  /// ctx.metric in the direction of ctx.mode.
   HyperBandScheduler(SchedulerContext ctx, const Options& options);
+  /// The same brackets, ranked by `ranking`.
+  HyperBandScheduler(SchedulerContext ctx, const Options& options, std::unique_ptr<RungRanking> ranking);
 
   /// The size (n_s) and rungs (0..s) of bracket s (0 <= s <= s_max()).
   BracketShape shape(int s) const;
@@ -76,7 +119,9 @@ class HyperBandScheduler final : public Scheduler, public BracketLayout {
     BracketShape shape;
     std::size_t rung = 0;  ///< current rung
     std::vector<TrialId> members;
-    std::map<TrialId, double> live;  ///< trials still in the race -> score at the current rung (NaN: not there yet)
+    /// Trials still in the race -> whether they reached the current rung (their entry there
+    /// is the ranking's).
+    std::map<TrialId, bool> live;
     bool closed = false;  ///< full, or no more trials will come
   };
   /// Promotes and abandons when the bracket's current rung is complete.
@@ -84,6 +129,7 @@ class HyperBandScheduler final : public Scheduler, public BracketLayout {
   void drop(const Trial& trial);
 
   SchedulerContext ctx_;
+  std::unique_ptr<RungRanking> ranking_;
   double eta_ = 3;
   int s_max_ = 0;
   std::vector<Bracket> brackets_;

@@ -10,6 +10,7 @@
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
 #include "search/mo_asha_scheduler.h"
+#include "search/mo_hyperband_ranking.h"
 #include "search/pb2_scheduler.h"
 #include "search/pbt_scheduler.h"
 #include "sys/text.h"
@@ -37,6 +38,13 @@ std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options&
   return std::make_unique<AshaScheduler>(ctx, options);
 }
 
+std::unique_ptr<Scheduler> make_hyperband(const SchedulerContext& ctx, const Options& options) {
+  // Several objectives or constraints: the same brackets, each full rung ranked by
+  // non-dominated sorting.
+  if (ctx.objectives.multi()) return make_mo_hyperband(ctx, ctx.objectives, options);
+  return std::make_unique<HyperBandScheduler>(ctx, options);
+}
+
 }  // namespace
 
 const std::vector<SchedulerKind>& schedulers() {
@@ -45,8 +53,9 @@ const std::vector<SchedulerKind>& schedulers() {
       {"asha", "asynchronous successive halving: stops (or, variant = \"promotion\", pauses) trials "
                "below the top 1/reduction_factor at each rung; several objectives: MO-ASHA (non-dominated "
                "sorting, then crowding distance)", make_asha, {.rungs = true, .multi_objective = true}},
-      {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor",
-       make<HyperBandScheduler>, {.rungs = true, .brackets = true}},
+      {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor; "
+                    "several objectives: ranked by non-dominated sorting, then crowding distance",
+       make_hyperband, {.rungs = true, .brackets = true, .multi_objective = true}},
       {"median_stopping", "stops a trial whose best result is worse than the median of the others' "
                           "running averages", make<MedianStoppingScheduler>, {}},
       {"pbt", "population based training: the bottom quantile restarts from a top trial's checkpoint "

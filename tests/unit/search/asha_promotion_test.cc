@@ -52,6 +52,8 @@ TEST(AshaPromotion, PausesAtRungsAndPromotesTheTopFraction) {
   EXPECT_THROW(make_scheduler("asha", {"loss", Mode::Min, 4}, {{"variant", std::string("bogus")}}), OptionError);
 }
 
+namespace {
+
 // rf = 2, grace 2, max_t 8: rungs at 2 and 4. Two trials on two workers.
 Controller two_at_rung_2() {
   ControllerOptions o = opts(8);
@@ -64,6 +66,8 @@ Controller two_at_rung_2() {
   c.on_worker_free(2, 0);
   return c;
 }
+
+}  // namespace
 
 TEST(AshaPromotion, ANaNAtTheRungIsTheWorstNotTheValueBefore) {
   Controller c = two_at_rung_2();

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "search/hyperband_scheduler.h"
+#include "search/pareto.h"
 #include "tests/unit/controller/controller_fixtures.h"
 
 using namespace ranktune::search;
@@ -91,6 +93,8 @@ TEST(HyperBand, LastTrialOfARungThatWinsGoesOnWithoutPausing) {
   EXPECT_EQ(c.find(9)->status, TrialStatus::Running);
 }
 
+namespace {
+
 // R = 5, eta = 3: s_max = 1, and the first bracket (s = 1) takes 3 trials with rungs at 2 and
 // 5 iterations; one of the 3 goes on from rung 2.
 Controller small_bracket() {
@@ -100,6 +104,8 @@ Controller small_bracket() {
   for (int w = 1; w <= 3; ++w) c.on_worker_free(w, 0);
   return c;
 }
+
+}  // namespace
 
 TEST(HyperBand, ANaNAtTheRungIsTheWorstNotTheValueBefore) {
   Controller c = small_bracket();
@@ -150,6 +156,30 @@ TEST(HyperBand, SaveRestoreKeepsBracketsAndPromotions) {
   EXPECT_THROW(b.restore("hyperband 2 0"), std::invalid_argument);
 }
 
+namespace {
+
+/// Simulates `c` on `workers` workers (jitter 0.3) until it is done; every trial must end
+/// TERMINATED.
+void simulate_to_the_end(Controller& c, int workers, const StepModel& model) {
+  SimulatorOptions so;
+  so.workers = workers;
+  so.jitter = 0.3;
+  simulate(c, model, so);
+  for (const auto& t : c.trials()) EXPECT_EQ(t.status, TrialStatus::Terminated) << t.id << ": " << t.error;
+}
+
+/// How many trials ended at each iteration count.
+std::map<std::int64_t, int> ends_of(const Controller& c) {
+  std::map<std::int64_t, int> ends;
+  for (const auto& t : c.trials()) ++ends[t.iterations];
+  return ends;
+}
+
+/// R = 27, eta = 3 (the test below).
+const std::map<std::int64_t, int> kHandComputedEnds = {{1, 18}, {3, 14}, {9, 9}, {27, 8}};
+
+}  // namespace
+
 TEST(SimulatedSearch, HyperBandTrialsEndAtTheHandComputedRungs) {
   // R = 27, eta = 3: brackets (27 trials from 1 iteration), (12 from 3), (6 from 9), (4 from
   // 27); a third of each full rung goes on. So trials end at 1, 3, 9 and 27 iterations:
@@ -165,15 +195,40 @@ TEST(SimulatedSearch, HyperBandTrialsEndAtTheHandComputedRungs) {
   for (int workers : {3, 16, 64}) {
     Controller c(opts(27), make_searcher("random", space, {5, 49}),
                  make_scheduler("hyperband", {"loss", Mode::Min, 27, &space, 5}, {}));
-    SimulatorOptions so;
-    so.workers = workers;
-    so.jitter = 0.3;
-    simulate(c, synthetic_model("branin", 0.05, 5), so);
-    std::map<std::int64_t, int> ends;
-    for (const auto& t : c.trials()) {
-      EXPECT_EQ(t.status, TrialStatus::Terminated);
-      ++ends[t.iterations];
+    simulate_to_the_end(c, workers, synthetic_model("branin", 0.05, 5));
+    EXPECT_EQ(ends_of(c), kHandComputedEnds) << workers << " workers";
+  }
+}
+
+TEST(SimulatedSearch, MultiObjectiveHyperBandOnZdt1EndsTrialsAtTheSameRungs) {
+  // The brackets of the test above, ranked by ZDT1's two objectives (f1, f2 minimized, and a
+  // constraint on f1 that most trials break at rung 1): pauses, resumes and abandons through
+  // the controller end the trials at the same rungs, and the trials kept past rung 1 are the
+  // first of their points' selection order (by f1 alone, 13 and 23 would go on instead of 14
+  // and 21).
+  Space space;
+  for (const char* name : {"x1", "x2", "x3"}) space.params.push_back({name, Domain{DomainKind::Uniform, 0, 1, 0, {}}});
+  SchedulerContext ctx{"f1", Mode::Min, 27, &space, 5};
+  ctx.objectives = Objectives{{"f1", "f2"}, {Mode::Min, Mode::Min}, {{"f1", true, 2.3}}};
+  for (int workers : {3, 16}) {
+    ControllerOptions o = opts(27);
+    o.metric = "f1";
+    Controller c(o, make_searcher("random", space, {5, 49}), make_scheduler("hyperband", ctx, {}));
+    simulate_to_the_end(c, workers, synthetic_model("zdt1", 0.0, 5));
+    EXPECT_EQ(ends_of(c), kHandComputedEnds) << workers << " workers";
+    // In the first bracket (trials 1-27), the 9 that went past rung 1 are the first 9 of the
+    // selection order of their points there (noise-free, so the points are known).
+    std::vector<ParetoPoint> points;
+    for (TrialId id = 1; id <= 27; ++id) {
+      const auto p = ranktune::train::evaluate_synthetic(*ranktune::train::find_synthetic_function("zdt1"),
+                                                         c.find(id)->config);
+      points.push_back(ctx.objectives.point(ranktune::train::synthetic_step(p, 0.0, 5, id, 0, 1)));
     }
-    EXPECT_EQ(ends, (std::map<std::int64_t, int>{{1, 18}, {3, 14}, {9, 9}, {27, 8}})) << workers << " workers";
+    const ParetoSelection s = pareto_selection(points);
+    std::set<TrialId> expected, kept;
+    for (std::size_t i = 0; i < 9; ++i) expected.insert(static_cast<TrialId>(s.order[i] + 1));
+    for (TrialId id = 1; id <= 27; ++id)
+      if (c.find(id)->iterations > 1) kept.insert(id);
+    EXPECT_EQ(kept, expected) << workers << " workers";
   }
 }

@@ -1,10 +1,19 @@
 #pragma once
-// Shared by the decision-sequence tests of the schedulers (scheduler_test, mo_asha_test): the
-// trial table a controller would keep, and results fed to a scheduler one by one.
+// Shared by the decision-sequence tests of the schedulers (scheduler_test, mo_asha_test,
+// mo_hyperband_test, mo_asha_promotion_test): the trial table a controller would keep, results
+// fed to a scheduler one by one, and whole runs of the schedulers that pause and resume.
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -45,6 +54,117 @@ struct SchedulerFeed {
       sched->on_trial_complete(t);
     }
     return d;
+  }
+};
+
+/// Restoring `state` into `s` must throw std::invalid_argument containing `says`, and leave
+/// `s` as it was.
+inline void expect_refused(Scheduler& s, const std::string& state, const std::string& says) {
+  const std::string before = s.save();
+  try {
+    s.restore(state);
+    ADD_FAILURE() << "accepted: " << state;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(s.save(), before) << "a refused state changed the scheduler";
+}
+
+/// `state` with the first `from` replaced by `to` (which must be there).
+inline std::string replaced(std::string state, const std::string& from, const std::string& to) {
+  const auto at = state.find(from);
+  EXPECT_NE(at, std::string::npos) << from << " not in " << state;
+  if (at != std::string::npos) state.replace(at, from.size(), to);
+  return state;
+}
+
+/// A run as a controller makes it, for the schedulers that pause and resume (HyperBand, ASHA's
+/// promotion variant), with every decision logged. Each round, free workers take the
+/// scheduler's choice, or a new trial while fewer than `total` exist (then the searcher is
+/// finished); every running trial reports its next iteration with `result(id, iteration)`
+/// (an empty Metrics: the attempt fails instead); a Stop or max_t ends it, a Pause pauses it
+/// with its checkpoint stored at once, and the trials the scheduler abandons end.
+struct PausingRun {
+  using Result = std::function<Metrics(TrialId, std::int64_t)>;
+  std::unique_ptr<Scheduler> sched;
+  Result result;
+  std::int64_t total = 0;
+  std::int64_t max_t = 0;
+  int workers = 1;
+  std::vector<Trial> trials;
+  std::vector<std::string> log;
+  bool searcher_finished = false;
+
+  PausingRun(std::unique_ptr<Scheduler> s, Result r, std::int64_t total_trials, std::int64_t max_iterations, int n_workers)
+      : sched(std::move(s)), result(std::move(r)), total(total_trials), max_t(max_iterations), workers(n_workers) {}
+
+  Trial& trial(TrialId id) { return trials.at(static_cast<std::size_t>(id - 1)); }
+  int running() const {
+    int n = 0;
+    for (const Trial& t : trials) n += t.status == TrialStatus::Running ? 1 : 0;
+    return n;
+  }
+  void end_abandoned() {
+    for (const TrialId id : sched->take_abandoned()) {
+      log.push_back("abandon " + std::to_string(id));
+      Trial& t = trial(id);
+      if (t.status != TrialStatus::Paused) continue;
+      t.status = TrialStatus::Terminated;
+      sched->on_trial_complete(t);
+    }
+  }
+  std::optional<TrialId> choose() {
+    auto id = sched->choose_trial_to_run(trials);
+    if (id || searcher_finished) return id;
+    if (static_cast<std::int64_t>(trials.size()) == total) {
+      searcher_finished = true;
+      sched->on_searcher_finished();
+      end_abandoned();
+    } else {
+      Trial& t = trials.emplace_back();
+      t.id = static_cast<TrialId>(trials.size());
+      sched->on_trial_add(t);
+    }
+    return sched->choose_trial_to_run(trials);
+  }
+  void round() {
+    while (running() < workers) {
+      const auto id = choose();
+      log.push_back("choose " + (id ? std::to_string(*id) : std::string("none")));
+      if (!id) break;
+      trial(*id).status = TrialStatus::Running;
+    }
+    for (Trial& t : trials) {
+      if (t.status != TrialStatus::Running) continue;
+      ++t.iterations;
+      t.last_metrics = result(t.id, t.iterations);
+      std::string line = std::to_string(t.id) + "@" + std::to_string(t.iterations) + " ";
+      if (t.last_metrics.empty()) {
+        t.status = TrialStatus::Error;
+        sched->on_trial_error(t);
+        log.push_back(line + "error");
+      } else {
+        for (const auto& [name, v] : t.last_metrics)
+          if (std::isfinite(v) && name == "loss") t.last = v;  // as the controller keeps it
+        const Decision d = t.iterations >= max_t ? Decision::Stop : sched->on_trial_result(t);
+        log.push_back(line + to_string(d) + " next " + std::to_string(sched->next_decision(t)));
+        if (d == Decision::Stop) {
+          t.status = TrialStatus::Terminated;
+          sched->on_trial_complete(t);
+        } else if (d == Decision::Pause) {
+          t.status = TrialStatus::Paused;
+          sched->on_trial_requeued(t);
+        }
+      }
+      end_abandoned();
+    }
+  }
+  /// Rounds until nothing runs (or `rounds` have passed).
+  void run(int rounds = 100000) {
+    for (int i = 0; i < rounds; ++i) {
+      round();
+      if (running() == 0) break;
+    }
   }
 };
 
