@@ -39,7 +39,7 @@ class ScoreRanking final : public RungRanking {
   }
   void forget(TrialId id) override { scores_.erase(id); }
   // Version 2; version 1 is the same without the field names.
-  StateTag state_tag() const override { return {"hyperband", 2, "hyperband", 2}; }
+  StateHeader state_header() const override { return {"hyperband", 2, "hyperband", 2}; }
   void write_entry(StateWriter& w, TrialId id) const override {
     const auto it = scores_.find(id);
     w.number(it == scores_.end() ? NAN : it->second);  // NaN: not at the rung yet
@@ -236,8 +236,8 @@ std::optional<TrialId> HyperBandScheduler::choose_trial_to_run(const std::vector
 // bracket "S RUNG CLOSED MEMBERS ids... LIVE (id entry)..." (the ranking's entry, or that the
 // trial is not at the rung yet), then the promoted and abandoned lists.
 std::string HyperBandScheduler::save() const {
-  const RungRanking::StateTag tag = ranking_->state_tag();
-  StateWriter w(tag.tag, tag.version);
+  const StateHeader header = ranking_->state_header();
+  StateWriter w(header.tag, header.version);
   ranking_->write_head(w);
   w.field("brackets").integer(static_cast<std::int64_t>(brackets_.size())).line();
   for (const Bracket& b : brackets_) {
@@ -260,8 +260,8 @@ std::string HyperBandScheduler::save() const {
 }
 
 void HyperBandScheduler::restore(const std::string& state) {
-  const RungRanking::StateTag tag = ranking_->state_tag();
-  StateReader r(state, tag.tag, tag.version, tag.owner, tag.named_since);
+  const StateHeader header = ranking_->state_header();
+  StateReader r(state, header.tag, header.version, header.owner, header.named_since);
   ranking_->read_head(r);
   std::unique_ptr<RungRanking> ranking = ranking_->fresh();
   std::vector<Bracket> brackets;

@@ -39,12 +39,10 @@
 #include <vector>
 
 #include "search/fifo_scheduler.h"
+#include "search/saved_state.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search {
-
-class StateReader;
-class StateWriter;
 
 /// How HyperBand orders the trials of a full rung, and what it keeps of each trial that has
 /// reached its bracket's current rung (its entry: a score, a Pareto point).
@@ -62,14 +60,8 @@ class RungRanking {
   /// The trial left the rung (promoted, abandoned, ended): its entry goes.
   virtual void forget(TrialId id) = 0;
 
-  /// The saved state's header (StateReader's arguments) and what comes before the brackets.
-  struct StateTag {
-    const char* tag;
-    int version;
-    const char* owner;
-    int named_since;
-  };
-  virtual StateTag state_tag() const = 0;
+  /// The saved state's header, and what comes before the brackets.
+  virtual StateHeader state_header() const = 0;
   virtual void write_head(StateWriter& w) const {}
   /// Reads what write_head wrote; throws std::invalid_argument when it does not fit.
   virtual void read_head(StateReader& r) const {}

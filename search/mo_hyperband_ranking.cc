@@ -37,7 +37,7 @@ std::vector<TrialId> MoHyperBandRanking::best_first(const std::vector<TrialId>& 
 }
 
 // Version 1: the objectives (write_objectives), then HyperBand's layout.
-RungRanking::StateTag MoHyperBandRanking::state_tag() const { return {"mo_hyperband", 1, "mo_hyperband", 1}; }
+StateHeader MoHyperBandRanking::state_header() const { return {"mo_hyperband", 1, "mo_hyperband", 1}; }
 
 void MoHyperBandRanking::write_head(StateWriter& w) const { write_objectives(w, objectives_); }
 

@@ -50,7 +50,7 @@ class MoHyperBandRanking final : public RungRanking {
   bool record(const Trial& trial) override;
   std::vector<TrialId> best_first(const std::vector<TrialId>& ids) const override;
   void forget(TrialId id) override { points_.erase(id); }
-  StateTag state_tag() const override;
+  StateHeader state_header() const override;
   /// The objectives, checked on restore: a state saved with others is refused.
   void write_head(StateWriter& w) const override;
   void read_head(StateReader& r) const override;
