@@ -9,6 +9,7 @@
 #include "search/fifo_scheduler.h"
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
+#include "search/mo_asha_promotion.h"
 #include "search/mo_asha_scheduler.h"
 #include "search/mo_hyperband_ranking.h"
 #include "search/pb2_scheduler.h"
@@ -31,10 +32,12 @@ std::unique_ptr<Scheduler> make_fifo(const SchedulerContext&, const Options& opt
 
 std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options& options) {
   // Several objectives or constraints: the same rungs, ranked by non-dominated sorting.
-  if (ctx.objectives.multi()) return std::make_unique<MoAshaScheduler>(ctx, ctx.objectives, options);
+  const bool multi = ctx.objectives.multi();
   const auto v = options.find("variant");
   if (v != options.end() && v->second == Value{std::string("promotion")})
-    return std::make_unique<AshaPromotionScheduler>(ctx, options);
+    return multi ? make_mo_asha_promotion(ctx, ctx.objectives, options)
+                 : std::make_unique<AshaPromotionScheduler>(ctx, options);
+  if (multi) return std::make_unique<MoAshaScheduler>(ctx, ctx.objectives, options);
   return std::make_unique<AshaScheduler>(ctx, options);
 }
 

@@ -17,14 +17,8 @@
 namespace ranktune::search {
 namespace {
 
-using namespace fixtures;  // kNaN, kInf, C, S, SchedulerFeed, expect_refused, replaced
-
-/// acc (max) and size (min), feasible when latency <= 2.
-Objectives acc_size(bool constrained = true) {
-  Objectives o{{"acc", "size"}, {Mode::Max, Mode::Min}, {}};
-  if (constrained) o.constraints.push_back({"latency", true, 2.0});
-  return o;
-}
+using namespace fixtures;  // kNaN, kInf, C, S, SchedulerFeed, acc_size, expect_refused,
+                           // replaced
 
 /// Feeds results of any metrics to one scheduler.
 struct Feed : fixtures::SchedulerFeed {

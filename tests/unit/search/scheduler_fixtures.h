@@ -12,11 +12,13 @@
 #include <stdexcept>
 #include <limits>
 #include <memory>
+#include <random>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "search/objectives.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search::fixtures {
@@ -25,6 +27,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr Decision C = Decision::Continue;
 constexpr Decision S = Decision::Stop;
+constexpr Decision P = Decision::Pause;
 
 struct SchedulerFeed {
   std::unique_ptr<Scheduler> sched;
@@ -54,6 +57,41 @@ struct SchedulerFeed {
       sched->on_trial_complete(t);
     }
     return d;
+  }
+};
+
+/// The objectives of the multi-objective tests: acc (max) and size (min), feasible when
+/// latency <= 2 (`constrained`).
+inline Objectives acc_size(bool constrained = true) {
+  Objectives o{{"acc", "size"}, {Mode::Max, Mode::Min}, {}};
+  if (constrained) o.constraints.push_back({"latency", true, 2.0});
+  return o;
+}
+
+/// A SchedulerFeed for the schedulers that pause: a Pause pauses the trial, resume() runs the
+/// scheduler's choice, and abandoned() ends the trials it abandons as the controller does.
+struct PausingFeed : SchedulerFeed {
+  using SchedulerFeed::SchedulerFeed;
+  Decision report(TrialId id, Metrics m) {
+    const Decision d = report_metrics(id, std::move(m));
+    if (d == Decision::Pause) trial(id).status = TrialStatus::Paused;
+    return d;
+  }
+  Decision report(TrialId id, double acc, double size, double latency = 1.0) {
+    return report(id, {{"acc", acc}, {"size", size}, {"latency", latency}});
+  }
+  std::optional<TrialId> resume() {
+    const auto id = sched->choose_trial_to_run(trials);
+    if (id) trial(*id).status = TrialStatus::Running;
+    return id;
+  }
+  std::vector<TrialId> abandoned() {
+    const auto ids = sched->take_abandoned();
+    for (const TrialId id : ids) {
+      trial(id).status = TrialStatus::Terminated;
+      sched->on_trial_complete(trial(id));
+    }
+    return ids;
   }
 };
 
@@ -167,5 +205,59 @@ struct PausingRun {
     }
   }
 };
+
+/// Results of trial `id` at `iteration` that depend on nothing else, so that runs of two
+/// schedulers see the same ones: "loss" from a small set (ties), now and then NaN, ±inf, a
+/// result without it ("other") or a failed attempt (no metrics); with `two`, also "size" and
+/// "latency".
+inline PausingRun::Result random_results(std::uint64_t seed, bool two) {
+  return [seed, two](TrialId id, std::int64_t iteration) {
+    std::mt19937_64 g(seed * 1000003u + static_cast<std::uint64_t>(id) * 7919u + static_cast<std::uint64_t>(iteration));
+    std::uniform_int_distribution<int> value(0, 5), rare(0, 39);
+    const int r = rare(g);
+    if (r == 0) return Metrics{};
+    if (r == 1) return Metrics{{"other", 1.0}};
+    const double v = r == 2 ? kNaN : r == 3 ? kInf : r == 4 ? -kInf : value(g);
+    Metrics m{{"loss", v}};
+    if (two) {
+      m["size"] = value(g);
+      m["latency"] = value(g);
+    }
+    return m;
+  };
+}
+
+/// Runs a scheduler from `make` for `rounds` rounds of a PausingRun (`results`, `total`
+/// trials, `max_t`, `workers`), saves it (the state must start with `header`), restores that
+/// into another from `make`, which must then save the same, and runs both to the end from the
+/// same trial table: their logs and final states must be the same. Returns the first run's log
+/// after the save.
+inline std::vector<std::string> same_future_after_restore(const std::function<std::unique_ptr<Scheduler>()>& make,
+                                                          const PausingRun::Result& results, std::int64_t total,
+                                                          std::int64_t max_t, int workers, int rounds,
+                                                          const std::string& header) {
+  PausingRun a(make(), results, total, max_t, workers);
+  for (int i = 0; i < rounds; ++i) a.round();
+  const std::string state = a.sched->save();
+  EXPECT_EQ(state.rfind(header, 0), 0u) << state;
+  PausingRun b(make(), results, total, max_t, workers);
+  b.sched->restore(state);
+  EXPECT_EQ(b.sched->save(), state);
+  b.trials = a.trials;
+  b.searcher_finished = a.searcher_finished;
+  a.log.clear();
+  a.run();
+  b.run();
+  EXPECT_EQ(a.log, b.log);
+  EXPECT_EQ(a.sched->save(), b.sched->save());
+  return a.log;
+}
+
+/// The lines of `log` that contain `part`.
+inline std::size_t count_of(const std::vector<std::string>& log, const std::string& part) {
+  std::size_t n = 0;
+  for (const std::string& line : log) n += line.find(part) != std::string::npos ? 1 : 0;
+  return n;
+}
 
 }  // namespace ranktune::search::fixtures
