@@ -204,18 +204,20 @@ TEST(SimulatedSearch, MultiObjectiveHyperBandOnZdt1EndsTrialsAtTheSameRungs) {
   // The brackets of the test above, ranked by ZDT1's two objectives (f1, f2 minimized, and a
   // constraint on f1 that most trials break at rung 1): pauses, resumes and abandons through
   // the controller end the trials at the same rungs, and the trials kept past rung 1 are the
-  // first of their points' selection order (by f1 alone, 13 and 23 would go on instead of 14
-  // and 21).
+  // first of their points' selection order (for the random searcher's trials, f1 alone would
+  // keep 13 and 23 instead of 14 and 21).
   Space space;
   for (const char* name : {"x1", "x2", "x3"}) space.params.push_back({name, Domain{DomainKind::Uniform, 0, 1, 0, {}}});
   SchedulerContext ctx{"f1", Mode::Min, 27, &space, 5};
   ctx.objectives = Objectives{{"f1", "f2"}, {Mode::Min, Mode::Min}, {{"f1", true, 2.3}}};
-  for (int workers : {3, 16}) {
+  // BOHB-style too: bohb's model takes the budgets of whatever the brackets run (here on f1
+  // alone, as bohb takes one objective so far).
+  for (const auto& [searcher, workers] : {std::pair{"random", 3}, std::pair{"random", 16}, std::pair{"bohb", 16}}) {
     ControllerOptions o = opts(27);
     o.metric = "f1";
-    Controller c(o, make_searcher("random", space, {5, 49}), make_scheduler("hyperband", ctx, {}));
+    Controller c(o, make_searcher(searcher, space, {5, 49, "f1", Mode::Min}), make_scheduler("hyperband", ctx, {}));
     simulate_to_the_end(c, workers, synthetic_model("zdt1", 0.0, 5));
-    EXPECT_EQ(ends_of(c), kHandComputedEnds) << workers << " workers";
+    EXPECT_EQ(ends_of(c), kHandComputedEnds) << searcher << ", " << workers << " workers";
     // In the first bracket (trials 1-27), the 9 that went past rung 1 are the first 9 of the
     // selection order of their points there (noise-free, so the points are known).
     std::vector<ParetoPoint> points;
@@ -229,6 +231,6 @@ TEST(SimulatedSearch, MultiObjectiveHyperBandOnZdt1EndsTrialsAtTheSameRungs) {
     for (std::size_t i = 0; i < 9; ++i) expected.insert(static_cast<TrialId>(s.order[i] + 1));
     for (TrialId id = 1; id <= 27; ++id)
       if (c.find(id)->iterations > 1) kept.insert(id);
-    EXPECT_EQ(kept, expected) << workers << " workers";
+    EXPECT_EQ(kept, expected) << searcher << ", " << workers << " workers";
   }
 }
