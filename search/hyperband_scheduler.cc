@@ -7,12 +7,63 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "search/early_stopping.h"
 #include "search/saved_state.h"
 
 namespace ranktune::search {
 
+namespace {
+
+/// HyperBand's own ranking: the score sign(mode) * metric of the result at the rung
+/// (latest_score: non-finite the worst), best first, ties to the lower id.
+class ScoreRanking final : public RungRanking {
+ public:
+  explicit ScoreRanking(SchedulerContext ctx) : ctx_(std::move(ctx)) {}
+  std::unique_ptr<RungRanking> fresh() const override { return std::make_unique<ScoreRanking>(ctx_); }
+  bool record(const Trial& trial) override {
+    const auto score = latest_score(trial, ctx_);
+    if (score) scores_[trial.id] = *score;
+    return score.has_value();
+  }
+  std::vector<TrialId> best_first(const std::vector<TrialId>& ids) const override {
+    std::vector<std::pair<double, TrialId>> ranked;
+    ranked.reserve(ids.size());
+    for (const TrialId id : ids) ranked.emplace_back(scores_.at(id), id);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) {
+      return a.first != c.first ? a.first > c.first : a.second < c.second;
+    });
+    std::vector<TrialId> out;
+    out.reserve(ranked.size());
+    for (const auto& [score, id] : ranked) out.push_back(id);
+    return out;
+  }
+  void forget(TrialId id) override { scores_.erase(id); }
+  // Version 2; version 1 is the same without the field names.
+  StateHeader state_header() const override { return {"hyperband", 2, "hyperband", 2}; }
+  void write_entry(StateWriter& w, TrialId id) const override {
+    const auto it = scores_.find(id);
+    w.number(it == scores_.end() ? NAN : it->second);  // NaN: not at the rung yet
+  }
+  bool read_entry(StateReader& r, TrialId id) override {
+    const double score = r.number("a hyperband score");
+    if (std::isnan(score)) return false;
+    scores_[id] = score;
+    return true;
+  }
+
+ private:
+  SchedulerContext ctx_;
+  std::map<TrialId, double> scores_;  ///< of the live trials at their bracket's current rung
+};
+
+}  // namespace
+
 HyperBandScheduler::HyperBandScheduler(SchedulerContext ctx, const Options& options)
-    : ctx_(std::move(ctx)), order_(/*paused_too=*/false) {
+    : HyperBandScheduler(ctx, options, std::make_unique<ScoreRanking>(ctx)) {}
+
+HyperBandScheduler::HyperBandScheduler(SchedulerContext ctx, const Options& options,
+                                       std::unique_ptr<RungRanking> ranking)
+    : ctx_(std::move(ctx)), ranking_(std::move(ranking)), order_(/*paused_too=*/false) {
   OptionReader r(options, "hyperband");
   ctx_.max_t = r.integer("max_t", ctx_.max_t);
   eta_ = r.number("reduction_factor", 3);
@@ -68,7 +119,7 @@ void HyperBandScheduler::on_trial_add(const Trial& trial) {
   }
   Bracket& b = brackets_.back();
   b.members.push_back(trial.id);
-  b.live[trial.id] = NAN;
+  b.live[trial.id] = false;
   bracket_index_[trial.id] = brackets_.size() - 1;
   if (static_cast<std::int64_t>(b.members.size()) >= b.shape.trials) b.closed = true;
 }
@@ -96,8 +147,11 @@ Decision HyperBandScheduler::on_trial_result(const Trial& trial) {
   if (trial.iterations < milestone || b.rung + 1 == b.shape.milestones.size()) return Decision::Continue;
   const auto live = b.live.find(trial.id);
   if (live == b.live.end()) return Decision::Stop;  // abandoned while its result was in flight
-  const double v = std::isfinite(trial.last) ? sign(ctx_.mode) * trial.last : -INFINITY;
-  live->second = v;
+  // The result at the rung is judged, not the trial's last finite value. One that reports
+  // nothing the ranking ranks by judges nothing: the trial goes on, and its next result that
+  // does is its entry at this rung (as ASHA's).
+  if (!ranking_->record(trial)) return Decision::Continue;
+  live->second = true;
   // The last trial to reach a rung settles it: it goes on (or stops) at once instead of
   // pausing only to be resumed (or dropped) a moment later. Only this settle's lists count:
   // promoted_ may still hold this trial from an earlier rung (it is pruned lazily).
@@ -116,21 +170,21 @@ Decision HyperBandScheduler::on_trial_result(const Trial& trial) {
 
 void HyperBandScheduler::settle(Bracket& b) {
   if (!b.closed || b.live.empty() || b.rung + 1 >= b.shape.milestones.size()) return;
-  for (const auto& [id, score] : b.live)
-    if (std::isnan(score)) return;  // someone has not reached the rung yet
-  std::vector<std::pair<double, TrialId>> ranked;
-  for (const auto& [id, score] : b.live) ranked.emplace_back(score, id);
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) {
-    return a.first != c.first ? a.first > c.first : a.second < c.second;
-  });
+  std::vector<TrialId> at_rung;
+  for (const auto& [id, reached] : b.live) {
+    if (!reached) return;  // someone has not reached the rung yet
+    at_rung.push_back(id);
+  }
+  const std::vector<TrialId> ranked = ranking_->best_first(at_rung);
   const auto keep = std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(ranked.size() / eta_ + 1e-9)));
   b.live.clear();
   for (std::size_t i = 0; i < ranked.size(); ++i) {
+    ranking_->forget(ranked[i]);  // an entry is of one rung
     if (i < keep) {
-      b.live[ranked[i].second] = NAN;
-      promoted_.push_back(ranked[i].second);
+      b.live[ranked[i]] = false;
+      promoted_.push_back(ranked[i]);
     } else {
-      abandoned_.push_back(ranked[i].second);
+      abandoned_.push_back(ranked[i]);
     }
   }
   ++b.rung;
@@ -140,7 +194,9 @@ void HyperBandScheduler::drop(const Trial& trial) {
   const auto it = bracket_index_.find(trial.id);
   if (it == bracket_index_.end()) return;
   Bracket& b = brackets_[it->second];
-  if (b.live.erase(trial.id) > 0) settle(b);  // the rung may now be complete without it
+  if (b.live.erase(trial.id) == 0) return;
+  ranking_->forget(trial.id);
+  settle(b);  // the rung may now be complete without it
 }
 
 void HyperBandScheduler::on_searcher_finished() {
@@ -176,18 +232,23 @@ std::optional<TrialId> HyperBandScheduler::choose_trial_to_run(const std::vector
   return order_.next(trials);
 }
 
-// Layout (version 2; version 1 is the same without the field names): the bracket count, a
-// line per bracket "S RUNG CLOSED MEMBERS ids... LIVE (id score)..." (score NaN: not at the
-// rung yet), then the promoted and abandoned lists.
+// Layout (the ranking's tag and version): the ranking's head, the bracket count, a line per
+// bracket "S RUNG CLOSED MEMBERS ids... LIVE (id entry)..." (the ranking's entry, or that the
+// trial is not at the rung yet), then the promoted and abandoned lists.
 std::string HyperBandScheduler::save() const {
-  StateWriter w("hyperband", 2);
+  const StateHeader header = ranking_->state_header();
+  StateWriter w(header.tag, header.version);
+  ranking_->write_head(w);
   w.field("brackets").integer(static_cast<std::int64_t>(brackets_.size())).line();
   for (const Bracket& b : brackets_) {
     w.integer(b.s).integer(static_cast<std::int64_t>(b.rung)).integer(b.closed ? 1 : 0);
     w.integer(static_cast<std::int64_t>(b.members.size()));
     for (TrialId id : b.members) w.integer(id);
     w.integer(static_cast<std::int64_t>(b.live.size()));
-    for (const auto& [id, score] : b.live) w.integer(id).number(score);
+    for (const auto& [id, reached] : b.live) {
+      w.integer(id);
+      ranking_->write_entry(w, id);
+    }
     w.line();
   }
   for (const auto& [name, ids] : {std::pair{"promoted", &promoted_}, std::pair{"abandoned", &abandoned_}}) {
@@ -199,7 +260,10 @@ std::string HyperBandScheduler::save() const {
 }
 
 void HyperBandScheduler::restore(const std::string& state) {
-  StateReader r(state, "hyperband", 2, "hyperband", /*named_since=*/2);
+  const StateHeader header = ranking_->state_header();
+  StateReader r(state, header.tag, header.version, header.owner, header.named_since);
+  ranking_->read_head(r);
+  std::unique_ptr<RungRanking> ranking = ranking_->fresh();
   std::vector<Bracket> brackets;
   std::map<TrialId, std::size_t> index;
   for (std::size_t i = 0, nb = r.count_field("brackets"); i < nb; ++i) {
@@ -218,7 +282,7 @@ void HyperBandScheduler::restore(const std::string& state) {
     }
     for (std::size_t k = r.count(which + "'s live trials"); k > 0; --k) {
       const TrialId id = r.integer("a live trial of " + which);
-      b.live[id] = r.number("a hyperband score");
+      b.live[id] = ranking->read_entry(r, id);
     }
     brackets.push_back(std::move(b));
   }
@@ -231,6 +295,7 @@ void HyperBandScheduler::restore(const std::string& state) {
   auto abandoned = read_ids("abandoned");
   r.finish();
   brackets_ = std::move(brackets);
+  ranking_ = std::move(ranking);
   bracket_index_ = std::move(index);
   promoted_ = std::move(promoted);
   abandoned_ = std::move(abandoned);

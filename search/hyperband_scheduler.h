@@ -15,9 +15,11 @@
 /// next bracket opens. A trial pauses when it reaches its bracket's current rung. When
 /// every live trial of the bracket has reached the rung (or failed), and the bracket is
 /// full (or no more trials will come), the best floor(m / eta) of the m trials at the rung
-/// (at least 1; scores sign(mode) * metric, ties to the lower id) are promoted to the next
-/// rung and resume; the others are abandoned (the controller terminates them). At rung s
-/// the controller stops the trials at max_t.
+/// (at least 1; scores sign(mode) * metric of the result at the rung, a non-finite one the
+/// worst, ties to the lower id) are promoted to the next rung and resume; the others are
+/// abandoned (the controller terminates them). At rung s the controller stops the trials at
+/// max_t. A result at or past the rung that lacks the metric judges nothing: the trial runs on
+/// and is judged at this rung by its next result with the metric (as ASHA).
 ///
 /// Options (`[scheduler]` keys):
 ///   - `max_t` (integer >= 1, default: `[stop] max_t`, iterations): R.
@@ -26,21 +28,56 @@
 /// Pausing needs a trainable that can checkpoint (synthetic, mlp, or a command that uses
 /// RANKTUNE_CHECKPOINT_DIR). Choosing: promoted paused trials first, then new trials in
 /// creation order.
+///
+/// What "best" means at a full rung is a RungRanking: the one metric above by default, or
+/// several objectives under constraints (mo_hyperband_ranking.h), over the same brackets.
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "search/fifo_scheduler.h"
+#include "search/saved_state.h"
 #include "search/scheduler.h"
 
 namespace ranktune::search {
 
+/// How HyperBand orders the trials of a full rung, and what it keeps of each trial that has
+/// reached its bracket's current rung (its entry: a score, a Pareto point).
+class RungRanking {
+ public:
+  virtual ~RungRanking() = default;
+  /// The same ranking without entries (restore reads into one, and keeps it only if all reads).
+  virtual std::unique_ptr<RungRanking> fresh() const = 0;
+  /// Records `trial`'s latest result as its entry at the rung it has reached. false when the
+  /// result judges nothing (it reports no metric ranked here): then the trial has not reached
+  /// the rung yet, and its next result that does is its entry.
+  virtual bool record(const Trial& trial) = 0;
+  /// `ids` (ascending, each recorded), best first; full ties to the lower id.
+  virtual std::vector<TrialId> best_first(const std::vector<TrialId>& ids) const = 0;
+  /// The trial left the rung (promoted, abandoned, ended): its entry goes.
+  virtual void forget(TrialId id) = 0;
+
+  /// The saved state's header, and what comes before the brackets.
+  virtual StateHeader state_header() const = 0;
+  virtual void write_head(StateWriter& w) const {}
+  /// Reads what write_head wrote; throws std::invalid_argument when it does not fit.
+  virtual void read_head(StateReader& r) const {}
+  /// The entry of live trial `id`, or that it has none (it has not reached the rung).
+  virtual void write_entry(StateWriter& w, TrialId id) const = 0;
+  /// Reads what write_entry wrote into this ranking; true when the trial had an entry.
+  virtual bool read_entry(StateReader& r, TrialId id) = 0;
+};
+
 class HyperBandScheduler final : public Scheduler, public BracketLayout {
  public:
-  /// Reads the options above; throws OptionError for a bad or unknown key.
+  /// Reads the options above; throws OptionError for a bad or unknown key. Ranks by
+  /// ctx.metric in the direction of ctx.mode.
   HyperBandScheduler(SchedulerContext ctx, const Options& options);
+  /// The same brackets, ranked by `ranking`.
+  HyperBandScheduler(SchedulerContext ctx, const Options& options, std::unique_ptr<RungRanking> ranking);
 
   /// The size (n_s) and rungs (0..s) of bracket s (0 <= s <= s_max()).
   BracketShape shape(int s) const;
@@ -74,7 +111,9 @@ class HyperBandScheduler final : public Scheduler, public BracketLayout {
     BracketShape shape;
     std::size_t rung = 0;  ///< current rung
     std::vector<TrialId> members;
-    std::map<TrialId, double> live;  ///< trials still in the race -> score at the current rung (NaN: not there yet)
+    /// Trials still in the race -> whether they reached the current rung (their entry there
+    /// is the ranking's).
+    std::map<TrialId, bool> live;
     bool closed = false;  ///< full, or no more trials will come
   };
   /// Promotes and abandons when the bracket's current rung is complete.
@@ -82,6 +121,7 @@ class HyperBandScheduler final : public Scheduler, public BracketLayout {
   void drop(const Trial& trial);
 
   SchedulerContext ctx_;
+  std::unique_ptr<RungRanking> ranking_;
   double eta_ = 3;
   int s_max_ = 0;
   std::vector<Bracket> brackets_;

@@ -39,7 +39,8 @@
 /// and it is pareto.h's, tested against hand-computed fronts. It is a documented departure.
 ///
 /// Options (`[scheduler]` keys): those of ASHA's stopping variant (`max_t`, `grace_period`,
-/// `reduction_factor`, `brackets`, `stop_rule`); `variant = "promotion"` is not supported.
+/// `reduction_factor`, `brackets`, `stop_rule`). With `variant = "promotion"`, make_scheduler
+/// makes the promotion variant's multi-objective form instead (mo_asha_promotion.h).
 /// The context's `metric` and `mode` are not used: the objectives replace them.
 ///
 /// Cost. A decision ranks the rung's points anew: O(M n^2) for n points of M objectives at the

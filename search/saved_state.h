@@ -37,6 +37,16 @@
 
 namespace ranktune::search {
 
+/// A state's header, as an algorithm whose layout is chosen at run time (HyperBand's ranking)
+/// declares it once for save() and restore(): StateWriter(tag, version) and
+/// StateReader(state, tag, version, owner, named_since).
+struct StateHeader {
+  const char* tag;
+  int version;
+  const char* owner;
+  int named_since = 1;
+};
+
 class StateWriter {
  public:
   /// Starts a state with the header "TAG VERSION".

@@ -9,7 +9,9 @@
 #include "search/fifo_scheduler.h"
 #include "search/hyperband_scheduler.h"
 #include "search/median_stopping.h"
+#include "search/mo_asha_promotion.h"
 #include "search/mo_asha_scheduler.h"
+#include "search/mo_hyperband_ranking.h"
 #include "search/pb2_scheduler.h"
 #include "search/pbt_scheduler.h"
 #include "sys/text.h"
@@ -30,11 +32,20 @@ std::unique_ptr<Scheduler> make_fifo(const SchedulerContext&, const Options& opt
 
 std::unique_ptr<Scheduler> make_asha(const SchedulerContext& ctx, const Options& options) {
   // Several objectives or constraints: the same rungs, ranked by non-dominated sorting.
-  if (ctx.objectives.multi()) return std::make_unique<MoAshaScheduler>(ctx, ctx.objectives, options);
+  const bool multi = ctx.objectives.multi();
   const auto v = options.find("variant");
   if (v != options.end() && v->second == Value{std::string("promotion")})
-    return std::make_unique<AshaPromotionScheduler>(ctx, options);
+    return multi ? make_mo_asha_promotion(ctx, ctx.objectives, options)
+                 : std::make_unique<AshaPromotionScheduler>(ctx, options);
+  if (multi) return std::make_unique<MoAshaScheduler>(ctx, ctx.objectives, options);
   return std::make_unique<AshaScheduler>(ctx, options);
+}
+
+std::unique_ptr<Scheduler> make_hyperband(const SchedulerContext& ctx, const Options& options) {
+  // Several objectives or constraints: the same brackets, each full rung ranked by
+  // non-dominated sorting.
+  if (ctx.objectives.multi()) return make_mo_hyperband(ctx, ctx.objectives, options);
+  return std::make_unique<HyperBandScheduler>(ctx, options);
 }
 
 }  // namespace
@@ -45,8 +56,9 @@ const std::vector<SchedulerKind>& schedulers() {
       {"asha", "asynchronous successive halving: stops (or, variant = \"promotion\", pauses) trials "
                "below the top 1/reduction_factor at each rung; several objectives: MO-ASHA (non-dominated "
                "sorting, then crowding distance)", make_asha, {.rungs = true, .multi_objective = true}},
-      {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor",
-       make<HyperBandScheduler>, {.rungs = true, .brackets = true}},
+      {"hyperband", "synchronous HyperBand brackets: pauses each rung, resumes the top 1/reduction_factor; "
+                    "several objectives: ranked by non-dominated sorting, then crowding distance",
+       make_hyperband, {.rungs = true, .brackets = true, .multi_objective = true}},
       {"median_stopping", "stops a trial whose best result is worse than the median of the others' "
                           "running averages", make<MedianStoppingScheduler>, {}},
       {"pbt", "population based training: the bottom quantile restarts from a top trial's checkpoint "

@@ -17,14 +17,8 @@
 namespace ranktune::search {
 namespace {
 
-using namespace fixtures;  // kNaN, kInf, C, S, SchedulerFeed
-
-/// acc (max) and size (min), feasible when latency <= 2.
-Objectives acc_size(bool constrained = true) {
-  Objectives o{{"acc", "size"}, {Mode::Max, Mode::Min}, {}};
-  if (constrained) o.constraints.push_back({"latency", true, 2.0});
-  return o;
-}
+using namespace fixtures;  // kNaN, kInf, C, S, SchedulerFeed, acc_size, expect_refused,
+                           // replaced
 
 /// Feeds results of any metrics to one scheduler.
 struct Feed : fixtures::SchedulerFeed {
@@ -195,25 +189,6 @@ TEST(MoAsha, SaveRestoreMidRunGivesTheSameNextDecisions) {
   EXPECT_GT(std::count(da.begin(), da.end(), S), 0);
   EXPECT_GT(std::count(da.begin(), da.end(), C), 0);
   EXPECT_EQ(a.sched->save(), b.sched->save());
-}
-
-void expect_refused(Scheduler& s, const std::string& state, const std::string& says) {
-  const std::string before = s.save();
-  try {
-    s.restore(state);
-    ADD_FAILURE() << "accepted: " << state;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(s.save(), before) << "a refused state changed the scheduler";
-}
-
-/// `state` with the first `from` replaced by `to`.
-std::string replaced(std::string state, const std::string& from, const std::string& to) {
-  const auto at = state.find(from);
-  EXPECT_NE(at, std::string::npos) << from << " not in " << state;
-  if (at != std::string::npos) state.replace(at, from.size(), to);
-  return state;
 }
 
 TEST(MoAsha, RestoreRefusesBadState) {
