@@ -72,14 +72,21 @@ def ranktune_job(bench, fn, budget, workers, seeds, searcher, scheduler):
 
 def optuna_job(fn, budget, workers, seeds, sampler, pruner, cache):
     path = os.path.join(cache, f"optuna-{OPTUNA_VERSION}-{sampler}-{pruner}-{fn}-{budget}-{workers}.jsonl")
+    return cached_seeds(path, seeds, lambda first: [sys.executable, os.path.join(HERE, "optuna_side.py"), fn,
+                                                    str(budget), str(workers), str(first), str(seeds), sampler, pruner])
+
+
+def cached_seeds(path, seeds, command):
+    """Seeds 1..seeds of a run that does not depend on ranktune's code, from the JSON lines
+    cached in `path`; the seeds missing there are run by command(first missing seed), which
+    prints one JSON line per seed up to `seeds`, and added to the cache."""
     have = []
     if os.path.exists(path):
         with open(path) as f:
             have = [json.loads(line) for line in f if line.strip()]
     have = [r for r in have if r["seed"] <= seeds]
     if len(have) < seeds:
-        more = run_lines([sys.executable, os.path.join(HERE, "optuna_side.py"), fn, str(budget), str(workers),
-                          str(len(have) + 1), str(seeds), sampler, pruner])
+        more = run_lines(command(len(have) + 1))
         have += more
         with open(path + ".tmp", "w") as f:
             for r in have:
