@@ -5,7 +5,8 @@
 #
 # Usage: benchmarks/run_all.sh [--quick] [--out FILE] [BUILD_DIR]
 #   --quick   about 6 minutes on 2 cores (340 s at 34228a5, Optuna's runs cached) before the
-#             multi-objective suite, which adds about MO_QUICK: the quality suite's quick plan
+#             multi-objective suite, which adds 2-4 (its random pairs: 2.2 CPU minutes at
+#             f620dbd; about 8 more the first time, for Optuna's runs): the quality suite's quick plan
 #             (Branin and Hartmann-6, 810 steps, 1 and 8 workers, 5 seeds), the multi-objective
 #             suite's quick plan (ZDT1-3 and DTLZ2, 3,000 steps, 8 workers, 5 seeds), TPE ask
 #             cost up to 1,000 observations, the dispatch overhead once, the Fashion-MNIST mlp

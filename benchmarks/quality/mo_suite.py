@@ -24,6 +24,7 @@ import argparse
 import concurrent.futures as futures
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -60,8 +61,8 @@ def ranktune_job(bench, fn, budget, workers, seeds, searcher, scheduler):
 def unavailable(bench, searcher, scheduler):
     """Why bench_mo_quality cannot run this pair in this build (exit 3), or None."""
     out = subprocess.run([bench, "zdt1", "1", "1", "1", "1", searcher, scheduler], capture_output=True, text=True)
-    if out.returncode == 3:
-        return out.stderr.strip().removeprefix("bench_mo_quality: ")
+    if out.returncode == 3:  # "...: searcher 'x' is not in this build (those that take several objectives: ...)"
+        return out.stderr.strip().removeprefix("bench_mo_quality: ").split(" (those", 1)[0]
     if out.returncode != 0:
         raise SystemExit(f"mo_suite.py: {bench} failed on {searcher}+{scheduler}: {out.stderr.strip()}")
     return None
@@ -80,6 +81,11 @@ def code_version(optuna_version):
         with open(os.path.join(HERE, name), "rb") as f:
             h.update(f.read())
     return f"{optuna_version}-{h.hexdigest()[:10]}"
+
+
+def fmt(v):
+    """Four significant digits, trailing zeros kept, so that a column reads evenly."""
+    return f"{v:.{max(0, 3 - math.floor(math.log10(abs(v))))}f}" if v != 0 and math.isfinite(v) else f"{v:g}"
 
 
 def main():
@@ -175,7 +181,7 @@ def main():
             "objectives of the reported front; reference (1.1, 11) for ZDT, (3.85, 3.85, 3.85) for DTLZ2; "
             "higher is better. The true front's hypervolume is in the last column.\n"]
     if skipped:
-        head.append("**Partial**: skipped, not multi-objective in this build: " +
+        head.append("**Partial**: pairs skipped because this build cannot run them with several objectives: " +
                     "; ".join(f"`{n}` ({why})" for n, why in skipped.items()) + ".\n")
     head += ["| function | workers | ranktune best | median HV | Optuna best | median HV | ranktune better? | Mann-Whitney (p) | true front HV |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -186,8 +192,18 @@ def main():
     head.append(f"ranktune's best pair has a higher median hypervolume than Optuna's best sampler in {wins} of "
                 f"{len(summary)} cells" + ("" if wins == len(summary) else
                                           " (not in: " + ", ".join(f"{r[0]}/{r[1]}" for r in summary if r[6] == "no") + ")") +
-                f"; significantly (p < 0.05) in {sum(1 for r in summary if r[7] == 'ranktune')}. "
+                f"; significantly (p < 0.05) in {sum(1 for r in summary if r[7] == 'ranktune')}, and Optuna's "
+                f"significantly higher in {sum(1 for r in summary if r[7] == 'optuna')}. "
                 f"Suite wall time {wall:.0f} s.\n")
+    # Every pair on every function, one table per number of workers: the figures side by side.
+    for w in plan["workers"]:
+        head.append(f"Median hypervolume (min - max), {w} worker{'s' if w > 1 else ''}:\n")
+        head.append("| pair | " + " | ".join(plan["functions"]) + " |")
+        head.append("|---" * (len(plan["functions"]) + 1) + "|")
+        for n in names + onames:
+            hv = [np.array([r["hv"] for r in results[((fn, w), n)]]) for fn in plan["functions"]]
+            head.append(f"| {n} | " + " | ".join(f"{fmt(np.median(v))} ({fmt(v.min())} - {fmt(v.max())})" for v in hv) + " |")
+        head.append("")
     write_report("\n".join(head + [""] + lines) + "\n", a.out)
 
 
