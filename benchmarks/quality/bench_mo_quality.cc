@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "controller/simulator.h"
+#include "quality_run.h"
 #include "search/hypervolume.h"
 #include "search/objectives.h"
 #include "search/pareto.h"
@@ -58,10 +59,9 @@ namespace {
 using namespace ranktune::search;
 using namespace ranktune::controller;
 namespace train = ranktune::train;
+using ranktune::bench::kMaxT;
+using ranktune::bench::kNoise;
 
-constexpr std::int64_t kMaxT = 27;
-constexpr double kNoise = 0.01;
-constexpr int kCurvePoints = 20;
 constexpr int kExitNotMultiObjective = 3;
 
 struct Problem {
@@ -98,21 +98,7 @@ Problem problem(const std::string& name) {
   return p;
 }
 
-Value parse_value(const std::string& text) {
-  char* end = nullptr;
-  const long long i = std::strtoll(text.c_str(), &end, 10);
-  if (end != text.c_str() && *end == '\0') return std::int64_t{i};
-  const double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() && *end == '\0') return d;
-  return text;
-}
-
-std::string number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string number(double v) { return ranktune::bench::json_number(v, 17); }
 
 // The front the user is shown: the non-dominated trials by their last reported point.
 std::vector<const Trial*> reported_front(const Problem& p, const std::vector<Trial>& trials) {
@@ -191,38 +177,18 @@ int check() {
 
 int run(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--check") return check();
-  if (argc < 8) {
-    std::fprintf(stderr,
-                 "usage: bench_mo_quality FUNCTION BUDGET WORKERS SEED_FIRST SEED_LAST SEARCHER SCHEDULER "
-                 "[search.KEY=VALUE|scheduler.KEY=VALUE ...]\n"
-                 "       bench_mo_quality --check   (check lines on stdin)\n");
-    return 2;
-  }
-  const Problem p = problem(argv[1]);
+  const auto args = ranktune::bench::parse_pair_args(
+      argc, argv, "bench_mo_quality",
+      "usage: bench_mo_quality FUNCTION BUDGET WORKERS SEED_FIRST SEED_LAST SEARCHER SCHEDULER "
+      "[search.KEY=VALUE|scheduler.KEY=VALUE ...]\n"
+      "       bench_mo_quality --check   (check lines on stdin)\n");
+  if (!args) return 2;
+  const Problem p = problem(args->function);
   if (p.function == nullptr) {
     std::fprintf(stderr, "bench_mo_quality: unknown function '%s' (zdt1, zdt2, zdt3, dtlz2)\n", argv[1]);
     return 2;
   }
-  const std::int64_t budget = std::atoll(argv[2]);
-  const int workers = std::atoi(argv[3]);
-  const int first = std::atoi(argv[4]), last = std::atoi(argv[5]);
-  const std::string searcher = argv[6], scheduler = argv[7];
-  Options searcher_options, scheduler_options;
-  for (int i = 8; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto eq = arg.find('=');
-    const auto dot = arg.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
-      std::fprintf(stderr, "bench_mo_quality: '%s' is not search.KEY=VALUE or scheduler.KEY=VALUE\n", argv[i]);
-      return 2;
-    }
-    const std::string table = arg.substr(0, dot), key = arg.substr(dot + 1, eq - dot - 1);
-    (table == "search" ? searcher_options : scheduler_options)[key] = parse_value(arg.substr(eq + 1));
-  }
-  if (budget < 1 || workers < 1 || first > last) {
-    std::fprintf(stderr, "bench_mo_quality: need BUDGET >= 1, WORKERS >= 1, SEED_FIRST <= SEED_LAST\n");
-    return 2;
-  }
+  const std::string &searcher = args->searcher, &scheduler = args->scheduler;
   // Asked before anything runs, so that a pair the suite cannot run yet is a clear skip, not
   // a failure: the multi-objective searchers are added one by one.
   const bool searcher_takes = in(multi_objective_searcher_names(), searcher);
@@ -240,57 +206,29 @@ int run(int argc, char** argv) {
                  name.c_str(), known ? "does not take several objectives" : "is not in this build", names.c_str());
     return kExitNotMultiObjective;
   }
-  std::vector<std::vector<double>> true_front = train::pareto_front(*p.function, p.reference.size() == 2 ? 1000 : 50);
-  const double front_hv = hypervolume(true_front, p.reference);
+  const double front_hv =
+      hypervolume(train::pareto_front(*p.function, p.reference.size() == 2 ? 1000 : 50), p.reference);
   const std::string& metric = p.objectives.metrics[0];
-  for (int seed = first; seed <= last; ++seed) {
+  for (int seed = args->first; seed <= args->last; ++seed) {
     ControllerOptions o;
     o.metric = metric;
     o.mode = Mode::Min;
     o.max_t = kMaxT;
-    o.max_total_steps = budget;
+    o.max_total_steps = args->budget;
     const auto useed = static_cast<std::uint64_t>(seed);
-    SearcherOptions so_search{useed, 1'000'000'000, metric, Mode::Min, kMaxT};
-    so_search.objectives = p.objectives;
+    SearcherOptions so{useed, 1'000'000'000, metric, Mode::Min, kMaxT};
+    so.objectives = p.objectives;
     SchedulerContext ctx{metric, Mode::Min, kMaxT, &p.space, useed};
     ctx.objectives = p.objectives;
-    Controller c(o, make_searcher(searcher, p.space, so_search, searcher_options),
-                 make_scheduler(scheduler, ctx, scheduler_options));
-    std::vector<std::pair<std::int64_t, double>> curve;
-    std::int64_t next_point = 1;
-    SimulatorOptions so;
-    so.workers = workers;
-    so.seed = useed;
-    so.jitter = 0.1;
-    so.progress_every = 1;
-    so.on_progress = [&](double) {
-      if (next_point > kCurvePoints || c.steps_done() < budget * next_point / kCurvePoints) return;
-      const double hv = true_hypervolume(p, reported_front(p, c.trials()));
-      while (next_point <= kCurvePoints && c.steps_done() >= budget * next_point / kCurvePoints) {
-        curve.emplace_back(budget * next_point / kCurvePoints, hv);
-        ++next_point;
-      }
-    };
-    const StepModel model = [&](const Config& config, TrialId trial, int attempt, ModelState& s) {
-      return train::synthetic_step(train::evaluate_synthetic(*p.function, config), kNoise, useed, trial, attempt, s.t);
-    };
-    simulate(c, model, so);
-    const auto front = reported_front(p, c.trials());
-    const double hv = true_hypervolume(p, front);
-    std::string points;
-    for (const auto& [steps, v] : curve) {
-      // Appended piece by piece, not "," + ...: GCC 12 warns falsely (-Wrestrict) on that.
-      if (!points.empty()) points += ',';
-      points += '[';
-      points += std::to_string(steps);
-      points += ',';
-      points += number(v);
-      points += ']';
-    }
+    Controller c(o, make_searcher(searcher, p.space, so, args->searcher_options),
+                 make_scheduler(scheduler, ctx, args->scheduler_options));
+    const auto hv = [&] { return true_hypervolume(p, reported_front(p, c.trials())); };
+    ranktune::bench::Curve curve(args->budget);
+    ranktune::bench::simulate_synthetic(c, *p.function, useed, args->workers, curve, hv);
     std::printf("{\"seed\": %d, \"hv\": %s, \"front_hv\": %s, \"front\": %zu, \"trials\": %zu, \"steps\": %lld, "
-                "\"curve\": [%s]}\n",
-                seed, number(hv).c_str(), number(front_hv).c_str(), front.size(), c.trials().size(),
-                static_cast<long long>(c.steps_done()), points.c_str());
+                "\"curve\": %s}\n",
+                seed, number(hv()).c_str(), number(front_hv).c_str(), reported_front(p, c.trials()).size(),
+                c.trials().size(), static_cast<long long>(c.steps_done()), curve.json(17).c_str());
     std::fflush(stdout);
   }
   return 0;
@@ -298,11 +236,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_mo_quality: %s\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return ranktune::bench::guarded_main("bench_mo_quality", run, argc, argv); }

@@ -85,6 +85,11 @@ PROBLEMS = {
 }
 
 
+# The samplers by the names the suite gives them: Optuna's classes, with their defaults. In a
+# study of several directions TPESampler is Optuna's multi-objective TPE (MOTPE).
+SAMPLERS = {"nsga2": "NSGAIISampler", "tpe": "TPESampler", "random": "RandomSampler"}
+
+
 def step_values(values, ideal, seed, trial, t):
     """What step t of a trial reports: train/synthetic.cc's synthetic_step with noise 0.01."""
     out = []
@@ -120,14 +125,9 @@ def run_seed(name, budget, workers, seed, sampler_name):
     import optuna
     f, n, ideal, ref = PROBLEMS[name]
     names = [f"x{i + 1}" for i in range(n)]
-    if sampler_name == "nsga2":
-        sampler = optuna.samplers.NSGAIISampler(seed=seed)
-    elif sampler_name == "tpe":
-        sampler = optuna.samplers.TPESampler(seed=seed)
-    elif sampler_name == "random":
-        sampler = optuna.samplers.RandomSampler(seed=seed)
-    else:
-        raise SystemExit(f"unknown sampler {sampler_name}: nsga2, tpe, random")
+    if sampler_name not in SAMPLERS:
+        raise SystemExit(f"unknown sampler {sampler_name}: {', '.join(SAMPLERS)}")
+    sampler = getattr(optuna.samplers, SAMPLERS[sampler_name])(seed=seed)  # the defaults otherwise
     study = optuna.create_study(directions=["minimize"] * len(ref), sampler=sampler)
     rng = np.random.default_rng(seed)
 

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from suite import cached_seeds, mannwhitney, write_report
+from suite import cached_seeds, chosen_plan, mannwhitney, write_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -102,13 +102,10 @@ def main():
     ap.add_argument("--pairs", default=None, help="ranktune pairs to run, e.g. random+asha,nsga2+asha")
     a = ap.parse_args()
     import optuna
-    plan = dict(SMOKE if a.smoke else QUICK if a.quick else FULL)
-    if a.seeds:
-        plan["seeds"] = a.seeds
-    if a.budget:
-        plan["budget"] = a.budget
     if a.functions:
-        plan["functions"] = a.functions.split(",")
+        a.functions = a.functions.split(",")
+    plan = chosen_plan(a, SMOKE, QUICK, FULL)
+    if a.functions:
         unknown = [f for f in plan["functions"] if f not in FUNCTIONS]
         if unknown:
             raise SystemExit(f"mo_suite.py: unknown function {', '.join(unknown)} (valid: {', '.join(FUNCTIONS)})")

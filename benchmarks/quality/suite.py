@@ -52,6 +52,16 @@ SMOKE = dict(functions=["branin"], budgets=[81], workers=[1, 2], seeds=2)
 
 
 
+def chosen_plan(args, smoke, quick, full):
+    """The plan --smoke or --quick names (else the full one), with what the command line sets
+    of its keys (--seeds, --budget, ...) in its place."""
+    plan = dict(smoke if args.smoke else quick if args.quick else full)
+    for key in plan:
+        if getattr(args, key, None):
+            plan[key] = getattr(args, key)
+    return plan
+
+
 def write_report(text, out):
     """Writes a report to the file `out`, or to standard output when it is "-"."""
     if out == "-":
@@ -183,9 +193,7 @@ def main():
     a = ap.parse_args()
     import optuna
     OPTUNA_VERSION = optuna.__version__
-    plan = dict(SMOKE if a.smoke else QUICK if a.quick else FULL)
-    if a.seeds:
-        plan["seeds"] = a.seeds
+    plan = chosen_plan(a, SMOKE, QUICK, FULL)
     os.makedirs(a.cache, exist_ok=True)
     help_text = subprocess.run([a.bench], capture_output=True, text=True).stderr
     if "usage" not in help_text:
