@@ -4,16 +4,21 @@
 # per comparison with its command, its table, the versions and the machine.
 #
 # Usage: benchmarks/run_all.sh [--quick] [--out FILE] [BUILD_DIR]
-#   --quick   about 6 minutes on 2 cores (340 s at 34228a5, Optuna's runs cached): the
-#             quality suite's quick plan (Branin and Hartmann-6, 810 steps, 1 and 8 workers,
-#             5 seeds), TPE ask cost up to 1,000 observations, the dispatch overhead once,
-#             the Fashion-MNIST mlp search against Optuna for 2 minutes per tool and one seed; the rest is skipped and says so.
+#   --quick   about 6 minutes on 2 cores (340 s at 34228a5, Optuna's runs cached) before the
+#             multi-objective suite, which adds 2-4 (its random pairs: 2.2 CPU minutes at
+#             f620dbd; about 8 more the first time, for Optuna's runs): the quality suite's quick plan
+#             (Branin and Hartmann-6, 810 steps, 1 and 8 workers, 5 seeds), the multi-objective
+#             suite's quick plan (ZDT1-3 and DTLZ2, 3,000 steps, 8 workers, 5 seeds), TPE ask
+#             cost up to 1,000 observations, the dispatch overhead once, the Fashion-MNIST mlp
+#             search against Optuna for 2 minutes per tool and one seed; the rest is skipped
+#             and says so.
 #   Without --quick: the full quality suite (3 functions x 2 budgets x 1 and 8 workers x 10
 #   seeds: hours on 2 cores the first time; Optuna's runs are cached in BUILD_DIR/quality-cache
-#   and reused), the mlp search (3 tools x 3 seeds x 5 minutes), and every other comparison
-#   with its default repetitions.
+#   and reused), the multi-objective one (4 functions x 1 and 8 workers x 5 seeds), the mlp
+#   search (3 tools x 3 seeds x 5 minutes), and every other comparison with its default
+#   repetitions.
 # The binaries come from BUILD_DIR (default: build); build them with
-#   cmake --build build -j2 --target ranktune bench_quality bench_tpe bench_mlp bench_recording
+#   cmake --build build -j2 --target ranktune bench_quality bench_mo_quality bench_tpe bench_mlp bench_recording
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 quick=0
@@ -24,13 +29,13 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=1; shift ;;
     --smoke) quick=2; shift ;;  # the smoke test: tiny quality and mlp plans only
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     -*) echo "run_all.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build="$1"; shift ;;
   esac
 done
 build="$(cd "$build" && pwd)"
-for bin in apps/ranktune benchmarks/bench_quality benchmarks/bench_tpe benchmarks/bench_mlp; do
+for bin in apps/ranktune benchmarks/bench_quality benchmarks/bench_mo_quality benchmarks/bench_tpe benchmarks/bench_mlp; do
   [[ -x "$build/$bin" ]] || { echo "run_all.sh: no $build/$bin: build it first (see --help)" >&2; exit 2; }
 done
 py=/usr/bin/python3
@@ -91,11 +96,17 @@ if [[ $quick -eq 2 ]]; then
   section "Search quality against Optuna (smoke plan)" \
     "$py" "$here/quality/suite.py" --smoke --bench "$build/benchmarks/bench_quality" \
     --cache "$tmp/cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  section "Search quality against Optuna, multi-objective (smoke plan)" \
+    "$py" "$here/quality/mo_suite.py" --smoke --bench "$build/benchmarks/bench_mo_quality" \
+    --cache "$tmp/cache" --out - -j 2
   mlp_search --smoke " (smoke plan)"
 elif [[ $quick -eq 1 ]]; then
   section "Search quality against Optuna (quick plan)" \
     "$py" "$here/quality/suite.py" --quick --bench "$build/benchmarks/bench_quality" \
     --cache "$build/quality-cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  section "Search quality against Optuna, multi-objective (quick plan)" \
+    "$py" "$here/quality/mo_suite.py" --quick --bench "$build/benchmarks/bench_mo_quality" \
+    --cache "$build/quality-cache" --out - -j 2
   mlp_search --quick " (quick plan)"
   section "TPE ask cost against Optuna's TPESampler" "$here/tpe_compare.sh" "$build" 100 1000
   section "Dispatch overhead against Optuna (journal storage)" env RANKTUNE="$build/apps/ranktune" "$here/overhead.sh" 1
@@ -105,6 +116,9 @@ else
   section "Search quality against Optuna" \
     "$py" "$here/quality/suite.py" --bench "$build/benchmarks/bench_quality" \
     --cache "$build/quality-cache" --out - --svg-dir "$svg_dir" --svg-link results -j 2
+  section "Search quality against Optuna, multi-objective" \
+    "$py" "$here/quality/mo_suite.py" --bench "$build/benchmarks/bench_mo_quality" \
+    --cache "$build/quality-cache" --out - -j 2
   mlp_search "" ""
   section "TPE ask cost against Optuna's TPESampler" "$here/tpe_compare.sh" "$build"
   section "Dispatch overhead against Optuna (journal storage)" env RANKTUNE="$build/apps/ranktune" "$here/overhead.sh" 3

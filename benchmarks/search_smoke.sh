@@ -3,8 +3,10 @@
 # print a row for every scheduler; `run_all.sh --smoke` (the quality suite on a tiny plan,
 # beside Optuna) must write a well-formed RESULTS.md: its header, the summary table with a
 # row per cell, a section per cell with a row per pair of both tools, and an SVG plot per
-# cell that parses, and the Fashion-MNIST mlp search's table (quality/mlp_suite.py --smoke: a
-# row per tool, each with a test accuracy). No timing or quality assertions: the figures are
+# cell that parses, the same tables of the multi-objective suite (quality/mo_suite.py
+# --smoke: hypervolumes of ranktune's random pairs and Optuna's two samplers, after its check
+# that both sides compute the same objectives), and the Fashion-MNIST mlp search's table
+# (quality/mlp_suite.py --smoke: a row per tool, each with a test accuracy). No timing or quality assertions: the figures are
 # only checked to be there.
 set -euo pipefail
 schedulers=${1:?usage: search_smoke.sh PATH/TO/bench_schedulers BUILD_DIR}
@@ -45,6 +47,22 @@ for w in (1, 2):
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg") and root.findall(".//{http://www.w3.org/2000/svg}path"), svg
     assert f"(results/quality-branin-81-{w}.svg)" in part, "no link to the plot"
+mo = text.split("## Search quality against Optuna, multi-objective (smoke plan)", 1)
+assert len(mo) == 2, "no multi-objective quality section"
+mo = mo[1].split("\n## ", 1)[0]
+for fn in ("zdt1", "dtlz2"):
+    row = re.search(r"^\| " + fn + r" \| 2 \|(.*)\|$", mo, re.M)
+    assert row, f"no multi-objective summary row for {fn}"
+    cells = [c.strip() for c in row.group(1).split("|")]
+    assert len(cells) == 7, cells
+    assert re.match(r"^[a-z0-9]+\+[a-z]+$", cells[0]) and cells[2].startswith("optuna "), cells
+    assert all(re.match(r"^\d+\.\d{4}$", cells[i]) for i in (1, 3, 6)), f"{fn}: hypervolumes {cells}"
+    assert cells[4] in ("yes", "no") and re.match(r"^(ranktune|optuna|tie) \([0-9.e-]+\)$", cells[5]), cells
+    part = mo.split(f"### {fn}, 2 workers", 1)
+    assert len(part) == 2, f"no multi-objective section for {fn}"
+    names = set(re.findall(r"^\| ((?:optuna )?[a-z0-9+]+)(?: \*\*\(best\)\*\*)? \| \d+\.\d{4} \|", part[1].split("###", 1)[0], re.M))
+    for want in ("random+fifo", "random+asha", "optuna nsga2", "optuna tpe"):
+        assert want in names, (fn, want, names)
 mlp = text.split("## Search of the Fashion-MNIST mlp against Optuna at equal wall time (smoke plan)", 1)
 assert len(mlp) == 2, "no mlp search section"
 mlp = mlp[1].split("\n## ", 1)[0]

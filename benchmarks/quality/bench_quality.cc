@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "controller/simulator.h"
+#include "quality_run.h"
 #include "search/recommend.h"
 #include "search/scheduler.h"
 #include "search/searcher.h"
@@ -35,10 +36,8 @@ namespace {
 using namespace ranktune::search;
 using namespace ranktune::controller;
 namespace train = ranktune::train;
+using ranktune::bench::kMaxT;
 
-constexpr std::int64_t kMaxT = 27;
-constexpr double kNoise = 0.01;
-constexpr int kCurvePoints = 20;
 
 struct Problem {
   const train::SyntheticFunction* function = nullptr;
@@ -60,29 +59,13 @@ Problem problem(const std::string& name) {
     dim("x2", 0, 15);
   } else if (name == "hartmann6") {
     p.function = train::find_synthetic_function("hartmann6");
-    for (int i = 1; i <= 6; ++i) dim("x" + std::to_string(i), 0, 1);
+    for (int i = 1; i <= 6; ++i) dim(train::variadic_param(i), 0, 1);
   } else if (name == "rosenbrock4") {
     // De Jong's domain, as most benchmark suites use it.
     p.function = train::find_synthetic_function("rosenbrock");
-    for (int i = 1; i <= 4; ++i) dim("x" + std::to_string(i), -2.048, 2.048);
+    for (int i = 1; i <= 4; ++i) dim(train::variadic_param(i), -2.048, 2.048);
   }
   return p;
-}
-
-Value parse_value(const std::string& text) {
-  char* end = nullptr;
-  const long long i = std::strtoll(text.c_str(), &end, 10);
-  if (end != text.c_str() && *end == '\0') return std::int64_t{i};
-  const double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() && *end == '\0') return d;
-  return text;
-}
-
-std::string number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
 }
 
 double regret_of(const Problem& p, const Trial* t) {
@@ -91,77 +74,39 @@ double regret_of(const Problem& p, const Trial* t) {
 }
 
 int run(int argc, char** argv) {
-  if (argc < 8) {
-    std::fprintf(stderr,
-                 "usage: bench_quality FUNCTION BUDGET WORKERS SEED_FIRST SEED_LAST SEARCHER SCHEDULER "
-                 "[search.KEY=VALUE|scheduler.KEY=VALUE ...]\n");
-    return 2;
-  }
-  const Problem p = problem(argv[1]);
+  const auto args = ranktune::bench::parse_pair_args(
+      argc, argv, "bench_quality",
+      "usage: bench_quality FUNCTION BUDGET WORKERS SEED_FIRST SEED_LAST SEARCHER SCHEDULER "
+      "[search.KEY=VALUE|scheduler.KEY=VALUE ...]\n");
+  if (!args) return 2;
+  const Problem p = problem(args->function);
   if (p.function == nullptr) {
     std::fprintf(stderr, "bench_quality: unknown function '%s' (branin, hartmann6, rosenbrock4)\n", argv[1]);
     return 2;
   }
-  const std::int64_t budget = std::atoll(argv[2]);
-  const int workers = std::atoi(argv[3]);
-  const int first = std::atoi(argv[4]), last = std::atoi(argv[5]);
-  const std::string searcher = argv[6], scheduler = argv[7];
-  Options searcher_options, scheduler_options;
-  for (int i = 8; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto eq = arg.find('=');
-    const auto dot = arg.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq) {
-      std::fprintf(stderr, "bench_quality: '%s' is not search.KEY=VALUE or scheduler.KEY=VALUE\n", argv[i]);
-      return 2;
-    }
-    const std::string table = arg.substr(0, dot), key = arg.substr(dot + 1, eq - dot - 1);
-    (table == "search" ? searcher_options : scheduler_options)[key] = parse_value(arg.substr(eq + 1));
-  }
-  if (budget < 1 || workers < 1 || first > last) {
-    std::fprintf(stderr, "bench_quality: need BUDGET >= 1, WORKERS >= 1, SEED_FIRST <= SEED_LAST\n");
-    return 2;
-  }
-  for (int seed = first; seed <= last; ++seed) {
+  const std::int64_t budget = args->budget;
+  for (int seed = args->first; seed <= args->last; ++seed) {
     ControllerOptions o;
     o.metric = "loss";
     o.mode = Mode::Min;
     o.max_t = kMaxT;
     o.max_total_steps = budget;
     const auto useed = static_cast<std::uint64_t>(seed);
-    Controller c(o, make_searcher(searcher, p.space, {useed, 1'000'000'000, "loss", Mode::Min}, searcher_options),
-                 make_scheduler(scheduler, {"loss", Mode::Min, kMaxT, &p.space, useed}, scheduler_options));
-    std::vector<std::pair<std::int64_t, double>> curve;
-    std::int64_t next_point = 1;
-    const auto record = [&](std::int64_t steps) {
+    Controller c(o,
+                 make_searcher(args->searcher, p.space, {useed, 1'000'000'000, "loss", Mode::Min},
+                               args->searcher_options),
+                 make_scheduler(args->scheduler, {"loss", Mode::Min, kMaxT, &p.space, useed}, args->scheduler_options));
+    const auto regret = [&] {
       std::vector<const Trial*> all;
       all.reserve(c.trials().size());
       for (const Trial& t : c.trials()) all.push_back(&t);
-      curve.emplace_back(steps, regret_of(p, recommended(all, Mode::Min)));
+      return regret_of(p, recommended(all, Mode::Min));
     };
-    SimulatorOptions so;
-    so.workers = workers;
-    so.seed = useed;
-    so.jitter = 0.1;
-    so.progress_every = 1;
-    so.on_progress = [&](double) {
-      while (next_point <= kCurvePoints && c.steps_done() >= budget * next_point / kCurvePoints) {
-        record(budget * next_point / kCurvePoints);
-        ++next_point;
-      }
-    };
-    const StepModel model = [&](const Config& config, TrialId trial, int attempt, ModelState& s) {
-      return train::synthetic_step(train::evaluate_synthetic(*p.function, config), kNoise, useed, trial, attempt, s.t);
-    };
-    simulate(c, model, so);
-    std::vector<const Trial*> all;
-    for (const Trial& t : c.trials()) all.push_back(&t);
-    const double regret = regret_of(p, recommended(all, Mode::Min));
-    std::string points;
-    for (const auto& [steps, r] : curve)
-      points += (points.empty() ? "" : ",") + std::string("[") + std::to_string(steps) + "," + number(r) + "]";
-    std::printf("{\"seed\": %d, \"regret\": %s, \"trials\": %zu, \"steps\": %lld, \"curve\": [%s]}\n", seed,
-                number(regret).c_str(), c.trials().size(), static_cast<long long>(c.steps_done()), points.c_str());
+    ranktune::bench::Curve curve(budget);
+    ranktune::bench::simulate_synthetic(c, *p.function, useed, args->workers, curve, regret);
+    std::printf("{\"seed\": %d, \"regret\": %s, \"trials\": %zu, \"steps\": %lld, \"curve\": %s}\n", seed,
+                ranktune::bench::json_number(regret(), 9).c_str(), c.trials().size(),
+                static_cast<long long>(c.steps_done()), curve.json(9).c_str());
     std::fflush(stdout);
   }
   return 0;
@@ -169,11 +114,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_quality: %s\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return ranktune::bench::guarded_main("bench_quality", run, argc, argv); }

@@ -41,12 +41,14 @@ def open_unit(bits):
     return ((bits >> 11) + 0.5) * 2.0**-53
 
 
-def seeded_normal(seed, trial, attempt, t):
-    """train/synthetic.cc's seeded_normal, bit for bit."""
+def seeded_normal(seed, trial, attempt, t, stream=0):
+    """train/synthetic.cc's seeded_normal, bit for bit (stream i > 0: objective i + 1's noise)."""
     h = splitmix64(seed & M64)
     h = splitmix64(h ^ (trial & M64))
     h = splitmix64(h ^ (attempt & M64))
     h = splitmix64(h ^ (t & M64))
+    if stream > 0:
+        h = splitmix64(h ^ (stream & M64))
     u1, u2 = open_unit(splitmix64(h)), open_unit(splitmix64((h + 1) & M64))
     return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
 

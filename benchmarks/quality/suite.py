@@ -52,6 +52,16 @@ SMOKE = dict(functions=["branin"], budgets=[81], workers=[1, 2], seeds=2)
 
 
 
+def chosen_plan(args, smoke, quick, full):
+    """The plan --smoke or --quick names (else the full one), with what the command line sets
+    of its keys (--seeds, --budget, ...) in its place."""
+    plan = dict(smoke if args.smoke else quick if args.quick else full)
+    for key in plan:
+        if getattr(args, key, None):
+            plan[key] = getattr(args, key)
+    return plan
+
+
 def write_report(text, out):
     """Writes a report to the file `out`, or to standard output when it is "-"."""
     if out == "-":
@@ -72,14 +82,21 @@ def ranktune_job(bench, fn, budget, workers, seeds, searcher, scheduler):
 
 def optuna_job(fn, budget, workers, seeds, sampler, pruner, cache):
     path = os.path.join(cache, f"optuna-{OPTUNA_VERSION}-{sampler}-{pruner}-{fn}-{budget}-{workers}.jsonl")
+    return cached_seeds(path, seeds, lambda first: [sys.executable, os.path.join(HERE, "optuna_side.py"), fn,
+                                                    str(budget), str(workers), str(first), str(seeds), sampler, pruner])
+
+
+def cached_seeds(path, seeds, command):
+    """Seeds 1..seeds of a run that does not depend on ranktune's code, from the JSON lines
+    cached in `path`; the seeds missing there are run by command(first missing seed), which
+    prints one JSON line per seed up to `seeds`, and added to the cache."""
     have = []
     if os.path.exists(path):
         with open(path) as f:
             have = [json.loads(line) for line in f if line.strip()]
     have = [r for r in have if r["seed"] <= seeds]
     if len(have) < seeds:
-        more = run_lines([sys.executable, os.path.join(HERE, "optuna_side.py"), fn, str(budget), str(workers),
-                          str(len(have) + 1), str(seeds), sampler, pruner])
+        more = run_lines(command(len(have) + 1))
         have += more
         with open(path + ".tmp", "w") as f:
             for r in have:
@@ -176,9 +193,7 @@ def main():
     a = ap.parse_args()
     import optuna
     OPTUNA_VERSION = optuna.__version__
-    plan = dict(SMOKE if a.smoke else QUICK if a.quick else FULL)
-    if a.seeds:
-        plan["seeds"] = a.seeds
+    plan = chosen_plan(a, SMOKE, QUICK, FULL)
     os.makedirs(a.cache, exist_ok=True)
     help_text = subprocess.run([a.bench], capture_output=True, text=True).stderr
     if "usage" not in help_text:
