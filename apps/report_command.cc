@@ -200,7 +200,7 @@ int run_report(const ReportOptions& o) {
     if (format == report::Format::Table || format == report::Format::Markdown) {
       const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
       if (!evaluations.empty()) {
-        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), format).c_str());
+        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), format, pareto ? &*pareto : nullptr).c_str());
         // The newest evaluation was one pipeline of several: the change each made.
         if (const auto grid = report::sensitivity_grid(report::newest_sensitivity_group(evaluations))) {
           const std::string title = "pipeline sensitivity (the change of each pipeline against the first)";

@@ -224,7 +224,7 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
     for (auto it = evaluations.rbegin(); it != evaluations.rend(); ++it) {
       body += "<h3>Evaluation " + std::to_string(it->id) + ": " + html_escape(it->split) + " split, " +
               html_escape(it->created) + ", " + html_escape(it->device) + ", " + std::to_string(it->threads) +
-              (it->threads == 1 ? " thread" : " threads") + "</h3>\n" + render_html_table(evaluation_grid(file, *it));
+              (it->threads == 1 ? " thread" : " threads") + "</h3>\n" + render_html_table(evaluation_grid(file, *it, o.pareto));
       // The latency split and the trace of the timed batches, where they were measured.
       if (const Grid split = latency_split_grid(*it); !split.body.empty())
         body += "<p class=\"note\">Latency split: p50, p90 and p99 of each part in ms (pre: preprocessing, inf: "
