@@ -349,7 +349,13 @@ Grid pareto_front_grid(const ParetoView& pareto, std::size_t top, int digits) {
   const search::Objectives& o = pareto.objectives;
   Grid g{{"trial_id"}, {}, {}};
   g.head.insert(g.head.end(), o.metrics.begin(), o.metrics.end());
-  for (const search::Constraint& c : o.constraints) g.head.push_back(c.metric);
+  // Each constrained metric once, unless it is an objective (its column is there already).
+  std::vector<std::size_t> shown;
+  for (std::size_t k = 0; k < o.constraints.size(); ++k)
+    if (std::find(g.head.begin(), g.head.end(), o.constraints[k].metric) == g.head.end()) {
+      g.head.push_back(o.constraints[k].metric);
+      shown.push_back(k);
+    }
   if (!o.constraints.empty()) g.head.push_back("feasible");
   g.head.push_back("crowding");
   g.numeric.assign(g.head.size(), true);
@@ -360,7 +366,7 @@ Grid pareto_front_grid(const ParetoView& pareto, std::size_t top, int digits) {
     std::vector<std::string>& row = g.body.emplace_back();
     row.push_back(std::to_string(e.trial->id));
     for (const double v : e.values) row.push_back(number(v, digits));
-    for (const double v : e.constrained) row.push_back(number(v, digits));
+    for (const std::size_t k : shown) row.push_back(number(e.constrained[k], digits));
     if (!o.constraints.empty()) row.push_back(e.feasible() ? "yes" : "no");
     row.push_back(number(e.crowding, digits));
   }

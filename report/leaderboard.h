@@ -38,7 +38,8 @@ struct Grid;
 /// with `pareto`, in its order and with its columns.
 Grid leaderboard_grid(const io::ResultsFile& file, std::size_t top, int digits, const ParetoView* pareto = nullptr);
 /// The front of a multi-objective experiment as a grid: trial_id, each objective, each
-/// constrained metric and `feasible` (when there are constraints), crowding; at most `top`
+/// constrained metric that is not an objective (once) and `feasible` (when there are
+/// constraints), crowding; at most `top`
 /// rows (0: all), in the view's order.
 Grid pareto_front_grid(const ParetoView& pareto, std::size_t top, int digits);
 /// "8 trials of 60 ranked; hypervolume 0.71 against the reference point (...): how chosen".

@@ -145,7 +145,7 @@ std::optional<ParetoView> pareto_view(const io::ResultsFile& file, const search:
   if (!objectives.multi()) return std::nullopt;
   if (!reference.empty()) {
     if (reference.size() != objectives.metrics.size())
-      throw std::invalid_argument("--reference: " + std::to_string(reference.size()) + " values for " +
+      throw std::invalid_argument("--reference: " + std::to_string(reference.size()) + (reference.size() == 1 ? " value" : " values") + " for " +
                                   std::to_string(objectives.metrics.size()) + " objectives; give one per objective (" +
                                   join(objectives.metrics, ", ", as_is) + "), in that order");
     for (const double r : reference)

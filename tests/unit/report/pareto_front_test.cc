@@ -230,6 +230,11 @@ TEST(ParetoLeaderboard, RowsInParetoOrderWithTheObjectives) {
   EXPECT_EQ(front.head, (std::vector<std::string>{"trial_id", "f1", "f2", "c", "feasible", "crowding"}));
   ASSERT_EQ(front.body.size(), 2u);
   EXPECT_EQ(front.body[1], (std::vector<std::string>{"3", "3", "9", "0.9", "yes", "inf"}));
+  // A constraint on an objective, and two on one metric: each metric's column once.
+  search::Objectives twice = mo_objectives();
+  twice.constraints = {{"c", true, 1.0}, {"f2", false, 4.5}, {"c", false, -1.0}};
+  const Grid once = pareto_front_grid(*pareto_view(f, twice), 0, 6);
+  EXPECT_EQ(once.head, (std::vector<std::string>{"trial_id", "f1", "f2", "c", "feasible", "crowding"}));
 }
 
 TEST(ParetoCharts, FrontDominatedAndInfeasibleMarksAndTheStepLine) {
