@@ -9,7 +9,7 @@
 # HTML page (without a browser: tests/cli/pareto_html.sh opens it in chromium) has the front's
 # scatter with a dot per front trial and a cross per infeasible one, and the hypervolume
 # against wall time. Bad --reference values and a --reference for a single-objective file are
-# refused, and that file's reports have none of it.
+# refused, and that file's reports have none of it. A resumed run ranks its earlier trials too.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 
@@ -144,6 +144,46 @@ PY
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/mo.html" --section Leaderboard --section "Pareto front" \
   --section "Hypervolume against wall time" || fail "the page of a multi-objective run is wrong"
 grep -qF "By Pareto rank (0: the front), then crowding distance" "$WORK/mo.html" || fail "the page's leaderboard does not say its order"
+
+# A resumed run ranks the trials of its earlier runs with its own (by their last results,
+# which /trials does not hold whole): every finished trial has a rank, each as Deb's
+# constrained non-dominated sort of all of them gives it (numpy), and the report's front is it.
+"$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 3 --results "$WORK/res.h5" --set experiment.num_samples=12 \
+  > "$WORK/run1.txt" 2>&1 || { cat "$WORK/run1.txt"; fail "the first run failed"; }
+"$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 3 --results "$WORK/res.h5" --set experiment.num_samples=20 --resume \
+  --force > "$WORK/run2.txt" 2>&1 || { cat "$WORK/run2.txt"; fail "the resumed run failed"; }
+"$R" report "$WORK/res.h5" --format json > "$WORK/res.json" || fail "report of the resumed file failed"
+"$PY" - "$WORK/res.h5" "$WORK/res.json" "$WORK/mo.h5" <<'PY' || fail "the ranks of a resumed run are wrong"
+import json, sys, h5py, numpy as np
+def deb_ranks(P, violation):
+    def dom(a, b):
+        if violation[a] == 0 and violation[b] > 0:
+            return True
+        if violation[a] > 0:
+            return violation[b] > 0 and violation[a] < violation[b]
+        return bool(np.all(P[a] <= P[b]) and np.any(P[a] < P[b]))
+    rank, left, r = {}, set(range(len(P))), 0
+    while left:
+        front = {a for a in left if not any(dom(b, a) for b in left if b != a)}
+        rank.update({a: r for a in front})
+        left -= front
+        r += 1
+    return [rank[a] for a in range(len(P))]
+for path in (sys.argv[1], sys.argv[3]):
+    with h5py.File(path, "r") as f:
+        t = f["trials"][()]
+    done = t["status"] == b"TERMINATED"
+    assert (t["pareto_rank"][done] >= 0).all(), (path, t["pareto_rank"])
+    P = np.column_stack([t["objective:f1"], t["objective:f2"]])[done]
+    assert np.isfinite(P).all(), (path, P)
+    want = deb_ranks(P, np.maximum(0, P[:, 1] - 5))  # constraints = ["f2 <= 5"]
+    assert t["pareto_rank"][done].tolist() == want, (path, t["pareto_rank"][done].tolist(), want)
+doc = json.load(open(sys.argv[2]))
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][()]
+assert len(t) == 20 and set(doc["pareto"]["front"]) == set(t["trial_id"][t["pareto_rank"] == 0].tolist()), doc["pareto"]
+print(f"ok: the 20 trials of a resumed run ranked as numpy ranks them; front {sorted(doc['pareto']['front'])}")
+PY
 
 # Bad --reference values: clear errors, exit 2.
 expect_refused() {  # WANT ARGS...: the command fails with exit 2 and says WANT
