@@ -9,12 +9,16 @@
 # HTML page (without a browser: tests/cli/pareto_html.sh opens it in chromium) has the front's
 # scatter with a dot per front trial and a cross per infeasible one, and the hypervolume
 # against wall time. Bad --reference values and a --reference for a single-objective file are
-# refused, and that file's reports have none of it. A resumed run ranks its earlier trials too.
+# refused, and that file's reports have none of it. A resumed run ranks its earlier trials too,
+# and the run's live page ([report] html) shows the front.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 
-"$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 3 --results "$WORK/mo.h5" > "$WORK/run.txt" 2>&1 \
-  || { cat "$WORK/run.txt"; fail "the multi-objective run failed"; }
+"$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 3 --results "$WORK/mo.h5" --set "report.html=\"$WORK/live.html\"" \
+  > "$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "the multi-objective run failed"; }
+# The run's own live page (rank 0 writes it) has the front too.
+"$PY" "$SRC/tests/cli/check_html.py" "$WORK/live.html" --section Leaderboard --section "Pareto front" \
+  --section "Hypervolume against wall time" || fail "the live page of a multi-objective run has no front"
 "$R" report "$WORK/mo.h5" --format csv > "$WORK/mo.csv" || fail "report --format csv failed"
 "$R" report "$WORK/mo.h5" --format json > "$WORK/mo.json" || fail "report --format json failed"
 "$R" report "$WORK/mo.h5" --format json --reference 3,6 > "$WORK/ref.json" || fail "report --reference failed"
