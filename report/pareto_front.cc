@@ -33,12 +33,6 @@ bool weakly_dominates(const std::vector<double>& a, const std::vector<double>& b
   return true;
 }
 
-std::string number_text(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 }  // namespace
 
 std::map<search::TrialId, search::Metrics> last_results(const io::ResultsFile& file) {
@@ -109,7 +103,7 @@ std::string ParetoView::objectives_text() const {
 
 std::string ParetoView::constraints_text() const {
   return join(objectives.constraints, ", ", [](const search::Constraint& c) {
-    return c.metric + (c.at_most ? " <= " : " >= ") + number_text(c.bound);
+    return c.metric + (c.at_most ? " <= " : " >= ") + value_text(c.bound);
   });
 }
 
@@ -117,7 +111,7 @@ std::string ParetoView::reference_point_text() const {
   if (reference.empty()) return "none";
   std::string point = "(";
   for (std::size_t i = 0; i < reference.size(); ++i)
-    point += (i ? ", " : "") + objectives.metrics[i] + " " + number_text(reference[i]);
+    point += (i ? ", " : "") + objectives.metrics[i] + " " + value_text(reference[i]);
   return point + ")";
 }
 

@@ -8,13 +8,7 @@
 # of the three pairs, each with a dot per front trial.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-BROWSER=$(command -v chromium || command -v chromium-browser || true)
-[[ -n $BROWSER ]] || { echo "SKIP: no chromium (scripts/setup.sh installs Debian's chromium)"; exit 77; }
-headless() { rm -rf "$WORK/profile"; timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --disable-quic \
-  --no-first-run --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$WORK/profile" --enable-logging=stderr --v=0 "$@" 2>>"$WORK/browser.err"; }
-"$BROWSER" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/probe" --dump-dom about:blank > /dev/null 2>&1 \
-  || { echo "SKIP: chromium is installed but cannot start here"; exit 77; }
+source "$(dirname "$0")/browser.sh"
 
 "$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 3 --results "$WORK/mo.h5" > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "the multi-objective run failed"; }
@@ -89,15 +83,7 @@ for want in "on the front (pareto_rank 0)" "dominated (faded)" "infeasible (a co
   grep -qF "$want" "$WORK/mo.html" || fail "the front's legend lacks '$want'"
 done
 headless --window-size=1280,3000 --screenshot="$WORK/mo.png" "file://$WORK/mo.html" > /dev/null || fail "no screenshot"
-"$PY" - "$WORK/mo.png" <<'PY'
-import sys
-from PIL import Image
-im = Image.open(sys.argv[1]).convert("L")
-hist = im.histogram()
-ink = sum(hist[:200]) / sum(hist)
-assert ink > 0.01, f"the screenshot is blank ({ink:.4f} of its pixels have ink)"
-print(f"ok: screenshot {im.size}, {100 * ink:.1f}% of its pixels have ink")
-PY
+not_blank "$WORK/mo.png" || fail "the screenshot is blank"
 
 # Three objectives: a matrix of the pairs.
 sed -e 's/^name = .*/name = "pareto_dtlz2"/' -e 's/^metric = .*/metric = ["f1", "f2", "f3"]/' \
