@@ -74,6 +74,7 @@ struct ReportOptions {
   bool linear_y = false;             ///< ... on a linear one
   std::int64_t trial = 0;            ///< print this trial whole
   double watch_s = 0;                ///< > 0: rewrite --html every this many seconds while the run goes
+  std::string reference;             ///< multi-objective: the hypervolume's reference point, "1.1,5.3" ("" = default)
 };
 int run_report(const ReportOptions& o);
 
@@ -121,6 +122,7 @@ struct EvalOptions {
   std::string results;
   std::size_t top = 3;                        ///< leaders to evaluate (when no --trial)
   std::vector<std::int64_t> trials;           ///< exactly these trials instead
+  bool front = false;                         ///< --front: the Pareto front's trials (multi-objective)
   std::string checkpoint = "best";            ///< best or latest stored checkpoint of each
   std::string device = "auto";                ///< auto, cpu or cuda:N
   int threads = 0;                            ///< 0: the experiment's threads_per_worker

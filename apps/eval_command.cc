@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "experiment/exit_codes.h"
 #include "experiment/stack.h"
 #include "report/evaluations.h"
+#include "report/pareto_front.h"
 #include "report/sensitivity.h"
 #include "sys/printable.h"
 #include "sys/temp_dir.h"
@@ -152,6 +154,8 @@ struct Plan {
   config::ExperimentConfig cfg;
   eval::LeaderChoice choice;
   config::EvalManifest manifest;
+  /// A multi-objective experiment's Pareto view of `file` (the leaders' places and ranks).
+  std::optional<report::ParetoView> pareto;
   bool runs_program = false;  ///< the trainable runs a program (a command): see evaluate()
 
   // The work, pipeline by pipeline: item i is leader i % n through pipeline i / n.
@@ -184,10 +188,26 @@ std::shared_ptr<const Plan> make_plan(const EvalOptions& o, Role role) {
   }
   const io::ResultsFile& file = p->file;
   p->cfg = config::stored_config(file, o.config);
+  p->pareto = report::pareto_view(file, p->cfg.objectives);
+  if (o.front && !p->pareto)
+    throw std::invalid_argument("--front: " + o.results + " is a single-objective experiment (metric " + file.meta.metric +
+                                ", " + search::to_string(file.meta.mode) + "): it has no Pareto front. Evaluate its " +
+                                "leaders with --top N, or chosen trials with --trial ID");
   eval::require_evaluable(file, p->cfg);  // before choosing leaders: nothing to pass over for nothing
-  p->choice = eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
+  if (o.front) {
+    // The front's trials were placed there by their last results, which their newest
+    // checkpoint holds: that one stands for each unless --checkpoint says otherwise.
+    p->choice = eval::choose_front(file, *p->pareto,
+                                   o.given.contains("--checkpoint") ? eval::parse_checkpoint_choice(o.checkpoint)
+                                                                    : eval::CheckpointChoice::Latest);
+  } else {
+    p->choice = eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
+  }
   if (role == Role::Recorder)
     for (const auto& why : p->choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());
+  if (o.front && p->choice.leaders.empty())
+    throw std::invalid_argument(o.results + ": none of the " + std::to_string(p->pareto->front) + " trials on the Pareto " +
+                                "front has a stored checkpoint to evaluate (store them with [checkpoint] at_end or every)");
   if (p->choice.leaders.empty())
     throw std::invalid_argument(o.results + ": no trial with a finite " + file.meta.metric +
                                 " has a stored checkpoint to evaluate (store them with [checkpoint] every, at_end or " +
@@ -275,7 +295,7 @@ int evaluate_and_record(const EvalOptions& o, mpi::EvalFarm* farm) {
     io::Evaluation record = to_record(evals, record_manifest, manifest.split);
     if (o.format != "json") {
       if (pipelines > 1) std::printf("%spipeline %s\n", p ? "\n" : "", sys::printable(pipeline.name).c_str());
-      std::printf("%s", report::render_table(report::evaluation_grid(file, record)).c_str());
+      std::printf("%s", report::render_table(report::evaluation_grid(file, record, plan->pareto ? &*plan->pareto : nullptr)).c_str());
       if (const report::Grid split = report::latency_split_grid(record); !split.body.empty())
         std::printf("latency split (preprocessing, inference, postprocessing; blank: not measured)\n%s",
                     report::render_table(split).c_str());
@@ -371,9 +391,15 @@ void setup_eval(CLI::App& app, int argc, char** argv) {
       "eval", "Evaluate the leaders' stored checkpoints on the held-out test set and time their inference; "
               "recorded in the file's /evaluations");
   eval_cmd->add_option("results", eval->results, "Results file (.h5)")->required();
-  eval_cmd->add_option("--top", eval->top, "Leaders to evaluate: the best trials that have a stored checkpoint")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  eval_cmd->add_option("--trial", eval->trials, "Evaluate these trial ids instead (repeatable)")->check(CLI::PositiveNumber);
+  auto* top = eval_cmd->add_option("--top", eval->top, "Leaders to evaluate: the best trials that have a stored checkpoint")
+                  ->capture_default_str()->check(CLI::PositiveNumber);
+  auto* trial = eval_cmd->add_option("--trial", eval->trials, "Evaluate these trial ids instead (repeatable)")
+                    ->check(CLI::PositiveNumber);
+  eval_cmd->add_flag("--front", eval->front,
+                     "Multi-objective: evaluate the trials on the Pareto front (pareto_rank 0) that have a stored "
+                     "checkpoint, each from its latest one (unless --checkpoint), instead of --top")
+      ->excludes(trial)
+      ->excludes(top);
   eval_cmd->add_option("--checkpoint", eval->checkpoint,
                        "Which stored checkpoint stands for a trial: best (best score) or latest")
       ->capture_default_str();
@@ -406,7 +432,7 @@ void setup_eval(CLI::App& app, int argc, char** argv) {
                      "there (default on)");
   on_run(eval_cmd, [eval, eval_cmd] {
     // Which flags were typed: they override a manifest's values.
-    for (const char* flag : {"--device", "--threads", "--batch-sizes", "--warmup", "--latency-s"})
+    for (const char* flag : {"--device", "--threads", "--batch-sizes", "--warmup", "--latency-s", "--checkpoint"})
       if (eval_cmd->count(flag) > 0) eval->given.insert(flag);
     return run_eval(*eval);
   });

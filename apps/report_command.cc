@@ -25,6 +25,7 @@
 #include "report/html.h"
 #include "report/importance.h"
 #include "report/leaderboard.h"
+#include "report/pareto_front.h"
 #include "report/plots.h"
 #include "report/run_config.h"
 #include "report/schedule.h"
@@ -64,6 +65,25 @@ report::Format format_of(const std::string& name) {
   return *format;
 }
 
+// The Pareto view of a multi-objective experiment, from the objectives of its stored config;
+// nullopt for one objective. A file whose /trials has Pareto columns but whose stored config no
+// longer parses cannot say its modes: it is reported by its first objective, and stderr says why.
+std::optional<report::ParetoView> pareto_of(const io::ResultsFile& file, const report::RunConfig& config,
+                                            const std::vector<double>& reference) {
+  if (!config.parsed && !file.schema.objectives.empty())
+    std::fprintf(stderr,
+                 "ranktune report: %s is a multi-objective experiment (/trials has the objectives %s), but its stored "
+                 "config does not parse (%s), and the objectives' modes are in it: the report ranks the trials by %s "
+                 "alone, without the Pareto front\n",
+                 sys::printable(file.path).c_str(), sys::printable(report::join(file.schema.objectives, ", ", report::as_is)).c_str(),
+                 sys::printable(config.error).c_str(), sys::printable(file.meta.metric).c_str());
+  const auto view = report::pareto_view(file, config.objectives, reference);
+  if (!view && !reference.empty())
+    throw std::invalid_argument("--reference: " + file.path + " is a single-objective experiment (metric " + file.meta.metric +
+                                "): there is no front to measure");
+  return view;
+}
+
 volatile std::sig_atomic_t g_stop_watching = 0;
 extern "C" void on_watch_signal(int) { g_stop_watching = 1; }
 
@@ -84,6 +104,7 @@ int run_report(const ReportOptions& o) {
   html.log_y = o.log_y ? report::LogChoice::Always : o.linear_y ? report::LogChoice::Never : report::LogChoice::Auto;
   if (method) html.importance = *method;
 
+  const std::vector<double> reference = o.reference.empty() ? std::vector<double>{} : report::parse_reference(o.reference);
   if (!o.compare.empty() && o.html.empty())
     throw std::invalid_argument("--compare adds a section to the page of --html: give --html OUT.html (or use "
                                 "`ranktune compare`)");
@@ -113,6 +134,8 @@ int run_report(const ReportOptions& o) {
       const io::ResultsFile file = io::ResultsFile::read(o.results);
       const report::RunConfig config = report::run_config(file);
       html.config = &config;
+      const auto pareto = pareto_of(file, config, reference);
+      html.pareto = pareto ? &*pareto : nullptr;
       html.refresh_s = live ? o.watch_s : 0;
       html.writer_died = died;
       const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
@@ -134,6 +157,7 @@ int run_report(const ReportOptions& o) {
 
   const io::ResultsFile file = io::ResultsFile::read(o.results);
   const report::RunConfig config = report::run_config(file);
+  const auto pareto = pareto_of(file, config, reference);
   // The --plots folder first: one that is refused stops the report before it prints.
   std::string plots = o.plots;
   while (plots.size() > 1 && plots.back() == '/') plots.pop_back();  // "dir/" would follow a link named dir
@@ -158,7 +182,7 @@ int run_report(const ReportOptions& o) {
     const auto schedule = report::trial_schedule(file, o.schedule_trial);
     std::fputs(report::render_schedule(schedule, file.trial(o.schedule_trial)->iterations).c_str(), stdout);
   } else {
-    std::string board = report::render_leaderboard(file, {rows_for(o.top, format), format});
+    std::string board = report::render_leaderboard(file, {rows_for(o.top, format), format, pareto ? &*pareto : nullptr});
     if (method) {
       const report::ImportanceReport importance = report::importance_of(file, {.method = *method}, &config);
       if (format == report::Format::Json) {
@@ -176,7 +200,7 @@ int run_report(const ReportOptions& o) {
     if (format == report::Format::Table || format == report::Format::Markdown) {
       const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
       if (!evaluations.empty()) {
-        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), format).c_str());
+        std::printf("\n%s", report::render_evaluation(file, evaluations.back(), format, pareto ? &*pareto : nullptr).c_str());
         // The newest evaluation was one pipeline of several: the change each made.
         if (const auto grid = report::sensitivity_grid(report::newest_sensitivity_group(evaluations))) {
           const std::string title = "pipeline sensitivity (the change of each pipeline against the first)";
@@ -191,6 +215,7 @@ int run_report(const ReportOptions& o) {
   }
   if (!o.html.empty()) {
     html.config = &config;
+    html.pareto = pareto ? &*pareto : nullptr;
     const std::vector<io::Evaluation> evaluations = io::read_evaluations(o.results);
     html.comparison_section = comparison(evaluations);
     write_file(o.html, report::render_html(file, evaluations, html));
@@ -233,6 +258,10 @@ void setup_report(CLI::App& app) {
   report_cmd->add_option("--compare", report->compare,
                          "With --html: add a comparison of this file's newest evaluation (the baseline) with these, "
                          "FILE or FILE@ID each (repeatable), as `ranktune compare` makes it");
+  report_cmd->add_option("--reference", report->reference,
+                         "Multi-objective: the reference point of the hypervolume, one value per objective in its own "
+                         "units, comma-separated (default: the worst feasible value of each objective over the finished "
+                         "trials, a tenth of its range further)");
   report_cmd->add_option("--watch", report->watch_s,
                          "With --html: rewrite the page every S seconds from the live file (SWMR) while the run goes, "
                          "then once more at its end")

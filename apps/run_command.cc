@@ -52,6 +52,8 @@ bool finish_dead_run_page(const config::ExperimentConfig& cfg) {
     report::HtmlOptions o;
     o.top = 100;  // as the live page has it
     o.config = &config;
+    const auto pareto = report::pareto_view(file, config.objectives);
+    o.pareto = pareto ? &*pareto : nullptr;
     o.writer_died = true;
     sys::replace_file(cfg.report_html, report::render_html(file, {}, o));
     return true;

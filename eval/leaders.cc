@@ -94,4 +94,21 @@ LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const 
   return out;
 }
 
+LeaderChoice choose_front(const io::ResultsFile& file, const report::ParetoView& pareto, CheckpointChoice choice) {
+  std::map<search::TrialId, std::vector<const io::CheckpointRow*>> by_trial;
+  for (const io::CheckpointRow& r : file.checkpoints)
+    if (r.trial > 0) by_trial[r.trial].push_back(&r);
+  LeaderChoice out;
+  for (std::size_t i = 0; i < pareto.front; ++i) {
+    const search::Trial* t = pareto.entries[i].trial;
+    const auto& rows = by_trial[t->id];
+    if (const io::CheckpointRow* c = pick(rows, choice, file.meta.mode)) {
+      out.leaders.push_back({t, c, i + 1});
+    } else {
+      out.skipped.push_back("trial " + std::to_string(t->id) + " (on the front): no checkpoint to evaluate: " + describe(rows));
+    }
+  }
+  return out;
+}
+
 }  // namespace ranktune::eval

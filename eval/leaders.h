@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/store.h"
+#include "report/pareto_front.h"
 
 namespace ranktune::eval {
 
@@ -44,5 +45,10 @@ struct LeaderChoice {
 /// (files from before scores were recorded); ties go to the later iteration.
 LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const std::vector<search::TrialId>& trials,
                             CheckpointChoice choice);
+
+/// A multi-objective experiment's front (`eval --front`): the trials of pareto_rank 0 in the
+/// view's order (crowding distance, largest first) that have a live checkpoint, passing over
+/// the others (in `skipped`). Leader::rank is the trial's place in that order, 1 first.
+LeaderChoice choose_front(const io::ResultsFile& file, const report::ParetoView& pareto, CheckpointChoice choice);
 
 }  // namespace ranktune::eval

@@ -103,6 +103,9 @@ void LivePage::render(const io::ResultsFile& file, bool final) {
     report::HtmlOptions o;
     o.top = 100;
     o.config = &config_;
+    // A multi-objective run's page shows its front as the report's does.
+    const auto pareto = report::pareto_view(file, config_.objectives);
+    o.pareto = pareto ? &*pareto : nullptr;
     o.refresh_s = final ? 0 : interval_s_;
     sys::replace_file(path_, report::render_html(file, {}, o));
   } catch (const std::exception& e) {

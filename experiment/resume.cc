@@ -92,6 +92,22 @@ ResumePoint resume_point(const io::ResultsFile& previous) {
       ++p.trials[static_cast<std::size_t>(e.trial - 1)].failures;
   }
   catch_up_with_results(p.trials, previous.results);
+  // Each trial's last result, which /trials does not hold whole: without it a resumed
+  // multi-objective run would find every trial of its earlier runs unranked (no objective
+  // reported), and rewrite their pareto_rank as -1 and their objectives as NaN.
+  std::vector<const io::ResultRow*> last(p.trials.size(), nullptr);
+  for (const io::ResultRow& r : previous.results) {
+    if (r.trial < 1 || r.trial > static_cast<search::TrialId>(p.trials.size())) continue;
+    const io::ResultRow*& at = last[static_cast<std::size_t>(r.trial - 1)];
+    if (at == nullptr || r.attempt >= at->attempt) at = &r;
+  }
+  for (std::size_t i = 0; i < p.trials.size(); ++i) {
+    if (last[i] == nullptr) continue;
+    search::Metrics& m = p.trials[i].last_metrics;
+    m.clear();
+    for (std::size_t c = 0; c < last[i]->values.size() && c < previous.schema.metrics.size(); ++c)
+      if (!std::isnan(last[i]->values[c])) m[previous.schema.metrics[c]] = last[i]->values[c];
+  }
   return p;
 }
 

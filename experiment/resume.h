@@ -33,7 +33,9 @@ void catch_up_with_results(std::vector<search::Trial>& trials, const std::vector
 /// What a resumed run goes on from.
 struct ResumePoint {
   /// The file's trials, with the failures its event log counts (one "error" event per
-  /// failure: they are not a column of /trials), caught up with its results.
+  /// failure: they are not a column of /trials), caught up with its results, and each one's
+  /// last result (Trial::last_metrics: the last /results row of its latest attempt), which a
+  /// multi-objective experiment ranks its finished trials by (Controller::rank_pareto).
   std::vector<search::Trial> trials;
   /// The largest time the file holds: times count from the experiment's creation over all
   /// its runs, so a trial's rows stay in time order across a resume.

@@ -26,7 +26,7 @@ using Key = std::pair<search::TrialId, std::int64_t>;  // (trial, checkpoint ite
 
 }  // namespace
 
-Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& ev) {
+Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& ev, const ParetoView* pareto) {
   std::vector<Key> keys;
   std::vector<std::string> metrics;
   std::vector<std::int64_t> batches;
@@ -46,13 +46,22 @@ Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& ev) {
     latency[{l.trial, l.iteration}][l.batch_size] = &l;
   }
   std::map<search::TrialId, std::size_t> rank;
-  const auto order = best_first(file);
-  for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]->id] = i + 1;
+  std::map<search::TrialId, int> pareto_rank;
+  if (pareto != nullptr) {
+    for (std::size_t i = 0; i < pareto->entries.size(); ++i) {
+      rank[pareto->entries[i].trial->id] = i + 1;
+      pareto_rank[pareto->entries[i].trial->id] = pareto->entries[i].rank;
+    }
+  } else {
+    const auto order = best_first(file);
+    for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]->id] = i + 1;
+  }
   std::map<Key, double> score;
   for (const io::CheckpointRow& c : file.checkpoints) score[{c.trial, c.iteration}] = c.score;
 
   Grid g;
   g.head = {"rank", "trial_id", "iteration", file.meta.metric};
+  if (pareto != nullptr) g.head.insert(g.head.begin() + 1, "pareto_rank");
   g.head.insert(g.head.end(), metrics.begin(), metrics.end());
   for (const std::int64_t b : batches) {
     const std::string p = "b" + std::to_string(b) + " ";
@@ -62,6 +71,8 @@ Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& ev) {
   for (const Key& k : keys) {
     std::vector<std::string>& row = g.body.emplace_back();
     row.push_back(rank.contains(k.first) ? std::to_string(rank[k.first]) : "");
+    if (pareto != nullptr)
+      row.push_back(pareto_rank.contains(k.first) && pareto_rank[k.first] >= 0 ? std::to_string(pareto_rank[k.first]) : "");
     row.push_back(std::to_string(k.first));
     row.push_back(std::to_string(k.second));
     row.push_back(score.contains(k) ? fixed(score[k], 4) : "");
@@ -91,8 +102,9 @@ Grid latency_split_grid(const io::Evaluation& ev) {
   return g;
 }
 
-std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation& ev, Format format) {
-  const Grid g = evaluation_grid(file, ev);
+std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation& ev, Format format,
+                              const ParetoView* pareto) {
+  const Grid g = evaluation_grid(file, ev, pareto);
   const Grid split = latency_split_grid(ev);
   const std::string split_title = "latency split (preprocessing, inference, postprocessing; blank: not measured)";
   const std::string title = "held-out evaluation " + std::to_string(ev.id) + " (" + ev.split + " split, " +

@@ -14,8 +14,9 @@ namespace ranktune::report {
 /// Rows: rank (on the leaderboard), trial_id, iteration (of the checkpoint evaluated), the
 /// experiment metric at that checkpoint (blank when unknown), each held-out metric, then
 /// per batch size B: "bB p50_ms", "bB p99_ms" and "bB samples/s". Trials in the order the
-/// evaluation lists them.
-Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& evaluation);
+/// evaluation lists them. With `pareto` (a multi-objective experiment): rank is the place on
+/// its leaderboard (Pareto order), and a pareto_rank column follows it.
+Grid evaluation_grid(const io::ResultsFile& file, const io::Evaluation& evaluation, const ParetoView* pareto = nullptr);
 
 /// The split of the latency: a row per (trial, checkpoint iteration, batch size) whose split
 /// was measured, with p50, p90 and p99 in ms of preprocessing ("pre"), inference ("inf") and
@@ -28,7 +29,8 @@ Grid latency_split_grid(const io::Evaluation& evaluation);
 /// grid only); JSON as one object {evaluation, created, split, device, threads, metrics:
 /// [...], latency: [...], trace: [...]} holding every row as recorded (a latency row's
 /// split as pre_p50_ms ... post_p99_ms, null when not measured).
-std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation& evaluation, Format format);
+std::string render_evaluation(const io::ResultsFile& file, const io::Evaluation& evaluation, Format format,
+                              const ParetoView* pareto = nullptr);
 
 /// The trace of the evaluation's timed batches: a chart per trial (at most `max_trials`,
 /// in the evaluation's order), the latency of each batch in ms against its start, a line

@@ -15,6 +15,7 @@
 #include "report/sensitivity.h"
 #include "report/grid.h"
 #include "report/leaderboard.h"
+#include "report/pareto_charts.h"
 #include "report/plots.h"
 
 namespace ranktune::report {
@@ -135,7 +136,12 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
   const auto item = [&](const std::string& k, const std::string& v) {
     out += "<dt>" + html_escape(k) + "</dt><dd>" + html_escape(one_line(v)) + "</dd>\n";
   };
-  item("metric", m.metric + " (" + search::to_string(m.mode) + ")");
+  if (o.pareto != nullptr) {
+    item("objectives", o.pareto->objectives_text());
+    if (const std::string c = o.pareto->constraints_text(); !c.empty()) item("constraints", c);
+  } else {
+    item("metric", m.metric + " (" + search::to_string(m.mode) + ")");
+  }
   item("trials", std::to_string(file.trials.size()) + " (" + counts_line(file) + ")");
   if (data) {
     const Utilization u = utilization(*data);
@@ -159,17 +165,30 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
          "</details>\n";
 
   // The leaderboard, with why each trial ended (its end_reason column).
-  Grid board = leaderboard_grid(file, o.top, 6);
+  Grid board = leaderboard_grid(file, o.top, 6, o.pareto);
   // A run whose writer was killed: its RUNNING trials say so.
   const auto status_col = static_cast<std::size_t>(std::find(board.head.begin(), board.head.end(), "status") - board.head.begin());
   if (o.writer_died && status_col < board.head.size())
     for (auto& row : board.body)
       if (row[status_col] == search::to_string(search::TrialStatus::Running)) row[status_col] += " when the writer died";
   out += section("Leaderboard",
-                 "<p class=\"note\">Click a heading to sort. end_reason: max_t (ran its course), stopped (by the "
-                 "scheduler), done (its program ended first), budget (cut by the time budget), target (the "
-                 "experiment reached its target), user (ctl stop), error.</p>\n" +
+                 std::string(o.pareto != nullptr
+                                 ? "<p class=\"note\">By Pareto rank (0: the front), then crowding distance (the most "
+                                   "isolated first); trials without a rank (not finished, failed) last.</p>\n"
+                                 : "") +
+                     "<p class=\"note\">Click a heading to sort. end_reason: max_t (ran its course), stopped (by the "
+                     "scheduler), done (its program ended first), budget (cut by the time budget), target (the "
+                     "experiment reached its target), user (ctl stop), error.</p>\n" +
                      render_html_table(board, "sortable"));
+  if (o.pareto != nullptr) {
+    const ParetoView& p = *o.pareto;
+    out += section("Pareto front", "<p class=\"note\">" + html_escape(pareto_summary(p)) + ".</p>\n" +
+                                       chart([&] { return pareto_front_chart(p); }) +
+                                       render_html_table(pareto_front_grid(p, 0, 6)));
+    out += section("Hypervolume against wall time",
+                   p.reference.empty() ? "<p>No hypervolume: " + html_escape(p.hypervolume_note) + ".</p>\n"
+                                       : chart([&] { return hypervolume_chart(p); }));
+  }
 
   out += section("Learning curves", with_data([](const ChartData& d) { return curves_chart(d); }));
   out += section("Best value so far", with_data([](const ChartData& d) { return best_so_far_chart(d); }));
@@ -205,13 +224,18 @@ std::string render_html(const io::ResultsFile& file, const std::vector<io::Evalu
     for (auto it = evaluations.rbegin(); it != evaluations.rend(); ++it) {
       body += "<h3>Evaluation " + std::to_string(it->id) + ": " + html_escape(it->split) + " split, " +
               html_escape(it->created) + ", " + html_escape(it->device) + ", " + std::to_string(it->threads) +
-              (it->threads == 1 ? " thread" : " threads") + "</h3>\n" + render_html_table(evaluation_grid(file, *it));
+              (it->threads == 1 ? " thread" : " threads") + "</h3>\n" + render_html_table(evaluation_grid(file, *it, o.pareto));
       // The latency split and the trace of the timed batches, where they were measured.
       if (const Grid split = latency_split_grid(*it); !split.body.empty())
         body += "<p class=\"note\">Latency split: p50, p90 and p99 of each part in ms (pre: preprocessing, inf: "
                 "inference, post: postprocessing; blank: not measured).</p>\n" +
                 render_html_table(split) + chart([&] { return latency_split_chart(*it); });
       if (!it->trace.empty()) body += chart([&] { return latency_trace_chart(*it); });
+      // A multi-objective experiment: the held-out front beside the validation front.
+      if (o.pareto != nullptr) {
+        if (const std::string front = chart([&] { return held_out_front_chart(*o.pareto, *it); }); front.size() > 1)
+          body += front;
+      }
     }
     out += section("Held-out evaluations (ranktune eval), newest first", body);
     if (const auto grid = sensitivity_grid(newest_sensitivity_group(evaluations)))

@@ -17,6 +17,7 @@
 
 #include "io/evaluations.h"
 #include "io/store.h"
+#include "report/pareto_front.h"
 #include "report/run_config.h"
 #include "report/scale.h"
 #include "analysis/importance.h"
@@ -35,6 +36,10 @@ struct HtmlOptions {
   /// The run's stored config (report::run_config): the space's scales, the algorithm and
   /// scheduler in the header. nullptr: the space is guessed from the values.
   const RunConfig* config = nullptr;
+  /// A multi-objective experiment's Pareto view (report::pareto_view): the page adds the front
+  /// (a scatter, or a matrix of them), the hypervolume against wall time and the held-out front
+  /// of the evaluations, and its leaderboard goes in Pareto order. nullptr: one objective.
+  const ParetoView* pareto = nullptr;
   /// A comparison of evaluations (report::comparison_html_section), shown after the
   /// evaluations; "" for none (`report --html --compare`).
   std::string comparison_section;

@@ -31,17 +31,24 @@ struct Ranked {
   std::size_t rank = 0;
   const search::Trial* trial = nullptr;
   double wall_s = NAN;
+  const ParetoEntry* pareto = nullptr;  ///< a multi-objective experiment's view of the trial
 };
 
-std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top) {
+std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top, const ParetoView* pareto) {
   std::map<search::TrialId, double> last_result_time;
   for (const io::ResultRow& r : file.results) {
     double& t = last_result_time.try_emplace(r.trial, r.time).first->second;
     t = std::max(t, r.time);
   }
   std::vector<Ranked> rows;
-  for (const search::Trial* tp : best_first(file)) {
-    const search::Trial& t = *tp;
+  std::vector<const search::Trial*> order;
+  if (pareto != nullptr) {
+    for (const ParetoEntry& e : pareto->entries) order.push_back(e.trial);
+  } else {
+    order = best_first(file);
+  }
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const search::Trial& t = *order[i];
     double wall = NAN;
     if (std::isfinite(t.start_time)) {
       if (std::isfinite(t.end_time)) {
@@ -50,7 +57,7 @@ std::vector<Ranked> rank_trials(const io::ResultsFile& file, std::size_t top) {
         wall = it->second - t.start_time;
       }
     }
-    rows.push_back({0, &t, wall});
+    rows.push_back({0, &t, wall, pareto != nullptr ? &pareto->entries[i] : nullptr});
     if (top != 0 && rows.size() == top) break;
   }
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].rank = i + 1;
@@ -154,9 +161,14 @@ std::string number(double v, int digits) {
   return buf;
 }
 
-std::vector<std::string> header(const io::ResultsFile& file) {
-  std::vector<std::string> h = {"rank", "trial_id", "status", "end_reason", "best", "best_iteration",
-                                "iterations", "wall_s"};
+std::vector<std::string> header(const io::ResultsFile& file, const ParetoView* pareto) {
+  std::vector<std::string> h = {"rank", "trial_id", "status", "end_reason"};
+  if (pareto != nullptr) {
+    h.insert(h.end(), {"pareto_rank", "crowding"});
+    h.insert(h.end(), pareto->objectives.metrics.begin(), pareto->objectives.metrics.end());
+    if (!pareto->objectives.constraints.empty()) h.push_back("feasible");
+  }
+  h.insert(h.end(), {"best", "best_iteration", "iterations", "wall_s"});
   for (const io::ParamColumn& p : file.schema.params) h.push_back(p.name);
   return h;
 }
@@ -167,11 +179,18 @@ std::vector<Cell> cells(const Ranked& r, const io::ResultsFile& file, int digits
   std::vector<Cell> row = {{std::to_string(r.rank), true},
                            {std::to_string(t.id), true},
                            {search::to_string(t.status), false},
-                           {search::to_string(t.end_reason), false},
-                           {number(t.best, digits), true},
-                           {std::isfinite(t.best) ? std::to_string(t.best_iteration) : "", true},
-                           {std::to_string(t.iterations), true},
-                           {number(r.wall_s, digits), true}};
+                           {search::to_string(t.end_reason), false}};
+  if (const ParetoEntry* e = r.pareto) {
+    const bool ranked = e->rank >= 0;
+    row.push_back({ranked ? std::to_string(e->rank) : "", true});
+    row.push_back({ranked ? number(e->crowding, digits) : "", true});
+    for (const double v : e->values) row.push_back({number(v, digits), true});
+    if (!e->constrained.empty()) row.push_back({ranked ? (e->feasible() ? "yes" : "no") : "", false});
+  }
+  row.insert(row.end(), {{number(t.best, digits), true},
+                         {std::isfinite(t.best) ? std::to_string(t.best_iteration) : "", true},
+                         {std::to_string(t.iterations), true},
+                         {number(r.wall_s, digits), true}});
   for (const io::ParamColumn& p : file.schema.params) {
     auto it = t.config.find(p.name);
     if (it == t.config.end()) {
@@ -188,8 +207,8 @@ std::vector<Cell> cells(const Ranked& r, const io::ResultsFile& file, int digits
 }
 
 // The rows as text, and which columns hold only numbers (those are right-aligned).
-Grid grid(const io::ResultsFile& file, const std::vector<Ranked>& rows, int digits) {
-  Grid g{header(file), {}, {}};
+Grid grid(const io::ResultsFile& file, const std::vector<Ranked>& rows, int digits, const ParetoView* pareto) {
+  Grid g{header(file, pareto), {}, {}};
   g.numeric.assign(g.head.size(), true);
   for (const Ranked& r : rows) {
     std::vector<std::string>& texts = g.body.emplace_back();
@@ -237,8 +256,39 @@ std::string warm_text(const io::ResultsFile& file, bool markdown) {
   return out;
 }
 
-std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& rows) {
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+nlohmann::json num_json(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// A trial's Pareto fields in the JSON leaderboard.
+void put_pareto(nlohmann::json& row, const ParetoView& pareto, const ParetoEntry& e) {
+  const bool ranked = e.rank >= 0;
+  row["pareto_rank"] = ranked ? nlohmann::json(e.rank) : nlohmann::json(nullptr);
+  row["crowding"] = ranked ? num_json(e.crowding) : nlohmann::json(nullptr);
+  nlohmann::json values = nlohmann::json::object();
+  for (std::size_t i = 0; i < e.values.size(); ++i) values[pareto.objectives.metrics[i]] = num_json(e.values[i]);
+  row["objectives"] = std::move(values);
+  row["feasible"] = ranked ? nlohmann::json(e.feasible()) : nlohmann::json(nullptr);
+}
+
+// The experiment's objectives, constraints and front in the JSON leaderboard.
+void put_pareto(nlohmann::json& doc, const ParetoView& pareto) {
+  doc["objectives"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < pareto.objectives.metrics.size(); ++i)
+    doc["objectives"].push_back({{"metric", pareto.objectives.metrics[i]}, {"mode", search::to_string(pareto.objectives.modes[i])}});
+  doc["constraints"] = nlohmann::json::array();
+  for (const search::Constraint& c : pareto.objectives.constraints)
+    doc["constraints"].push_back({{"metric", c.metric}, {"op", c.at_most ? "<=" : ">="}, {"bound", c.bound}});
+  nlohmann::json front = nlohmann::json::array();
+  for (std::size_t i = 0; i < pareto.front; ++i) front.push_back(pareto.entries[i].trial->id);
+  doc["pareto"] = {{"front", std::move(front)},
+                   {"hypervolume", num_json(pareto.hypervolume)},
+                   {"hypervolume_note", pareto.hypervolume_note},
+                   {"reference", pareto.reference.empty() ? nlohmann::json(nullptr) : nlohmann::json(pareto.reference)},
+                   {"reference_given", pareto.reference_given},
+                   {"reference_rule", pareto.reference_text()}};
+}
+
+std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& rows, const ParetoView* pareto) {
+  auto num = num_json;
   nlohmann::json trials = nlohmann::json::array();
   for (const Ranked& r : rows) {
     const search::Trial& t = *r.trial;
@@ -251,6 +301,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
                       {"iterations", t.iterations},
                       {"wall_s", num(r.wall_s)},
                       {"config", io::to_json(t.config)}});
+    if (r.pareto != nullptr) put_pareto(trials.back(), *pareto, *r.pareto);
   }
   nlohmann::json doc = {{"experiment", file.meta.experiment},
                         {"metric", file.meta.metric},
@@ -258,6 +309,7 @@ std::string render_json(const io::ResultsFile& file, const std::vector<Ranked>& 
                         {"counts", count_by_status(file)},
                         {"end_reasons", count_by_end(file)},
                         {"trials", std::move(trials)}};
+  if (pareto != nullptr) put_pareto(doc, *pareto);
   // The recommended config's trial and the depth that chose it (search/recommend.h).
   std::vector<const search::Trial*> all;
   for (const search::Trial& t : file.trials) all.push_back(&t);
@@ -289,8 +341,48 @@ std::string trials_line(const io::ResultsFile& file, const std::vector<Ranked>& 
 
 }  // namespace
 
-Grid leaderboard_grid(const io::ResultsFile& file, std::size_t top, int digits) {
-  return grid(file, rank_trials(file, top), digits);
+Grid leaderboard_grid(const io::ResultsFile& file, std::size_t top, int digits, const ParetoView* pareto) {
+  return grid(file, rank_trials(file, top, pareto), digits, pareto);
+}
+
+Grid pareto_front_grid(const ParetoView& pareto, std::size_t top, int digits) {
+  const search::Objectives& o = pareto.objectives;
+  Grid g{{"trial_id"}, {}, {}};
+  g.head.insert(g.head.end(), o.metrics.begin(), o.metrics.end());
+  // Each constrained metric once, unless it is an objective (its column is there already).
+  std::vector<std::size_t> shown;
+  for (std::size_t k = 0; k < o.constraints.size(); ++k)
+    if (std::find(g.head.begin(), g.head.end(), o.constraints[k].metric) == g.head.end()) {
+      g.head.push_back(o.constraints[k].metric);
+      shown.push_back(k);
+    }
+  if (!o.constraints.empty()) g.head.push_back("feasible");
+  g.head.push_back("crowding");
+  g.numeric.assign(g.head.size(), true);
+  if (!o.constraints.empty()) g.numeric[g.head.size() - 2] = false;
+  const std::size_t n = top == 0 ? pareto.front : std::min(top, pareto.front);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ParetoEntry& e = pareto.entries[i];
+    std::vector<std::string>& row = g.body.emplace_back();
+    row.push_back(std::to_string(e.trial->id));
+    for (const double v : e.values) row.push_back(number(v, digits));
+    for (const std::size_t k : shown) row.push_back(number(e.constrained[k], digits));
+    if (!o.constraints.empty()) row.push_back(e.feasible() ? "yes" : "no");
+    row.push_back(number(e.crowding, digits));
+  }
+  return g;
+}
+
+std::string pareto_summary(const ParetoView& p) {
+  std::string out = std::to_string(p.front) + (p.front == 1 ? " trial" : " trials") + " on the front (pareto_rank 0) of " +
+                    std::to_string(p.ranked) + " ranked";
+  const std::size_t feasible = static_cast<std::size_t>(std::count_if(
+      p.entries.begin(), p.entries.begin() + static_cast<std::ptrdiff_t>(p.front), [](const ParetoEntry& e) { return e.feasible(); }));
+  if (feasible < p.front) out += ", " + std::to_string(feasible) + " of them feasible";
+  out += "; hypervolume ";
+  out += std::isfinite(p.hypervolume) ? number(p.hypervolume, 6) + " against the reference point " + p.reference_text()
+                                      : "not computed: " + p.hypervolume_note;
+  return out;
 }
 
 std::optional<Format> parse_format(const std::string& name) {
@@ -320,31 +412,67 @@ std::string ranking_text(const io::ResultsFile& file) {
          std::to_string(short_of) + " stopped sooner";
 }
 
+// How a multi-objective leaderboard is ranked: always said, as the order is not by one column.
+std::string pareto_ranking_text(const ParetoView& p) {
+  std::string out = "by Pareto rank (0: the front), then crowding distance (the most isolated first), then trial id";
+  const std::size_t unranked = p.entries.size() - p.ranked;
+  if (unranked > 0)
+    out += "; then the " + std::to_string(unranked) + " trial" + (unranked == 1 ? "" : "s") +
+           " without a rank (not finished, failed, or no objective reported)";
+  return out;
+}
+
+// Rows of the front shown above a leaderboard of --top N (at least this many).
+constexpr std::size_t kFrontRows = 50;
+
 }  // namespace
 
 std::string render_leaderboard(const io::ResultsFile& file, const LeaderboardOptions& opt) {
-  const std::vector<Ranked> rows = rank_trials(file, opt.top);
+  const ParetoView* pareto = opt.pareto;
+  const std::vector<Ranked> rows = rank_trials(file, opt.top, pareto);
   const std::string metric = file.meta.metric + " (" + search::to_string(file.meta.mode) + ")";
-  const std::string ranking = ranking_text(file);
+  const std::string ranking = pareto != nullptr ? pareto_ranking_text(*pareto) : ranking_text(file);
+  // A multi-objective experiment names its objectives (and constraints) where another names its metric.
+  const std::string constraints = pareto != nullptr ? pareto->constraints_text() : "";
+  const auto what = [&](bool markdown) -> std::string {
+    if (pareto == nullptr)
+      return markdown ? "- metric: " + markdown_escape(metric) + "\n" : "metric      " + one_line(metric) + "\n";
+    if (markdown)
+      return "- objectives: " + markdown_escape(pareto->objectives_text()) + "\n" +
+             (constraints.empty() ? "" : "- constraints: " + markdown_escape(constraints) + "\n");
+    return "objectives  " + one_line(pareto->objectives_text()) + "\n" +
+           (constraints.empty() ? "" : "constraints " + one_line(constraints) + "\n");
+  };
+  // The front before the leaderboard: its trials with each objective, and its hypervolume.
+  const std::size_t front_rows = opt.top == 0 ? 0 : std::max<std::size_t>(opt.top, kFrontRows);
+  const auto front = [&](bool markdown) -> std::string {
+    if (pareto == nullptr) return "";
+    const Grid g = pareto_front_grid(*pareto, front_rows, 6);
+    const std::string more = g.body.size() < pareto->front ? "the first " + std::to_string(g.body.size()) +
+                                 " by crowding distance; --top 0 or --format csv shows them all" : "";
+    if (markdown)
+      return "### Pareto front\n\n" + markdown_escape(pareto_summary(*pareto)) + "\n\n" + render_markdown_table(g) +
+             (more.empty() ? "" : "\n(" + more + ")\n") + "\n### Leaderboard (by Pareto rank, then crowding distance)\n\n";
+    return "Pareto front: " + one_line(pareto_summary(*pareto)) + "\n" + render_table(g) +
+           (more.empty() ? "" : "(" + more + ")\n") + "\n";
+  };
   switch (opt.format) {
-    case Format::Csv: return render_csv(grid(file, rows, 10));
-    case Format::Json: return render_json(file, rows);
+    case Format::Csv: return render_csv(grid(file, rows, 10, pareto));
+    case Format::Json: return render_json(file, rows, pareto);
     case Format::Markdown:
-      return "## Leaderboard: " + markdown_escape(file.meta.experiment) + "\n\n" +
-             "- metric: " + markdown_escape(metric) + "\n" +
+      return "## Leaderboard: " + markdown_escape(file.meta.experiment) + "\n\n" + what(true) +
              "- trials: " + trials_line(file, rows) + "\n" + ended_line(file, true) +
              (ranking.empty() ? "" : "- ranked: " + ranking + "\n") + warm_text(file, true) +
-             "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" +
-             render_markdown_table(grid(file, rows, 6)) + warnings_text(file, true);
+             "- stack: " + markdown_escape(stack_summary(file)) + "\n\n" + front(true) +
+             render_markdown_table(grid(file, rows, 6, pareto)) + warnings_text(file, true);
     case Format::Table:
       break;
   }
-  return "experiment  " + one_line(file.meta.experiment) + "\n" +
-         "metric      " + one_line(metric) + "\n" +
+  return "experiment  " + one_line(file.meta.experiment) + "\n" + what(false) +
          "trials      " + trials_line(file, rows) + "\n" + ended_line(file, false) +
          (ranking.empty() ? "" : "ranked      " + ranking + "\n") + warm_text(file, false) +
-         "stack       " + one_line(stack_summary(file)) + "\n\n" +
-         render_table(grid(file, rows, 6)) + warnings_text(file, false);
+         "stack       " + one_line(stack_summary(file)) + "\n\n" + front(false) +
+         render_table(grid(file, rows, 6, pareto)) + warnings_text(file, false);
 }
 
 }  // namespace ranktune::report

@@ -15,6 +15,7 @@ RunConfig run_config(const config::ExperimentConfig& cfg) {
   r.search_options = cfg.search_options;
   r.scheduler_options = cfg.scheduler_options;
   r.max_t = cfg.max_t;
+  r.objectives = cfg.objectives;
   return r;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// What the report needs of a run's stored config: the search space (for each
-/// hyperparameter's scale: log, listed) and the algorithm and scheduler with their options.
+/// hyperparameter's scale: log, listed), the algorithm and scheduler with their options, and
+/// the objectives of a multi-objective experiment.
 /// Kept apart from the config parser (run_config.cc is the only report file that links
 /// it), so the rest of report/ reads a results file alone, as the fuzz target needs.
 
@@ -8,6 +9,7 @@
 
 #include "config/config.h"
 #include "io/store.h"
+#include "search/objectives.h"
 #include "search/options.h"
 #include "search/space.h"
 
@@ -20,6 +22,9 @@ struct RunConfig {
   std::string algorithm, scheduler;
   search::Options search_options, scheduler_options;
   std::int64_t max_t = 0;  ///< [stop] max_t: the schedulers' default budget
+  /// [experiment]'s objectives and constraints (config::ExperimentConfig::objectives): empty
+  /// for one metric without constraints, and for a config that did not parse.
+  search::Objectives objectives;
 };
 
 /// What the report needs of a parsed config (a run's own, as rank 0's live page has it).

@@ -18,9 +18,15 @@ Example::
   (why it ended: ``"max_t"``, ``"stopped"`` by its scheduler, ``"done"``, ``"budget"`` cut by
   the time budget, ``"target"``, ``"user"``, ``"error"``; "" while it has not; in files from
   before ranktune recorded it, ``"error"`` or ``"stopped"`` where the status and events say so,
-  else ``"unknown"``, as ``ranktune report`` gives it), then one column per hyperparameter
+  else ``"unknown"``, as ``ranktune report`` gives it); in a multi-objective experiment,
+  ``pareto_rank`` (0: on the Pareto front of the finished trials, 1 the next front, ...; -1:
+  not ranked, as a running or failed trial) and ``objective:METRIC`` per objective (the value
+  the trial is ranked by: its last result's); then one column per hyperparameter
   (their names are in ``params``; where a conditional parameter was inactive: NaN in a float
   column, ``<NA>`` in an integer one, "" in a string one).
+- ``objectives``: the objectives' metric names of a multi-objective experiment (the
+  ``objective:`` columns, in order), ``[]`` for one objective; :meth:`Results.front` gives the
+  trials on the front.
 - ``results_wide``: ``/results`` as stored: one row per trial, attempt and iteration, columns
   ``trial_id``, ``attempt``, ``iteration``, ``time`` and one per recorded metric (the names are
   in ``metrics``, the experiment's metric first; NaN where a line lacked the metric).
@@ -61,6 +67,8 @@ __all__ = ["load", "Results"]
 # /trials columns that are not hyperparameters (every schema version ranktune wrote).
 _TRIAL_COLUMNS = ("trial_id", "status", "attempt", "iterations", "best", "best_iteration", "last", "start_time",
                   "end_time", "workers", "error", "log_tail", "hosts", "end_reason")
+_PARETO_RANK = "pareto_rank"
+_OBJECTIVE_PREFIX = "objective:"
 _RESULT_KEYS = ("trial_id", "attempt", "iteration", "time")
 _EVAL_COLUMNS = ("eval_id", "trial_id", "iteration", "metric", "value", "created", "split", "device")
 _CONFUSION_COLUMNS = ("eval_id", "trial_id", "iteration", "true_label", "predicted", "count")
@@ -324,7 +332,10 @@ class Results:
         # A row whose trial_id is 0 was never written (a live file may show the extent of a
         # batch before its rows); it is no trial.
         self.trials = self._with_texts(trials[trials["trial_id"] > 0].reset_index(drop=True))
-        self.params = [c for c in self.trials.columns if c not in _TRIAL_COLUMNS]
+        # A multi-objective experiment's pareto_rank and objective:METRIC are no hyperparameters.
+        self.params = [c for c in self.trials.columns
+                       if c not in _TRIAL_COLUMNS and c != _PARETO_RANK and not c.startswith(_OBJECTIVE_PREFIX)]
+        self.objectives = [c[len(_OBJECTIVE_PREFIX):] for c in self.trials.columns if c.startswith(_OBJECTIVE_PREFIX)]
         # A conditional parameter inactive in a trial is stored as the int64 minimum in an
         # integer column: shown as missing (pandas' nullable Int64), as NaN is in a float one.
         for name in self.params:
@@ -405,6 +416,19 @@ class Results:
         ordered = finite.assign(_error=error, _shallow=(finite["iterations"] < deepest) & ~error).sort_values(
             ["_error", "_shallow", "best", "trial_id"], ascending=[True, True, mode == "min", True], kind="stable")
         return ordered.drop(columns=["_error", "_shallow"]).iloc[0]
+
+    def front(self):
+        """The trials on the Pareto front of a multi-objective experiment: the rows of ``trials``
+        whose ``pareto_rank`` is 0 (as ``ranktune report`` lists them), in trial_id order.
+
+        The ranks are the ones ranktune computed (Deb's constrained non-dominated sort of the
+        finished trials by their last results, ``objective:METRIC``). Raises ValueError for a
+        file of one objective, which has no ``pareto_rank`` column.
+        """
+        if _PARETO_RANK not in self.trials.columns:
+            raise ValueError("%s: not a multi-objective experiment (metric %s): /trials has no pareto_rank column"
+                             % (self.path, self.attrs.get("metric")))
+        return self.trials[self.trials[_PARETO_RANK] == 0].reset_index(drop=True)
 
     def curve(self, trial_id, metric=None):
         """One trial's rows of ``results_wide`` (every attempt, in iteration order) for plotting:

@@ -119,6 +119,38 @@ assert not old.evaluations.empty and set(old.evaluations["split"]) == {"test"}, 
 PY
 echo "ok: a finished file"
 
+# A multi-objective experiment (real mpirun): /trials' pareto_rank and objective:METRIC are in
+# the frame and are no hyperparameters; front() is the rows of pareto_rank 0 as h5py reads
+# them, and none of them dominates another; a file of one objective has no front.
+"$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 2 --results "$WORK/mo.h5" > "$WORK/mo_run.txt" 2>&1 \
+  || { cat "$WORK/mo_run.txt"; fail "the multi-objective run failed"; }
+"$PY" - "$WORK/mo.h5" "$WORK/q.h5" <<'PY' || fail "the frames of a multi-objective file are wrong"
+import sys, h5py, numpy as np
+import ranktune.results
+r = ranktune.results.load(sys.argv[1])
+with h5py.File(sys.argv[1], "r") as f:
+    t = f["trials"][()]
+assert r.objectives == ["f1", "f2"], r.objectives
+assert r.params == ["x1", "x2", "x3"], r.params
+np.testing.assert_array_equal(r.trials["pareto_rank"].to_numpy(), t["pareto_rank"])
+np.testing.assert_array_equal(r.trials["objective:f2"].to_numpy(), t["objective:f2"])
+front = r.front()
+on = t["pareto_rank"] == 0
+assert on.any() and front["trial_id"].tolist() == sorted(t["trial_id"][on].tolist()), (front, t["trial_id"][on])
+p = front[["objective:f1", "objective:f2"]].to_numpy()
+for a in p:
+    for b in p:
+        assert not (np.all(b <= a) and np.any(b < a)), (a, b)
+one = ranktune.results.load(sys.argv[2])
+assert one.objectives == [] and "pareto_rank" not in one.trials.columns
+try:
+    one.front()
+    raise AssertionError("front() of a single-objective file")
+except ValueError as e:
+    assert "not a multi-objective experiment" in str(e), e
+print(f"ok: front() {front['trial_id'].tolist()} of {len(r.trials)} trials")
+PY
+
 # The guide's analysis, as printed there (the plot line only where matplotlib is installed).
 "$PY" - "$SRC/docs/guide/results-file.md" "$WORK" <<'PY' || fail "the guide's example fails"
 import importlib.util, os, re, sys

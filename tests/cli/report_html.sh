@@ -11,14 +11,7 @@
 # benchmarks/report_scale.sh's job.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
-BROWSER=$(command -v chromium || command -v chromium-browser || true)
-[[ -n $BROWSER ]] || { echo "SKIP: no chromium (scripts/setup.sh installs Debian's chromium)"; exit 77; }
-# headless CHROMIUM-ARGS...: a fresh profile each time, stderr kept for script errors.
-headless() { rm -rf "$WORK/profile"; timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --disable-quic \
-  --no-first-run --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$WORK/profile" --enable-logging=stderr --v=0 "$@" 2>>"$WORK/browser.err"; }
-"$BROWSER" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/probe" --dump-dom about:blank > /dev/null 2>&1 \
-  || { echo "SKIP: chromium is installed but cannot start here"; exit 77; }
+source "$(dirname "$0")/browser.sh"
 
 "$R" run "$SRC/configs/hartmann6_asha.toml" --np 3 --results "$WORK/asha.h5" > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "the ASHA run failed"; }
@@ -61,15 +54,7 @@ assert ranks == list(range(1, 41)), "without script the leaderboard is not in ra
 print("ok: #sort=x1 sorts the leaderboard in the browser; without script it is in rank order")
 PY
 headless --window-size=1280,3000 --screenshot="$WORK/asha.png" "file://$WORK/asha.html" > /dev/null || fail "no screenshot"
-"$PY" - "$WORK/asha.png" <<'PY'
-import sys
-from PIL import Image
-im = Image.open(sys.argv[1]).convert("L")
-hist = im.histogram()
-ink = sum(hist[:200]) / sum(hist)  # pixels darker than the white page
-assert ink > 0.01, f"the screenshot is blank ({ink:.4f} of its pixels have ink)"
-print(f"ok: screenshot {im.size}, {100 * ink:.1f}% of its pixels have ink")
-PY
+not_blank "$WORK/asha.png" || fail "the screenshot is blank"
 # The metric of hartmann6 is negative at its best: a log axis cannot show it, so --log-y
 # keeps it linear; a loss that spans decades (branin's, from 300 down to 0.4) goes log by itself.
 "$R" report "$WORK/asha.h5" --html "$WORK/log.html" --log-y > /dev/null || fail "--log-y failed"

@@ -218,6 +218,36 @@ TEST(Leaders, MinModeRanksAscending) {
   EXPECT_EQ(choose_leaders(f, 1, {}, CheckpointChoice::Best).leaders[0].checkpoint->iteration, 7);
 }
 
+// `eval --front`: the trials of pareto_rank 0 in the view's order (crowding), each from the
+// checkpoint asked for; a front trial without a live checkpoint is passed over, saying why.
+TEST(Leaders, TheFrontInParetoOrder) {
+  io::ResultsFile f = board();
+  f.schema.metrics = {"acc", "speed"};
+  // Last results (acc max, speed max): 1 (0.7, 5), 2 (0.6, 9), 3 (0.9, 1), 5 (0.8, 2) on the
+  // front, 4 dominated by 1.
+  const double acc[] = {0.7, 0.6, 0.9, 0.5, 0.8}, speed[] = {5, 9, 1, 4, 2};
+  for (std::size_t i = 0; i < 5; ++i) {
+    f.trials[i].pareto_rank = i == 3 ? 1 : 0;
+    f.results.push_back({f.trials[i].id, 0, 1, 1.0, {acc[i], speed[i]}});
+  }
+  search::Objectives o;
+  o.metrics = {"acc", "speed"};
+  o.modes = {search::Mode::Max, search::Mode::Max};
+  const auto view = report::pareto_view(f, o);
+  ASSERT_TRUE(view);
+  const LeaderChoice c = choose_front(f, *view, CheckpointChoice::Latest);
+  // The ends of the front first (2 and 3, inf), then 1 (crowding 2/3 + 7/8) before 5 (2/3 + 1/2).
+  std::vector<search::TrialId> ids;
+  for (const Leader& l : c.leaders) ids.push_back(l.trial->id);
+  EXPECT_EQ(ids, (std::vector<search::TrialId>{2, 3, 1}));
+  EXPECT_EQ(c.leaders[0].checkpoint->iteration, 7);
+  EXPECT_EQ(c.leaders[1].checkpoint->iteration, 4);  // latest live: 6 is dropped
+  EXPECT_EQ(c.leaders[2].rank, 3u);
+  ASSERT_EQ(c.skipped.size(), 1u);  // trial 5: its only checkpoint is dropped; 4 is not on the front
+  EXPECT_CONTAINS(c.skipped[0], "trial 5 (on the front): no checkpoint to evaluate");
+  EXPECT_EQ(choose_front(f, *view, CheckpointChoice::Best).leaders[1].checkpoint->iteration, 2);
+}
+
 TEST(Leaders, ExplicitTrialsAreTakenAsGivenOrRefusedWithWhy) {
   const io::ResultsFile f = board();
   const LeaderChoice c = choose_leaders(f, 1, {2, 3}, CheckpointChoice::Best);

@@ -171,6 +171,21 @@ TEST(ResumePoint, CountsFailuresFromErrorEventsAndGoesOnFromTheLatestTime) {
   EXPECT_EQ(p.trials[0].iterations, 2);  // caught up with its results
 }
 
+// A resumed multi-objective run ranks the trials of its earlier runs by their last results,
+// which /trials does not hold whole: each trial's last row of its latest attempt, NaN left out.
+TEST(ResumePoint, GivesEachTrialItsLastResult) {
+  io::ResultsFile file;
+  file.schema.metrics = {"f1", "f2"};
+  file.trials = {trial(1, TrialStatus::Terminated, 0, 3), trial(2, TrialStatus::Terminated, 1, 2),
+                 trial(3, TrialStatus::Pending, 0, 0)};
+  file.results = {{1, 0, 1, 1.0, {5, 5}}, {1, 0, 3, 2.0, {1, NAN}}, {2, 1, 2, 3.0, {2, 7}},
+                  {2, 0, 4, 4.0, {9, 9}}};  // an older attempt's row, written after: not the last result
+  const ResumePoint p = resume_point(file);
+  EXPECT_EQ(p.trials[0].last_metrics, (search::Metrics{{"f1", 1}}));
+  EXPECT_EQ(p.trials[1].last_metrics, (search::Metrics{{"f1", 2}, {"f2", 7}}));
+  EXPECT_TRUE(p.trials[2].last_metrics.empty());
+}
+
 TEST(ResumeCause, NamesACrashAndASlurmRestart) {
   unsetenv("SLURM_RESTART_COUNT");
   EXPECT_EQ(resume_cause({}).find("after a crash"), std::string::npos);
