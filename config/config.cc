@@ -531,10 +531,15 @@ void Parser::parse(const toml::value& root, ExperimentConfig& cfg) {
   read_enum(s, "algorithm", search::searcher_names(), cfg.algorithm);
   read_space(sub(s, "space", true), cfg.space);
   if (find(s, "algorithm") == nullptr) {
-    // No algorithm named: the one the search-quality suite measured best for the space.
+    // No algorithm named: the one the search-quality suite measured best for the space; with
+    // several objectives or constraints, MOTPE (only some searchers take them: gp, the
+    // default for small numeric spaces, does not).
     const search::DefaultSearcher d = search::default_searcher(cfg.space);
-    cfg.algorithm = d.algorithm;
-    cfg.algorithm_reason = d.reason;
+    cfg.algorithm = cfg.objectives.multi() ? "tpe" : d.algorithm;
+    cfg.algorithm_reason = cfg.objectives.multi() ? "several objectives or constraints: MOTPE (tpe), which takes them "
+                                                    "and whose pair with MO-ASHA is the recommended one (docs/guide/"
+                                                    "multi-objective.md)"
+                                                  : d.reason;
   }
   read_options(s, {"algorithm", "space", "points_to_evaluate", "warm_start"}, cfg.search_options);
   if (std::vector<std::string> files; read(s, "warm_start", files)) {

@@ -46,12 +46,12 @@ void MoHyperBandRanking::read_head(StateReader& r) const { read_objectives(r, ob
 void MoHyperBandRanking::write_entry(StateWriter& w, TrialId id) const {
   const auto it = points_.find(id);
   w.integer(it == points_.end() ? 0 : 1);
-  if (it != points_.end()) write_point(w, it->second);
+  if (it != points_.end()) write_pareto_point(w, it->second);
 }
 
 bool MoHyperBandRanking::read_entry(StateReader& r, TrialId id) {
   if (!r.flag("whether a live trial is at its rung")) return false;
-  points_[id] = read_point(r, objectives_.metrics.size());
+  points_[id] = read_pareto_point(r, objectives_.metrics.size());
   return true;
 }
 

@@ -54,7 +54,7 @@ class MoHyperBandRanking final : public RungRanking {
   /// The objectives, checked on restore: a state saved with others is refused.
   void write_head(StateWriter& w) const override;
   void read_head(StateReader& r) const override;
-  /// "0" (not at the rung yet), or "1" and the point (objectives.h's write_point).
+  /// "0" (not at the rung yet), or "1" and the point (objectives.h's write_pareto_point).
   void write_entry(StateWriter& w, TrialId id) const override;
   bool read_entry(StateReader& r, TrialId id) override;
 

@@ -19,14 +19,15 @@ using config::ExperimentConfig;
 
 // Lines: 1 [experiment], 2 name, 3 metric, 4 mode, 5 `extra`, 6 [search], 7 algorithm, 8
 // [search.space], 9-10 the parameters, 11 [scheduler], 12 kind, 13 [trainable], 14-15 the
-// synthetic zdt1 trainable.
+// synthetic zdt1 trainable, 16-17 [stop] max_t = 9.
 std::string zdt(const std::string& metric = "[\"f1\", \"f2\"]", const std::string& mode = "[\"min\", \"min\"]",
                 const std::string& extra = "", const std::string& algorithm = "random",
                 const std::string& scheduler = "asha") {
   return "[experiment]\nname = \"t\"\nmetric = " + metric + "\nmode = " + mode + "\n" +
          (extra.empty() ? "# -" : extra) + "\n[search]\nalgorithm = \"" + algorithm +
          "\"\n[search.space]\nx1 = { uniform = [0.0, 1.0] }\nx2 = { uniform = [0.0, 1.0] }\n"
-         "[scheduler]\nkind = \"" + scheduler + "\"\n[trainable]\nkind = \"synthetic\"\nfunction = \"zdt1\"\n";
+         "[scheduler]\nkind = \"" + scheduler + "\"\n[trainable]\nkind = \"synthetic\"\nfunction = \"zdt1\"\n"
+         "[stop]\nmax_t = 9\n";
 }
 
 // Parsed, validated and its algorithms built, as `ranktune check` does.
@@ -145,6 +146,9 @@ TEST(Objectives, ACommandRecordsTheObjectivesItDoesNotList) {
       "[trainable]\nkind = \"command\"\ncommand = [\"true\"]\nmetrics = [\"loss\"]\n";
   const ExperimentConfig cfg = checked(text);
   EXPECT_EQ(cfg.trainable.metrics, (std::vector<std::string>{"acc", "loss", "params_m", "latency_ms"}));
+  // No algorithm named: MOTPE, not the numeric space's default (gp, which takes one metric).
+  EXPECT_EQ(cfg.algorithm, "tpe");
+  EXPECT_CONTAINS(cfg.algorithm_reason, "several objectives or constraints: MOTPE");
 }
 
 TEST(Objectives, RenderedConfigParsesToTheSameObjectives) {
