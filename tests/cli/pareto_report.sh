@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The reports of a multi-objective experiment against h5py's read of /trials: a real run
-# (mpirun) of ZDT1 under a constraint, random search and MO-ASHA. `report --format csv`
+# (mpirun) of ZDT1 under a constraint, MOTPE and MO-ASHA. `report --format csv`
 # gives every trial's pareto_rank and objectives as /trials holds them, in Pareto order
 # (rank, then crowding distance, which numpy recomputes); the front (pareto_rank 0) is
 # non-dominated among itself and dominates every other feasible finished trial (an
@@ -10,7 +10,8 @@
 # scatter with a dot per front trial and a cross per infeasible one, and the hypervolume
 # against wall time. Bad --reference values and a --reference for a single-objective file are
 # refused, and that file's reports have none of it. A resumed run ranks its earlier trials too,
-# and the run's live page ([report] html) shows the front.
+# and the run's live page ([report] html) shows the front. `ranktune simulate` ranks its trials
+# the same way (its front non-dominated, as numpy checks).
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 
@@ -208,4 +209,20 @@ grep -q "pareto_rank\|crowding" "$WORK/so.csv" && fail "a single-objective CSV h
 "$R" report "$WORK/so.h5" --html "$WORK/so.html" > "$WORK/so.txt" || fail "report --html of one objective failed"
 grep -q "Pareto\|objectives  " "$WORK/so.txt" "$WORK/so.html" && fail "a single-objective report mentions a front"
 expect_refused "--reference: $WORK/so.h5 is a single-objective experiment" "$WORK/so.h5" --reference 1
+# The same experiment in virtual time: `simulate` ranks the trials before its flushes too.
+"$R" simulate "$SRC/tests/data/pareto_zdt1.toml" --workers 4 --results "$WORK/sim.h5" > "$WORK/sim.txt" 2>&1 ||
+  { cat "$WORK/sim.txt"; fail "simulate of a multi-objective experiment failed"; }
+"$PY" - "$WORK/sim.h5" <<'PY' || fail "the simulated run's ranks are not Deb's"
+import sys
+import h5py, numpy as np
+t = h5py.File(sys.argv[1], "r")["trials"][()]
+r, f1, f2 = t["pareto_rank"].astype(int), t["objective:f1"], t["objective:f2"]
+assert (t["status"] == b"TERMINATED").sum() == len(t) and (r >= 0).all(), "a finished trial is not ranked"
+ok = (f2 <= 5) & np.isfinite(f1)
+P = np.column_stack([f1, f2])
+dom = lambda a, b: bool(np.all(P[a] <= P[b]) and np.any(P[a] < P[b]))
+front = np.flatnonzero(r == 0)
+assert ok[front].all() and not any(dom(a, b) for a in front for b in front), "the simulated front is dominated"
+assert all(any(dom(a, k) for a in front) for k in np.flatnonzero(ok & (r > 0))), "a feasible trial off the front is undominated"
+PY
 echo "ok: the reports of a multi-objective experiment"
