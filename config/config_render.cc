@@ -91,9 +91,7 @@ std::string render_config(const ExperimentConfig& c) {
   }
   if (!c.objectives.constraints.empty()) {
     std::string items;
-    for (const search::Constraint& k : c.objectives.constraints)
-      items += (items.empty() ? "" : ", ") +
-               toml_string(k.metric + (k.at_most ? " <= " : " >= ") + search::to_string(search::Value{k.bound}));
+    for (const search::Constraint& k : c.objectives.constraints) items += (items.empty() ? "" : ", ") + toml_string(k.text());
     o.raw("constraints", "[" + items + "]");
   }
   if (c.objectives.multi())

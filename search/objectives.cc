@@ -38,14 +38,13 @@ void Objectives::check() const {
   }
 }
 
+std::string Constraint::text() const { return metric + (at_most ? " <= " : " >= ") + to_string(Value{bound}); }
+
 std::string Objectives::describe() const {
   std::string out;
   for (std::size_t i = 0; i < metrics.size(); ++i)
     out += (i ? ", " : "") + metrics[i] + " " + (i < modes.size() ? to_string(modes[i]) : "?");
-  for (std::size_t i = 0; i < constraints.size(); ++i) {
-    const Constraint& c = constraints[i];
-    out += (i ? ", " : "; ") + c.metric + (c.at_most ? " <= " : " >= ") + to_string(Value{c.bound});
-  }
+  for (std::size_t i = 0; i < constraints.size(); ++i) out += (i ? ", " : "; ") + constraints[i].text();
   return out;
 }
 

@@ -28,6 +28,8 @@ struct Constraint {
 
   /// The constraint value of a metric value v: <= 0 when the constraint holds.
   double value(double v) const { return at_most ? v - bound : bound - v; }
+  /// "latency_ms <= 2": as the config writes it, and as messages show it.
+  std::string text() const;
   friend bool operator==(const Constraint&, const Constraint&) = default;
 };
 

@@ -22,21 +22,19 @@ import tempfile
 
 import h5py
 
+from mo_optuna_side import hypervolume  # beside this file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.normpath(os.path.join(HERE, "..", "..", "configs", "fashion_mlp_pareto.toml"))
 REFERENCE = (0.5, 0.5)  # val_accuracy (max) at least, params_m (min) at most
 PAIRS = [("tpe", "asha"), ("random", "fifo")]
 
 
-def hypervolume(points):
-    """2-D hypervolume of (accuracy, params_m) points, accuracy maximized, size minimized."""
-    pts = sorted((p for p in points if p[0] > REFERENCE[0] and p[1] < REFERENCE[1]), key=lambda p: p[1])
-    volume, best = 0.0, REFERENCE[0]
-    for i, (acc, size) in enumerate(pts):
-        best = max(best, acc)
-        right = pts[i + 1][1] if i + 1 < len(pts) else REFERENCE[1]
-        volume += (best - REFERENCE[0]) * (right - size)
-    return volume
+def front_hypervolume(points):
+    """Hypervolume of (accuracy, params_m) points, accuracy maximized and size minimized: the
+    multi-objective suite's exact 2-D hypervolume (mo_optuna_side.py, checked against the C++)
+    on (-accuracy, params_m)."""
+    return hypervolume([(-acc, size) for acc, size in points], (-REFERENCE[0], REFERENCE[1]))
 
 
 def run(build, searcher, scheduler, seed, budget, work):
@@ -57,7 +55,7 @@ def run(build, searcher, scheduler, seed, budget, work):
     with h5py.File(out, "r") as f:
         t = f["trials"][:]
     front = [(float(r["objective:val_accuracy"]), float(r["objective:params_m"])) for r in t if r["pareto_rank"] == 0]
-    return hypervolume(front), len(t), len(front), max((p[0] for p in front if p[1] <= 0.5), default=float("nan"))
+    return front_hypervolume(front), len(t), len(front), max((p[0] for p in front if p[1] <= 0.5), default=float("nan"))
 
 
 def main():
