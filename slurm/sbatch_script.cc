@@ -168,6 +168,9 @@ std::string sbatch_script(const config::ExperimentConfig& cfg, const ScriptOptio
   line(out, "results=" + shell_quote(cfg.results), "the results file: the first run creates it, a resumed run continues it");
   line(out, "ranktune=" + shell_quote(o.ranktune), "the ranktune program; every node must see it at this path");
   line(out, "export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}", "OpenMP/OpenBLAS threads per rank = its cores");
+  line(out, "export SLURM_PMIX_FENCE=${SLURM_PMIX_FENCE:-ring}",
+       "PMIx fences as a ring across the nodes: Slurm 22.05's default tree ends MPI_Init's barrier on each node alone, "
+       "so a rank can send to one still in MPI_Init and crash it (docs/guide/slurm.md)");
   line(out, "# export HDF5_USE_FILE_LOCKING=FALSE", "uncomment when the results file is on NFS (docs/guide/slurm.md: shared file systems)");
   line(out, "warned=0", "becomes 1 when the time-limit warning arrives");
   line(out, "trapped=0", "becomes 1 when a trap ran (wait then returns early)");

@@ -9,8 +9,8 @@ PY=/usr/bin/python3   # Debian's python, which has h5py
 WORK=$(mktemp -d /tmp/ranktune-test.XXXXXX)
 
 # A crash of any process this test starts leaves a core dump, and the test's output shows its
-# backtrace: the standing srun + PMIx worker SIGSEGV (seen once under `ctest -j2`) must be
-# caught the next time it happens, on CI too. srun and mpirun pass the limit on to the ranks.
+# backtrace, on CI too (that is how the srun + PMIx SIGSEGV inside MPI_Init was traced to
+# Slurm's fence: docs/guide/multinode.md). srun and mpirun pass the limit on to the ranks.
 # With the kernel's core_pattern of "core" (Debian's default) the dump lands in the crashed
 # process's folder ($WORK or the test's); where core_pattern pipes to a crash handler, look
 # there instead.

@@ -139,6 +139,9 @@ TEST(SbatchScript, AsksForWorkersPlusDriverAndLaunchesWithSrun) {
     EXPECT_CONTAINS(s, want);
   }
   EXPECT_LACKS(s, "scontrol requeue");
+  // MPI_Init's closing barrier must span the nodes (multinode.slurm_pmix_barrier checks it on
+  // a real cluster); a fence algorithm the user or site chose is kept.
+  EXPECT_CONTAINS(s, "\nexport SLURM_PMIX_FENCE=${SLURM_PMIX_FENCE:-ring} ");
 }
 
 TEST(SbatchScript, OutputPathWithSpacesIsRefused) {
