@@ -200,6 +200,13 @@ std::shared_ptr<const Plan> make_plan(const EvalOptions& o, Role role) {
     p->choice = eval::choose_front(file, *p->pareto,
                                    o.given.contains("--checkpoint") ? eval::parse_checkpoint_choice(o.checkpoint)
                                                                     : eval::CheckpointChoice::Latest);
+  } else if (p->pareto) {
+    // Several objectives: the leaders of the Pareto leaderboard, each from its newest
+    // checkpoint (as for --front) unless --checkpoint says otherwise.
+    p->choice = eval::choose_leaders(file, o.top, o.trials,
+                                     o.given.contains("--checkpoint") ? eval::parse_checkpoint_choice(o.checkpoint)
+                                                                      : eval::CheckpointChoice::Latest,
+                                     &*p->pareto);
   } else {
     p->choice = eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
   }
@@ -209,7 +216,8 @@ std::shared_ptr<const Plan> make_plan(const EvalOptions& o, Role role) {
     throw std::invalid_argument(o.results + ": none of the " + std::to_string(p->pareto->front) + " trials on the Pareto " +
                                 "front has a stored checkpoint to evaluate (store them with [checkpoint] at_end or every)");
   if (p->choice.leaders.empty())
-    throw std::invalid_argument(o.results + ": no trial with a finite " + file.meta.metric +
+    throw std::invalid_argument(o.results + ": no trial " +
+                                (p->pareto ? std::string("ranked on the Pareto leaderboard") : "with a finite " + file.meta.metric) +
                                 " has a stored checkpoint to evaluate (store them with [checkpoint] every, at_end or " +
                                 "keep_best)");
 

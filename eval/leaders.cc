@@ -51,11 +51,26 @@ CheckpointChoice parse_checkpoint_choice(const std::string& name) {
 }
 
 LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const std::vector<search::TrialId>& trials,
-                            CheckpointChoice choice) {
+                            CheckpointChoice choice, const report::ParetoView* pareto) {
   std::map<search::TrialId, std::vector<const io::CheckpointRow*>> by_trial;
   for (const io::CheckpointRow& r : file.checkpoints)
     if (r.trial > 0) by_trial[r.trial].push_back(&r);
-  const std::vector<const search::Trial*> order = report::best_first(file);
+  // The leaderboard the report shows: Pareto rank, then crowding, for several objectives
+  // (the ranked trials lead, the others follow in best_first's order); best_first for one.
+  std::vector<const search::Trial*> order;
+  if (pareto != nullptr) {
+    for (const report::ParetoEntry& e : pareto->entries) order.push_back(e.trial);
+  } else {
+    order = report::best_first(file);
+  }
+  // How many places can hold a leader: the ranked trials (a trial without a complete result
+  // is not on the Pareto leaderboard's ranks), or those with a finite best value.
+  std::size_t eligible = order.size();
+  if (pareto != nullptr) {
+    eligible = pareto->ranked;
+  } else {
+    while (eligible > 0 && !std::isfinite(order[eligible - 1]->best)) --eligible;  // best_first puts these last
+  }
   std::map<search::TrialId, std::size_t> rank_of;
   for (std::size_t i = 0; i < order.size(); ++i) rank_of[order[i]->id] = i + 1;
 
@@ -75,9 +90,8 @@ LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const 
     }
     return out;
   }
-  for (std::size_t i = 0; i < order.size() && out.leaders.size() < top; ++i) {
+  for (std::size_t i = 0; i < eligible && out.leaders.size() < top; ++i) {
     const search::Trial* t = order[i];
-    if (!std::isfinite(t->best)) break;  // best_first puts these last
     // A trial that ended in an error is no leader, whatever it reported before it failed.
     if (t->status == search::TrialStatus::Error) {
       out.skipped.push_back("trial " + std::to_string(t->id) + " (rank " + std::to_string(i + 1) + "): it ended in ERROR");

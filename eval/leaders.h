@@ -39,12 +39,15 @@ struct LeaderChoice {
 /// With `trials` empty: the first `top` trials in leaderboard order (report::best_first)
 /// that have a live checkpoint, passing over the others (listed in `skipped`). Trials
 /// without a finite best value, and trials that ended in ERROR, are never leaders. With
+/// `pareto` (a multi-objective experiment) the leaderboard is the Pareto one, as `report`
+/// shows it: rank, then crowding distance, and only ranked trials lead; Leader::rank is the
+/// place on it (`--trial` ids too). With
 /// `trials` given: exactly those, in that order; throws std::invalid_argument for an id
 /// that is not in the file or has no live checkpoint, saying which checkpoints it has.
 /// Best falls back to Latest for a trial whose live checkpoints have no finite score
 /// (files from before scores were recorded); ties go to the later iteration.
 LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const std::vector<search::TrialId>& trials,
-                            CheckpointChoice choice);
+                            CheckpointChoice choice, const report::ParetoView* pareto = nullptr);
 
 /// A multi-objective experiment's front (`eval --front`): the trials of pareto_rank 0 in the
 /// view's order (crowding distance, largest first) that have a live checkpoint, passing over

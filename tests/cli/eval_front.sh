@@ -4,8 +4,8 @@
 # exactly the trials whose pareto_rank is 0 in h5py's /trials, each from its latest checkpoint,
 # and the table shows their pareto_rank. The page shows the held-out front (test accuracy
 # against p50 latency per sample at each batch size, numpy's non-dominated set of /evaluations)
-# beside the validation front, the evaluated trials ringed. A single-objective file is refused,
-# and --front with --top or --trial.
+# beside the validation front, the evaluated trials ringed. --top N takes the Pareto
+# leaderboard's first N. A single-objective file is refused, and --front with --top or --trial.
 source "$(dirname "$0")/../mpi/lib.sh"
 R="$RANKTUNE"
 
@@ -63,6 +63,25 @@ for b in (1, 32):
     assert sorted(int(i) for i, _ in shown) == front, shown
     assert sorted(int(i) for i, on in shown if on) == want, (shown, want)
 print(f"ok: eval --front evaluated the front {front}")
+PY
+
+# --top N on a multi-objective file: the first N of the report's Pareto leaderboard (those
+# with a live checkpoint), not the best of the first objective.
+"$R" eval "$WORK/mo.h5" --top 2 --no-record --device cpu --latency-s 0.05 --batch-sizes 1 > "$WORK/top.txt" 2> "$WORK/top.err" \
+  || { cat "$WORK/top.txt" "$WORK/top.err"; fail "eval --top 2 failed"; }
+"$R" report "$WORK/mo.h5" --format csv > "$WORK/board.csv" || fail "report --format csv failed"
+"$PY" - "$WORK" <<'PY' || fail "eval --top 2 did not take the Pareto leaderboard's leaders"
+import csv, sys, h5py
+work = sys.argv[1]
+with h5py.File(f"{work}/mo.h5", "r") as f:
+    ck = f["checkpoints"][()]
+live = {int(i) for i, d in zip(ck["trial_id"], ck["dropped"]) if i > 0 and d == 0}
+board = [int(r["trial_id"]) for r in csv.DictReader(open(f"{work}/board.csv")) if r["pareto_rank"] not in ("", "-1")]
+want = [i for i in board if i in live][:2]
+rows = [line.split() for line in open(f"{work}/top.txt").read().splitlines()[2:4]]
+got = [int(r[2]) for r in rows]
+assert got == want, (got, want, board)
+print(f"ok: eval --top 2 took {got}, the Pareto leaderboard's first two")
 PY
 
 expect_refused() {  # WANT ARGS...: `ranktune eval ARGS` fails with exit 2 and says WANT

@@ -248,6 +248,41 @@ TEST(Leaders, TheFrontInParetoOrder) {
   EXPECT_EQ(choose_front(f, *view, CheckpointChoice::Best).leaders[1].checkpoint->iteration, 2);
 }
 
+// `eval --top N` on a multi-objective experiment: the Pareto leaderboard's order (rank, then
+// crowding), as `report` shows it, not the first objective's; only ranked trials lead.
+TEST(Leaders, TopFollowsTheParetoLeaderboard) {
+  io::ResultsFile f = board();
+  f.schema.metrics = {"acc", "speed"};
+  // Last results (acc max, speed max): 1 (0.7, 5), 2 (0.6, 9), 3 (0.9, 1) on the front,
+  // 4 (0.5, 4) dominated by 1 (rank 1), 5 not ranked.
+  const double acc[] = {0.7, 0.6, 0.9, 0.5}, speed[] = {5, 9, 1, 4};
+  for (std::size_t i = 0; i < 4; ++i) {
+    f.trials[i].pareto_rank = i == 3 ? 1 : 0;
+    f.results.push_back({f.trials[i].id, 0, 1, 1.0, {acc[i], speed[i]}});
+  }
+  f.trials[4].pareto_rank = -1;
+  f.checkpoints.push_back(ckpt(4, 3, 0.5));
+  f.checkpoints.push_back(ckpt(5, 3, 0.99));  // the best first objective, but not ranked
+  search::Objectives o;
+  o.metrics = {"acc", "speed"};
+  o.modes = {search::Mode::Max, search::Mode::Max};
+  const auto view = report::pareto_view(f, o);
+  ASSERT_TRUE(view);
+  const LeaderChoice c = choose_leaders(f, 10, {}, CheckpointChoice::Latest, &*view);
+  // The front's ends (2 and 3, crowding inf) first, then 1, then 4 of rank 1; 5 never.
+  std::vector<search::TrialId> ids;
+  for (const Leader& l : c.leaders) ids.push_back(l.trial->id);
+  EXPECT_EQ(ids, (std::vector<search::TrialId>{2, 3, 1, 4}));
+  EXPECT_EQ(c.leaders[3].rank, 4u);
+  // The single-objective order (by acc's best) would put 3 first.
+  EXPECT_EQ(choose_leaders(f, 1, {}, CheckpointChoice::Latest).leaders[0].trial->id, 3);
+  const LeaderChoice one = choose_leaders(f, 1, {}, CheckpointChoice::Latest, &*view);
+  ASSERT_EQ(one.leaders.size(), 1u);
+  EXPECT_EQ(one.leaders[0].trial->id, 2);
+  // --trial ids are placed on the Pareto leaderboard too.
+  EXPECT_EQ(choose_leaders(f, 1, {4}, CheckpointChoice::Latest, &*view).leaders[0].rank, 4u);
+}
+
 TEST(Leaders, ExplicitTrialsAreTakenAsGivenOrRefusedWithWhy) {
   const io::ResultsFile f = board();
   const LeaderChoice c = choose_leaders(f, 1, {2, 3}, CheckpointChoice::Best);
