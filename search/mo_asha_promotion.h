@@ -23,8 +23,9 @@
 /// metric, or reports a non-finite value for one, is a failed point, behind every finite point;
 /// so a trainable that reports an objective only at the end is a failed point at every rung.
 ///
-/// Cost. The selection order of a rung is computed again, O(M n^2) for n entries of M
-/// objectives (Deb's sort), at the first choice after an entry is recorded there, as MO-ASHA's
+/// Cost. The selection order of a rung is computed again (pareto_selection: O(n log n) for n
+/// entries of 2 objectives, at most O(M n^2) from 3 on) at the first choice after an entry is
+/// recorded there, as MO-ASHA's
 /// stopping variant ranks a rung at each decision; the choices in between walk the rung's top
 /// waiting trials from a cached list. Memory is M + 1 doubles per (trial, rung recorded).
 

@@ -26,8 +26,8 @@
 /// reports the other objectives: such trials are then kept by crowding and id alone, and
 /// HyperBand cannot tell them apart before max_t.
 ///
-/// Cost. A full rung of m trials is ranked in O(M m^2) (Deb's sort), against O(m log m); a
-/// bracket of 10^3 trials takes about 10^6 comparisons at its first rung. Memory is M + 1
+/// Cost. A full rung of m trials is ranked in O(m log m) for 2 objectives, at most O(M m^2)
+/// from 3 on (pareto.cc), against HyperBand's O(m log m). Memory is M + 1
 /// doubles per trial at its bracket's current rung.
 
 #include <map>

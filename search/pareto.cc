@@ -80,11 +80,24 @@ bool dominates(const ParetoPoint& a, const ParetoPoint& b) {
   return constrained_dominates(a, va, b, vb);
 }
 
-// Deb's algorithm keeps, for every point p, the list S_p of the points it dominates: O(N^2)
-// memory in the worst case (a total order), which for the tens of thousands of trials a rung can
-// hold is gigabytes. Here the domination counts are computed first, and each front's points
-// then scan all points again to decrement the counts of those they dominate, which is the same
-// O(M N^2) time (every point is in exactly one front, so it scans once) in O(N) memory.
+// The ranks are those of Deb's fast non-dominated sort; its O(M N^2) comparisons cost a second
+// per MO-ASHA decision once a rung holds 10^4 points. Deb's constrained domination splits the
+// points into three classes that never interleave: the feasible ones (ranked among themselves
+// by their objectives), then the infeasible ones (one front per distinct total violation,
+// smallest first: of two, the smaller dominates, and equal ones tie), then the failed ones (one
+// last front). The feasible ones are ranked by the efficient non-dominated sort with binary
+// search (ENS-BS) of X. Zhang, Y. Tian, R. Cheng and Y. Jin, "An Efficient Approach to
+// Nondominated Sorting for Evolutionary Multiobjective Optimization" (IEEE Transactions on
+// Evolutionary Computation 19(2), 2015): in lexicographic order no point can dominate one
+// before it, so each point joins the first front none of whose members dominates it, and that
+// front is found by binary search, because a point dominated by a member of front r is
+// dominated by a member of every front before r (that member's own dominator, transitively).
+// With two objectives the newest member of a front decides alone: the members of a front, in
+// insertion (lexicographic) order, have non-increasing second objectives, so the newest has the
+// front's smallest f2 and an f1 no greater than p's, and it dominates p whenever any member does
+// (were it equal to p, no member could). That makes two objectives O(N log N); from three on, a
+// front is scanned from its newest member: O(M N^2) at worst, far less on typical points. tests/unit/search/pareto_test.cc checks the ranks
+// against Deb's algorithm on random sets with ties, constraints and failures.
 ParetoRanking nondominated_sort(std::span<const ParetoPoint> points) {
   const std::size_t n = points.size();
   ParetoRanking r;
@@ -96,28 +109,54 @@ ParetoRanking nondominated_sort(std::span<const ParetoPoint> points) {
       throw std::invalid_argument("non-dominated sort: point " + std::to_string(i) + " has " +
                                   std::to_string(points[i].objectives.size()) + " objectives, point 0 has " +
                                   std::to_string(m) + "; every point needs the same objectives");
+  std::vector<std::size_t> feasible, infeasible, failed;
   std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = effective_violation(points[i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = effective_violation(points[i]);
+    (v[i] == 0 ? feasible : v[i] == kInf ? failed : infeasible).push_back(i);
+  }
 
-  std::vector<std::size_t> dominated_by(n, 0);  // n_p: how many points dominate p
-  for (std::size_t p = 0; p < n; ++p)
-    for (std::size_t q = 0; q < n; ++q)
-      if (p != q && constrained_dominates(points[q], v[q], points[p], v[p])) ++dominated_by[p];
-
-  std::vector<std::size_t> current;
-  for (std::size_t p = 0; p < n; ++p)
-    if (dominated_by[p] == 0) current.push_back(p);
-  for (std::size_t rank = 0; !current.empty(); ++rank) {
-    std::vector<std::size_t> next;
-    for (const std::size_t p : current) {
-      r.rank[p] = rank;
-      for (std::size_t q = 0; q < n; ++q)
-        if (q != p && constrained_dominates(points[p], v[p], points[q], v[q]) && --dominated_by[q] == 0)
-          next.push_back(q);
+  // The feasible points: ENS-BS in lexicographic order (ties by index, for a fixed order).
+  std::sort(feasible.begin(), feasible.end(), [&](std::size_t a, std::size_t b) {
+    const auto& x = points[a].objectives;
+    const auto& y = points[b].objectives;
+    for (std::size_t j = 0; j < m; ++j) {
+      if (x[j] < y[j]) return true;
+      if (y[j] < x[j]) return false;
     }
-    std::sort(next.begin(), next.end());
-    r.fronts.push_back(std::move(current));
-    current = std::move(next);
+    return a < b;
+  });
+  auto front_dominates = [&](const std::vector<std::size_t>& front, std::size_t p) {
+    if (m == 2) return pareto_dominates(points[front.back()].objectives, points[p].objectives);
+    for (auto q = front.rbegin(); q != front.rend(); ++q)
+      if (pareto_dominates(points[*q].objectives, points[p].objectives)) return true;
+    return false;
+  };
+  for (const std::size_t p : feasible) {
+    std::size_t lo = 0, hi = r.fronts.size();  // fronts [0, lo) dominate p, [hi, end) do not
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (front_dominates(r.fronts[mid], p)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo == r.fronts.size()) r.fronts.emplace_back();
+    r.fronts[lo].push_back(p);
+  }
+
+  // The infeasible ones: a front per distinct violation, smallest first; then the failed ones.
+  std::sort(infeasible.begin(), infeasible.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b] || (v[a] == v[b] && a < b); });
+  for (std::size_t k = 0; k < infeasible.size(); ++k) {
+    if (k == 0 || v[infeasible[k]] != v[infeasible[k - 1]]) r.fronts.emplace_back();
+    r.fronts.back().push_back(infeasible[k]);
+  }
+  if (!failed.empty()) r.fronts.push_back(std::move(failed));
+
+  for (std::size_t rank = 0; rank < r.fronts.size(); ++rank) {
+    std::sort(r.fronts[rank].begin(), r.fronts[rank].end());
+    for (const std::size_t p : r.fronts[rank]) r.rank[p] = rank;
   }
   return r;
 }

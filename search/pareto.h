@@ -62,9 +62,11 @@ struct ParetoRanking {
   std::vector<std::vector<std::size_t>> fronts;  ///< fronts[r]: the points of rank r, ascending
 };
 
-/// Deb's fast non-dominated sort, O(M N^2) time for N points of M objectives and O(N) memory
-/// (see pareto.cc). Throws std::invalid_argument when the points differ in their number of
-/// objectives (naming the first that does).
+/// The ranks of Deb's fast non-dominated sort under constrained domination, computed by the
+/// efficient non-dominated sort with binary search (Zhang et al. 2015, see pareto.cc) on the
+/// feasible points: O(N log N) for 2 objectives, O(M N^2) at worst from 3 on; O(N) memory.
+/// Throws std::invalid_argument when the points differ in their number of objectives (naming
+/// the first that does).
 ParetoRanking nondominated_sort(std::span<const ParetoPoint> points);
 
 /// The crowding distance of each point of `front` (indices into `points`), in the order of

@@ -149,16 +149,22 @@ TEST(Pareto, NondominatedSortNamesAPointOfAnotherDimension) {
 }
 
 TEST(Pareto, NondominatedSortAgreesWithThePairwiseDefinitionOnRandomSets) {
-  // rank(p) = 0 when nothing dominates p, else 1 + the largest rank of its dominators.
+  // rank(p) = 0 when nothing dominates p, else 1 + the largest rank of its dominators. Every
+  // number of objectives from 1 to 4 (2 takes the sort's shortcut), with duplicate points,
+  // tied violations and failed points.
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int> small(0, 4);
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < 80; ++round) {
+    const std::size_t m = 1 + round % 4;
+    std::vector<Mode> modes(m, Mode::Min);
+    modes[0] = Mode::Max;
     std::vector<ParetoPoint> pts;
-    for (int i = 0; i < 40; ++i) {
-      std::vector<double> c;
+    for (int i = 0; i < 60; ++i) {
+      std::vector<double> c, x(m);
       if (small(rng) == 0) c.push_back(small(rng) - 1);  // some infeasible, with tied violations
-      pts.push_back(make_pareto_point(std::vector<double>{double(small(rng)), double(small(rng)), double(small(rng))},
-                                      std::vector<Mode>{Mode::Min, Mode::Max, Mode::Min}, c));
+      for (double& v : x) v = small(rng);
+      if (small(rng) == 0 && small(rng) == 0) x[m - 1] = kNaN;  // a failed one now and then
+      pts.push_back(make_pareto_point(x, modes, c));
     }
     const auto r = nondominated_sort(pts);
     for (std::size_t p = 0; p < pts.size(); ++p) {
