@@ -131,7 +131,8 @@ std::map<std::string, std::string> slurm_environment() {
   std::map<std::string, std::string> env;
   for (const char* v : {"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_RESTART_COUNT", "SLURM_NNODES", "SLURM_NTASKS",
                         "SLURM_GPUS_PER_NODE", "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_TASK", "SLURM_STEP_ID",
-                        "SLURM_CLUSTER_NAME", "SLURM_JOB_PARTITION"}) {
+                        "SLURM_CLUSTER_NAME", "SLURM_JOB_PARTITION", "SLURM_STEP_NUM_NODES", "SLURM_PMIX_FENCE",
+                        "PMIX_NAMESPACE"}) {
     if (auto value = env_or_empty(v); !value.empty()) env[v] = std::move(value);
   }
   return env;
@@ -174,6 +175,22 @@ std::string slurm_event_message(const std::map<std::string, std::string>& env) {
   if (s.at("slurm_gpus_per_node") != "0") m += ", " + s.at("slurm_gpus_per_node") + " GPUs per node";
   m += ", launched by " + s.at("slurm_launch");
   return m;
+}
+
+std::string pmix_fence_warning(const std::map<std::string, std::string>& env) {
+  const auto get = [&](const char* k) {
+    const auto it = env.find(k);
+    return it == env.end() ? std::string() : it->second;
+  };
+  // Slurm's mpi/pmix names a step's namespace "slurm.pmix.JOB.STEP"; mpirun's PMIx does not.
+  if (get("SLURM_STEP_ID").empty() || get("PMIX_NAMESPACE").rfind("slurm.pmix.", 0) != 0) return {};
+  const std::string nodes = get("SLURM_STEP_NUM_NODES");
+  if (nodes.empty() || std::atoi(nodes.c_str()) < 2 || get("SLURM_PMIX_FENCE") == "ring") return {};
+  return "srun --mpi=pmix started this step on " + nodes + " nodes without SLURM_PMIX_FENCE=ring: with Slurm's " +
+         "default fence the barrier ending Open MPI's MPI_Init completes on each node alone, and about one such " +
+         "launch in 100 loses a rank to SIGSEGV inside MPI_Init. Export SLURM_PMIX_FENCE=ring before srun (the job " +
+         "script of `ranktune slurm script` does; docs/guide/slurm.md), unless the site sets PMIxCollFence=ring in " +
+         "mpi.conf";
 }
 
 }  // namespace ranktune::experiment

@@ -130,8 +130,14 @@ class Driver {
 
   /// One "slurm" event per allocation that runs the experiment (first run and requeues).
   void log_allocation() {
-    const std::string slurm = experiment::slurm_event_message(experiment::slurm_environment());
+    const auto env = experiment::slurm_environment();
+    const std::string slurm = experiment::slurm_event_message(env);
     if (!slurm.empty()) recorder_.on_event(now(), -1, -1, search::EventKind::Slurm, slurm);
+    // This launch got through MPI_Init; the next may not (docs/guide/slurm.md).
+    if (const std::string fence = experiment::pmix_fence_warning(env); !fence.empty()) {
+      std::fprintf(stderr, "ranktune: warning: %s\n", fence.c_str());
+      recorder_.on_event(now(), -1, -1, search::EventKind::Warning, fence);
+    }
   }
 
   int run() {

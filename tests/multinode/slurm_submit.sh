@@ -2,7 +2,8 @@
 # Multi-node Slurm (scripts/netns-slurm.sh: slurmctld on node1, a slurmd on each of 3 hosts):
 #  1. `ranktune slurm submit --nodes 3 --workers 5 --wait`: the generated script's
 #     `srun --mpi=pmix` puts the driver and the workers on three hosts (2 tasks per node,
-#     block distribution), the job's /stack has slurm_nnodes = 3, the node list and every host.
+#     block distribution), the job's /stack has slurm_nnodes = 3, the node list and every host;
+#     the script's SLURM_PMIX_FENCE=ring leaves ranktune nothing to warn about.
 #  2. A hand-written job script (docs/guide/slurm.md) that launches with
 #     mpirun inside the allocation (its daemons start through srun) runs on 3 hosts too.
 source "$(dirname "$0")/lib.sh"
@@ -16,6 +17,8 @@ slogin "$RANKTUNE" slurm submit "$SRC/tests/data/quickstart_branin.toml" --resul
 job=$(cat "$WORK/submit.out")
 [[ $job =~ ^[0-9]+$ ]] || fail "submit printed '$job', not a job id"
 grep -q '^#SBATCH --nodes=3 ' "$WORK/q.sbatch" || fail "the script does not ask for 3 nodes"
+# The script exports SLURM_PMIX_FENCE=ring, so ranktune has no fence to warn about.
+! grep -q 'warning: srun --mpi=pmix' "$WORK/q-$job.out" || { show_log "$WORK/q-$job.out"; fail "the job warned about the PMIx fence"; }
 "$PY" - "$WORK/q.h5" "$job" <<'PY' || { show_log "$WORK/q-$job.out"; fail "results of the 3-node job"; }
 import sys, h5py
 path, job = sys.argv[1], sys.argv[2]

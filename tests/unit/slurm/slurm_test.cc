@@ -322,6 +322,29 @@ TEST(Stack, SlurmEntriesUnderSrunAndUnderMpirun) {
   EXPECT_EQ(experiment::slurm_stack_entries(env).at("slurm_gpus_per_node"), "0");
 }
 
+// srun --mpi=pmix over several nodes without SLURM_PMIX_FENCE=ring is warned about (the
+// barrier ending MPI_Init is then per node: docs/guide/multinode.md); nothing else is.
+TEST(Stack, PmixFenceWarningOnlyForMultiNodePmixStepsWithoutTheRing) {
+  const std::map<std::string, std::string> step = {
+      {"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "0"}, {"SLURM_STEP_NUM_NODES", "3"}, {"PMIX_NAMESPACE", "slurm.pmix.42.0"}};
+  const std::string w = experiment::pmix_fence_warning(step);
+  EXPECT_CONTAINS(w, "srun --mpi=pmix started this step on 3 nodes without SLURM_PMIX_FENCE=ring");
+  EXPECT_CONTAINS(w, "Export SLURM_PMIX_FENCE=ring before srun");
+  EXPECT_CONTAINS(w, "PMIxCollFence=ring");
+  auto with = [&](const char* key, const char* value) {
+    auto env = step;
+    if (value) env[key] = value; else env.erase(key);
+    return experiment::pmix_fence_warning(env);
+  };
+  EXPECT_EQ(with("SLURM_PMIX_FENCE", "ring"), "");
+  EXPECT_NE(with("SLURM_PMIX_FENCE", "tree"), "");          // the tree is the one that fails
+  EXPECT_EQ(with("SLURM_STEP_NUM_NODES", "1"), "");          // one node: its own fence is the barrier
+  EXPECT_EQ(with("SLURM_STEP_ID", nullptr), "");             // mpirun inside the job
+  EXPECT_EQ(with("PMIX_NAMESPACE", "prterun-host-1234@1"), "");  // not Slurm's PMIx
+  EXPECT_EQ(with("PMIX_NAMESPACE", nullptr), "");            // srun --mpi=pmi2 or none
+  EXPECT_EQ(experiment::pmix_fence_warning({}), "");
+}
+
 // --gpus-per-task=1: Slurm narrows CUDA_VISIBLE_DEVICES to one GPU per task, so the runtime
 // reports 1 device and every worker binds its index 0, whatever its node-local index.
 TEST(GpuChoice, GpusPerTaskLayout) {
