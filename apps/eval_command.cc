@@ -194,22 +194,14 @@ std::shared_ptr<const Plan> make_plan(const EvalOptions& o, Role role) {
                                 ", " + search::to_string(file.meta.mode) + "): it has no Pareto front. Evaluate its " +
                                 "leaders with --top N, or chosen trials with --trial ID");
   eval::require_evaluable(file, p->cfg);  // before choosing leaders: nothing to pass over for nothing
-  if (o.front) {
-    // The front's trials were placed there by their last results, which their newest
-    // checkpoint holds: that one stands for each unless --checkpoint says otherwise.
-    p->choice = eval::choose_front(file, *p->pareto,
-                                   o.given.contains("--checkpoint") ? eval::parse_checkpoint_choice(o.checkpoint)
-                                                                    : eval::CheckpointChoice::Latest);
-  } else if (p->pareto) {
-    // Several objectives: the leaders of the Pareto leaderboard, each from its newest
-    // checkpoint (as for --front) unless --checkpoint says otherwise.
-    p->choice = eval::choose_leaders(file, o.top, o.trials,
-                                     o.given.contains("--checkpoint") ? eval::parse_checkpoint_choice(o.checkpoint)
-                                                                      : eval::CheckpointChoice::Latest,
-                                     &*p->pareto);
-  } else {
-    p->choice = eval::choose_leaders(file, o.top, o.trials, eval::parse_checkpoint_choice(o.checkpoint));
-  }
+  // Several objectives: a trial is placed on the Pareto leaderboard by its last results,
+  // which its newest checkpoint holds, so that one stands for it unless --checkpoint says
+  // otherwise (the best-scoring one is the best of the first objective alone).
+  const eval::CheckpointChoice checkpoint = p->pareto && !o.given.contains("--checkpoint")
+                                                ? eval::CheckpointChoice::Latest
+                                                : eval::parse_checkpoint_choice(o.checkpoint);
+  p->choice = o.front ? eval::choose_front(file, *p->pareto, checkpoint)
+                      : eval::choose_leaders(file, o.top, o.trials, checkpoint, p->pareto ? &*p->pareto : nullptr);
   if (role == Role::Recorder)
     for (const auto& why : p->choice.skipped) std::fprintf(stderr, "ranktune eval: passed over %s\n", why.c_str());
   if (o.front && p->choice.leaders.empty())

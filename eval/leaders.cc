@@ -57,19 +57,17 @@ LeaderChoice choose_leaders(const io::ResultsFile& file, std::size_t top, const 
     if (r.trial > 0) by_trial[r.trial].push_back(&r);
   // The leaderboard the report shows: Pareto rank, then crowding, for several objectives
   // (the ranked trials lead, the others follow in best_first's order); best_first for one.
+  // `eligible`: how many places can hold a leader, the ranked trials (one without a complete
+  // result has no Pareto rank) or those with a finite best value (best_first puts them first).
   std::vector<const search::Trial*> order;
+  std::size_t eligible = 0;
   if (pareto != nullptr) {
     for (const report::ParetoEntry& e : pareto->entries) order.push_back(e.trial);
-  } else {
-    order = report::best_first(file);
-  }
-  // How many places can hold a leader: the ranked trials (a trial without a complete result
-  // is not on the Pareto leaderboard's ranks), or those with a finite best value.
-  std::size_t eligible = order.size();
-  if (pareto != nullptr) {
     eligible = pareto->ranked;
   } else {
-    while (eligible > 0 && !std::isfinite(order[eligible - 1]->best)) --eligible;  // best_first puts these last
+    order = report::best_first(file);
+    eligible = order.size();
+    while (eligible > 0 && !std::isfinite(order[eligible - 1]->best)) --eligible;
   }
   std::map<search::TrialId, std::size_t> rank_of;
   for (std::size_t i = 0; i < order.size(); ++i) rank_of[order[i]->id] = i + 1;

@@ -54,8 +54,12 @@ void Recorder::on_result(const search::Trial& t, std::int64_t iteration, double 
                               "so they are dropped: " + names + " (add them to metrics = [...] to record them)";
   // The names are the trial's: the event keeps them as sent, the terminal sees their
   // control characters shown, not obeyed.
+  warn(time, t.id, t.workers.empty() ? -1 : t.workers.front(), message);
+}
+
+void Recorder::warn(double time, search::TrialId trial, int worker, const std::string& message) {
   std::fprintf(stderr, "ranktune: warning: %s\n", sys::printable(message).c_str());
-  on_event(time, t.id, t.workers.empty() ? -1 : t.workers.front(), search::EventKind::Warning, message);
+  on_event(time, trial, worker, search::EventKind::Warning, message);
 }
 
 void Recorder::on_event(double time, search::TrialId trial, int worker, search::EventKind kind,

@@ -34,6 +34,9 @@ class Recorder final : public controller::ControllerObserver {
   /// "iteration", "before", "after"} (cut at the event message width for huge configs).
   void on_exploit(double time, const search::Trial& t, search::TrialId donor, std::int64_t donor_iteration,
                   const search::Config& before) override;
+  /// A "warning" event, also printed on stderr as "ranktune: warning: ..." (its control
+  /// characters shown, not obeyed; the event keeps the text as given).
+  void warn(double time, search::TrialId trial, int worker, const std::string& message);
   /// True once after each lifecycle change (a trial's status or attempt changed, or an
   /// event but a `placement`, commits_soon()): the driver flushes the file then, so a reader
   /// or a crash recovery sees every lifecycle step. Progress within a running trial (iterations, best)

@@ -42,6 +42,12 @@ std::string env_or_empty(const char* name) {
   return v != nullptr ? v : "";
 }
 
+// `key`'s value in a captured environment (slurm_environment()); "" when it is not there.
+std::string value_of(const std::map<std::string, std::string>& env, const char* key) {
+  const auto it = env.find(key);
+  return it == env.end() ? std::string() : it->second;
+}
+
 // The plugin's CUDA and NCCL, asked only where it is used: a run whose workers have a GPU,
 // or any process that already opened it. Elsewhere the versions built against, and why the
 // plugin is not loaded: the CPU runs of a GPU build do not pay its start-up for a version.
@@ -139,10 +145,7 @@ std::map<std::string, std::string> slurm_environment() {
 }
 
 std::map<std::string, std::string> slurm_stack_entries(const std::map<std::string, std::string>& env) {
-  const auto get = [&](const char* k) {
-    const auto it = env.find(k);
-    return it == env.end() ? std::string() : it->second;
-  };
+  const auto get = [&](const char* k) { return value_of(env, k); };
   std::map<std::string, std::string> s;
   if (get("SLURM_JOB_ID").empty()) return s;
   s["slurm_job_id"] = get("SLURM_JOB_ID");
@@ -178,10 +181,7 @@ std::string slurm_event_message(const std::map<std::string, std::string>& env) {
 }
 
 std::string pmix_fence_warning(const std::map<std::string, std::string>& env) {
-  const auto get = [&](const char* k) {
-    const auto it = env.find(k);
-    return it == env.end() ? std::string() : it->second;
-  };
+  const auto get = [&](const char* k) { return value_of(env, k); };
   // Slurm's mpi/pmix names a step's namespace "slurm.pmix.JOB.STEP"; mpirun's PMIx does not.
   if (get("SLURM_STEP_ID").empty() || get("PMIX_NAMESPACE").rfind("slurm.pmix.", 0) != 0) return {};
   const std::string nodes = get("SLURM_STEP_NUM_NODES");

@@ -134,10 +134,7 @@ class Driver {
     const std::string slurm = experiment::slurm_event_message(env);
     if (!slurm.empty()) recorder_.on_event(now(), -1, -1, search::EventKind::Slurm, slurm);
     // This launch got through MPI_Init; the next may not (docs/guide/slurm.md).
-    if (const std::string fence = experiment::pmix_fence_warning(env); !fence.empty()) {
-      std::fprintf(stderr, "ranktune: warning: %s\n", fence.c_str());
-      recorder_.on_event(now(), -1, -1, search::EventKind::Warning, fence);
-    }
+    if (const std::string fence = experiment::pmix_fence_warning(env); !fence.empty()) recorder_.warn(now(), -1, -1, fence);
   }
 
   int run() {
@@ -236,10 +233,7 @@ class Driver {
   /// look, and answers each with a "control" event that quotes its id.
   void handle_control(double t) {
     std::vector<io::ControlLine> lines = control_.poll();
-    if (const std::string problem = control_.take_problem(); !problem.empty()) {
-      recorder_.on_event(t, -1, -1, search::EventKind::Warning, problem);
-      std::fprintf(stderr, "ranktune: warning: %s\n", sys::printable(problem).c_str());
-    }
+    if (const std::string problem = control_.take_problem(); !problem.empty()) recorder_.warn(t, -1, -1, problem);
     for (io::ControlLine& line : lines) {
       std::string tag = "#";  // appended, not "#" + id: GCC 12 inlines that into a false -Wrestrict warning
       tag += line.id.empty() ? std::string("?") : line.id;

@@ -8,6 +8,14 @@ BROWSER=$(command -v chromium || command -v chromium-browser || true)
 headless() { rm -rf "$WORK/profile"; timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu --disable-quic \
   --no-first-run --disable-background-networking --disable-component-update --disable-sync \
   --user-data-dir="$WORK/profile" --enable-logging=stderr --v=0 "$@" 2>>"$WORK/browser.err"; }
+# load_page URL: the DOM chromium builds from URL into $WORK/dom.html; fails on a script error
+# in the page or on a request that leaves it (tests/cli/page_requests.py reads the net log).
+load_page() {
+  headless --log-net-log="$WORK/net.json" --dump-dom "$1" > "$WORK/dom.html" || fail "chromium could not load the page"
+  if grep -i "uncaught" "$WORK/browser.err"; then fail "a script error in the page"; fi
+  "$PY" "$SRC/tests/cli/page_requests.py" "$WORK/net.json" > "$WORK/requests.txt" \
+    || { cat "$WORK/requests.txt"; fail "requests left the page"; }
+}
 "$BROWSER" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/probe" --dump-dom about:blank > /dev/null 2>&1 \
   || { echo "SKIP: chromium is installed but cannot start here"; exit 77; }
 

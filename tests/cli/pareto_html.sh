@@ -13,11 +13,7 @@ source "$(dirname "$0")/browser.sh"
 "$R" run "$SRC/tests/data/pareto_zdt1.toml" --np 3 --results "$WORK/mo.h5" > "$WORK/run.txt" 2>&1 \
   || { cat "$WORK/run.txt"; fail "the multi-objective run failed"; }
 "$R" report "$WORK/mo.h5" --top 0 --html "$WORK/mo.html" > /dev/null || fail "report --html failed"
-headless --log-net-log="$WORK/net.json" --dump-dom "file://$WORK/mo.html" > "$WORK/dom.html" \
-  || fail "chromium could not load the page"
-if grep -i "uncaught" "$WORK/browser.err"; then fail "a script error in the page"; fi
-"$PY" "$SRC/tests/cli/page_requests.py" "$WORK/net.json" > "$WORK/requests.txt" \
-  || { cat "$WORK/requests.txt"; fail "requests left the page"; }
+load_page "file://$WORK/mo.html"
 # The six charts of every page, the front and the hypervolume.
 "$PY" "$SRC/tests/cli/check_html.py" "$WORK/dom.html" --section Leaderboard --section "Pareto front" \
   --section "Hypervolume against wall time" --section "Learning curves" --svgs 8 \

@@ -19,20 +19,22 @@ start_slurm 3
 on node1 "$RANKTUNE" slurm script "$SRC/tests/data/quickstart_branin.toml" --results "$WORK/q.h5" --nodes 3 --workers 5 \
   > "$WORK/q.sbatch" || fail "slurm script exited $?"
 grep -q '^export SLURM_PMIX_FENCE=' "$WORK/q.sbatch" || fail "the job script does not set SLURM_PMIX_FENCE: $(grep '^export' "$WORK/q.sbatch")"
+# The script's SLURM_PMIX_* lines, run before srun for LABEL script (none for LABEL bare).
+declare -A lines=([script]="$(grep '^export SLURM_PMIX_' "$WORK/q.sbatch")" [bare]='')
 
-# probe LABEL: the probe over 3 nodes (2 ranks each) after the job script's SLURM_PMIX_*
-# lines (LABEL script) or none (LABEL bare); prints the longest MPI_Finalize on node1 and node2.
-probe() {
-  local lines='' out=$WORK/$1.out
-  [[ $1 == script ]] && lines=$(grep '^export SLURM_PMIX_' "$WORK/q.sbatch")
-  slogin bash -c 'unset SLURM_PMIX_FENCE; eval "$1"; srun --nodes=3 --ntasks=6 --mpi=pmix "$2" 2' _ "$lines" "$probe" \
-    > "$out" 2>&1 || { cat "$out" >&2; fail "the probe ($1) exited $?"; }
+# launch LABEL ARG: the probe with ARG over 3 nodes (2 ranks each), after lines[LABEL].
+launch() { slogin bash -c 'unset SLURM_PMIX_FENCE; eval "$1"; shift; srun --nodes=3 --ntasks=6 --mpi=pmix "$@"' _ "${lines[$1]}" "$probe" "$2"; }
+# finalize_wait LABEL: launch LABEL 2 (node3 waits 2 s); prints the longest MPI_Finalize on
+# node1 and node2.
+finalize_wait() {
+  local out=$WORK/$1.out
+  launch "$1" 2 > "$out" 2>&1 || { cat "$out" >&2; fail "the probe ($1) exited $?"; }
   (($(grep -c '^rank [0-9]* node [0-9] finalize ' "$out") == 6)) || { cat "$out" >&2; fail "the probe ($1) did not report 6 ranks"; }
   awk '$1 == "rank" && $4 != 2 && $6 > m {m = $6} END {printf "%.3f\n", m + 0}' "$out"
 }
-bare=$(probe bare)
+bare=$(finalize_wait bare)
 echo "without SLURM_PMIX_FENCE: the ranks of node1 and node2 waited at most $bare s for node3's"
-got=$(probe script)
+got=$(finalize_wait script)
 echo "with the job script's setting: at most $got s"
 awk -v t="$got" 'BEGIN {exit !(t >= 1.5)}' || { cat "$WORK/script.out" >&2; fail "with the job script's SLURM_PMIX_* settings, \
 MPI_Finalize's fence on node1 and node2 did not wait for node3's ranks (at most $got s of 2 s): the fence is not a barrier across the nodes"; }
@@ -40,11 +42,9 @@ echo "ok: the job script's PMIx fence is a barrier across the nodes ($got s for 
 
 # crashes LABEL N: how many of N launches of the exchange failed (LABEL script or bare).
 crashes() {
-  local lines='' i bad=0
-  [[ $1 == script ]] && lines=$(grep '^export SLURM_PMIX_' "$WORK/q.sbatch")
+  local i bad=0
   for ((i = 0; i < $2; i++)); do
-    slogin bash -c 'unset SLURM_PMIX_FENCE; eval "$1"; srun --nodes=3 --ntasks=6 --mpi=pmix "$2" exchange' _ "$lines" "$probe" \
-      > "$WORK/exchange.out" 2>&1 || { bad=$((bad + 1)); grep -m1 'Signal:' "$WORK/exchange.out" >&2; }
+    launch "$1" exchange > "$WORK/exchange.out" 2>&1 || { bad=$((bad + 1)); grep -m1 'Signal:' "$WORK/exchange.out" >&2; }
   done
   echo "$bad"
 }
